@@ -1,0 +1,34 @@
+# Set-up and the two main commands. Both create or reuse the virtualenv .venv.
+#   make train   the default training run on the embedded sample corpus (ends with a metric report)
+#   make test    the test suite (what CI runs)
+# Extra arguments: make train ARGS="model=tiny debug=fast_dev_run"; make test PYTEST_ARGS="-m 'not slow'"
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# CPU wheel unless an NVIDIA GPU is present (an unpinned torch pulls a multi-GB CUDA build)
+TORCH_SPEC := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'torch>=2.2' || echo 'torch==2.13.0')
+
+.PHONY: train test lint sample clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet '$(TORCH_SPEC)'
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+train: $(STAMP)
+	$(BIN)/hiersum-train $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check hiersum tests scripts
+
+sample: $(STAMP)
+	$(BIN)/hiersum-make-sample --output data/sample
+
+clean:
+	rm -rf $(VENV) .pytest_cache

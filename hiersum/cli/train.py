@@ -1,0 +1,110 @@
+"""``hiersum-train``: fit the hierarchical summarizer, then decode and score the test split.
+
+Examples::
+
+    hiersum-train                                   # small model on the embedded sample corpus
+    hiersum-train model=tiny debug=fast_dev_run     # smoke test
+    hiersum-train trainer=ddp trainer.devices=4 data=jsonl data.path=/data/multinews
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import hydra
+import pytorch_lightning as pl
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from hiersum.cli.common import CONFIG_DIR
+from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, TokenizerConfig, register_configs
+from hiersum.data.datamodule import SummarizationDataModule, split_path
+from hiersum.data.readers import read_jsonl
+from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
+from hiersum.evaluation import evaluate_split
+from hiersum.lit_module import HierSumModule, load_checkpoint, module_hparams
+from hiersum.report import write_report
+
+log = logging.getLogger(__name__)
+register_configs()
+
+
+def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
+    """Load ``config.path`` or train a tokenizer on the train split; save it in the run directory."""
+    if config.path:
+        tokenizer = load_tokenizer(config.path)
+    else:
+        examples = read_jsonl(split_path(data.path, "train"))
+        texts = (text for e in examples for text in
+                 [e.title, *e.references, *(p for d in e.documents for p in d)] if text)
+        tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase)
+    tokenizer.save(run_dir / "tokenizer")
+    return tokenizer
+
+
+def instantiate_group(group: DictConfig | None) -> list[Any]:
+    """Instantiate every ``_target_`` entry of a callbacks/logger group."""
+    return [instantiate(node) for node in (group or {}).values() if node is not None and "_target_" in node]
+
+
+def best_checkpoint(trainer: pl.Trainer) -> str | None:
+    callback = trainer.checkpoint_callback
+    return (callback.best_model_path or callback.last_model_path or None) if callback else None
+
+
+def train(cfg: DictConfig) -> dict[str, Any]:
+    """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics."""
+    pl.seed_everything(cfg.seed, workers=True)
+    run_dir = Path(cfg.paths.output_dir)
+    data: DataConfig = OmegaConf.to_object(cfg.data)
+    model_config: ModelConfig = OmegaConf.to_object(cfg.model)
+    optim: OptimConfig = OmegaConf.to_object(cfg.optim)
+    decode: DecodeConfig = OmegaConf.to_object(cfg.decode)
+
+    tokenizer = build_tokenizer(OmegaConf.to_object(cfg.tokenizer), data, run_dir)
+    datamodule = SummarizationDataModule(data, tokenizer, seed=cfg.seed)
+    module = HierSumModule(**module_hparams(model_config, optim, data, tokenizer))
+    trainer: pl.Trainer = instantiate(
+        cfg.trainer, callbacks=instantiate_group(cfg.get("callbacks")), logger=instantiate_group(cfg.get("logger"))
+    )
+    trainer.fit(module, datamodule=datamodule)
+
+    metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": best_checkpoint(trainer)}
+    metrics["validation_loss"] = _as_float(trainer.callback_metrics.get("val/loss"))
+    if cfg.eval_split and trainer.is_global_zero:
+        if metrics["best_checkpoint"]:
+            module = load_checkpoint(metrics["best_checkpoint"])
+        encoded = datamodule.load_split(cfg.eval_split)
+        examples = datamodule.examples[cfg.eval_split]
+        if data.limit_eval_examples:
+            encoded, examples = encoded[: data.limit_eval_examples], examples[: data.limit_eval_examples]
+        scores, predictions = evaluate_split(
+            module, examples, encoded, tokenizer, decode, split=cfg.eval_split,
+            batch_tokens=data.batch_tokens, device=_eval_device(trainer),
+        )
+        metrics.update(scores)
+        write_report(run_dir, metrics, predictions)
+        log.info("metrics and report written to %s", run_dir)
+    if trainer.is_global_zero:
+        print(f"run directory: {run_dir}")
+    return metrics
+
+
+def _as_float(value: Any) -> float | None:
+    return float(value) if value is not None else None
+
+
+def _eval_device(trainer: pl.Trainer) -> torch.device:
+    return trainer.strategy.root_device
+
+
+@hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="train")
+def main(cfg: DictConfig) -> None:
+    train(cfg)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""The records that flow through the data pipeline.
+
+``Example`` is what a reader yields (text), ``EncodedExample`` what the tokenizer
+makes of it (ids), ``Batch`` what the collate function hands to the model.
+Mask convention everywhere: bool, True = real token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+
+class RecordError(ValueError):
+    """A malformed input record: names the file, the line, the field and what was wrong."""
+
+    def __init__(self, path: str, line: int, field_name: str | None, message: str) -> None:
+        where = f"{path}:{line}" + (f": field '{field_name}'" if field_name else "")
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.line = line
+        self.field_name = field_name
+        self.reason = message
+
+
+@dataclass(frozen=True)
+class Example:
+    """One summarization example as text.
+
+    ``documents`` holds each source document as a list of paragraph strings.
+    ``references`` holds zero (summarize only) or more reference summaries.
+    """
+
+    id: str
+    title: str
+    documents: list[list[str]]
+    references: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EncodedExample:
+    """An example as token ids after paragraph selection.
+
+    ``paragraphs``: up to P lists of at most T ids. ``target``: summary ids without
+    BOS/EOS (empty when there is no reference). ``provenance``: (document index,
+    paragraph index) of each kept paragraph.
+    """
+
+    id: str
+    paragraphs: list[list[int]]
+    target: list[int]
+    references: list[str]
+    provenance: list[tuple[int, int]]
+    n_dropped_paragraphs: int = 0
+
+    @property
+    def n_source_tokens(self) -> int:
+        return sum(len(p) for p in self.paragraphs)
+
+
+@dataclass
+class Batch:
+    """A padded batch.
+
+    Shapes: ``src`` [B, P, T] long, ``src_mask`` [B, P, T] bool (True = real token),
+    ``tgt_in`` [B, S] long (BOS + summary), ``tgt_out`` [B, S] long (summary + EOS),
+    ``tgt_mask`` [B, S] bool (True = real target token).
+    """
+
+    ids: list[str]
+    src: torch.Tensor
+    src_mask: torch.Tensor
+    tgt_in: torch.Tensor
+    tgt_out: torch.Tensor
+    tgt_mask: torch.Tensor
+    references: list[list[str]]
+    sources: list[EncodedExample]
+
+    def to(self, device: torch.device | str) -> Batch:
+        for name in ("src", "src_mask", "tgt_in", "tgt_out", "tgt_mask"):
+            setattr(self, name, getattr(self, name).to(device))
+        return self
+
+    def __len__(self) -> int:
+        return len(self.ids)

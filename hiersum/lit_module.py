@@ -1,0 +1,153 @@
+"""LightningModule: label-smoothed NLL training, validation loss and perplexity, noam schedule."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from torchmetrics.text import Perplexity
+
+from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig
+from hiersum.data.schema import Batch
+from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.model.summarizer import HierSum
+
+IGNORE_INDEX = -100
+CHECKPOINT_EXTRA_KEY = "hiersum"
+
+
+class NoamSchedule:
+    """Multiplier of the base lr 1.0: ``lr * d^-0.5 * min(step^-0.5, step * warmup^-1.5)``.
+
+    A callable object (not a lambda) so that ``LambdaLR.state_dict`` can save it.
+    """
+
+    def __init__(self, *, lr: float, d_model: int, warmup_steps: int) -> None:
+        self.lr = lr
+        self.d_model = d_model
+        self.warmup_steps = warmup_steps
+
+    def __call__(self, step: int) -> float:
+        step = max(step, 1)
+        return self.lr * self.d_model**-0.5 * min(step**-0.5, step * self.warmup_steps**-1.5)
+
+
+def target_labels(batch: Batch) -> torch.Tensor:
+    """``tgt_out`` with padding replaced by the ignore index: [B, S]."""
+    return batch.tgt_out.masked_fill(~batch.tgt_mask, IGNORE_INDEX)
+
+
+class HierSumModule(pl.LightningModule):
+    """Trains :class:`HierSum`. Receives plain config values (saved as hyper-parameters)
+    and builds the network itself, so ``load_checkpoint`` can rebuild it.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: dict[str, Any],
+        optim: dict[str, Any],
+        vocab_size: int,
+        pad_id: int,
+        bos_id: int,
+        eos_id: int,
+        data: dict[str, Any] | None = None,
+        tokenizer_json: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters(ignore=["tokenizer_json"])
+        self.model_config = ModelConfig(**model)
+        self.optim_config = OptimConfig(**optim)
+        self.model = HierSum(self.model_config, vocab_size=vocab_size, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
+        self.tokenizer_json = tokenizer_json
+        self.val_perplexity = Perplexity(ignore_index=IGNORE_INDEX)
+
+    def loss(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """(label-smoothed loss, log-probs [B, S, V], target token count); the loss is
+        summed over target tokens and divided by their number.
+        """
+        log_probs = self.model.log_probs(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
+        labels = target_labels(batch)
+        n_tokens = int(batch.tgt_mask.sum())
+        loss = F.cross_entropy(
+            log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX,
+            label_smoothing=self.optim_config.label_smoothing, reduction="sum",
+        ) / max(n_tokens, 1)
+        return loss, log_probs, n_tokens
+
+    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
+        loss, _, n_tokens = self.loss(batch)
+        self.log("train/loss", loss, prog_bar=True, batch_size=n_tokens)
+        return loss
+
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
+        log_probs = self.model.log_probs(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
+        labels = target_labels(batch)
+        n_tokens = int(batch.tgt_mask.sum())
+        nll = F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX)
+        self.val_perplexity(log_probs, labels)
+        self.log("val/loss", nll, prog_bar=True, batch_size=n_tokens, sync_dist=True)
+        self.log("val/perplexity", self.val_perplexity, prog_bar=True)
+
+    def configure_optimizers(self) -> dict[str, Any]:
+        config = self.optim_config
+        optimizer = torch.optim.Adam(
+            self.parameters(), lr=1.0, betas=tuple(config.betas), eps=config.eps, weight_decay=config.weight_decay
+        )
+        schedule = NoamSchedule(lr=config.lr, d_model=self.model_config.d_model, warmup_steps=config.warmup_steps)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint[CHECKPOINT_EXTRA_KEY] = {"tokenizer_json": self.tokenizer_json}
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self.tokenizer_json = checkpoint.get(CHECKPOINT_EXTRA_KEY, {}).get("tokenizer_json")
+
+    @property
+    def data_config(self) -> DataConfig | None:
+        data = self.hparams.get("data")
+        return DataConfig(**data) if data else None
+
+    def tokenizer(self) -> SubwordTokenizer:
+        if not self.tokenizer_json:
+            raise ValueError("this checkpoint carries no tokenizer; pass tokenizer.path=...")
+        return SubwordTokenizer.from_str(self.tokenizer_json)
+
+
+def load_checkpoint(path: str | Path, *, map_location: str | torch.device = "cpu") -> HierSumModule:
+    """Rebuild a :class:`HierSumModule` from a checkpoint, loaded with ``weights_only=True``.
+
+    Raises ``FileNotFoundError`` / ``ValueError`` with the path when the file is missing
+    or is not a hiersum checkpoint.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+    if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint or "hyper_parameters" not in checkpoint:
+        raise ValueError(f"{path}: expected a hiersum checkpoint with 'state_dict' and 'hyper_parameters'")
+    module = HierSumModule(**checkpoint["hyper_parameters"])
+    module.load_state_dict(checkpoint["state_dict"])
+    module.on_load_checkpoint(checkpoint)
+    return module.eval()
+
+
+def module_hparams(
+    model: ModelConfig, optim: OptimConfig, data: DataConfig, tokenizer: SubwordTokenizer
+) -> dict[str, Any]:
+    """Keyword arguments of :class:`HierSumModule` from typed configs and a tokenizer."""
+    return {
+        "model": asdict(model),
+        "optim": asdict(optim),
+        "data": asdict(data),
+        "vocab_size": tokenizer.vocab_size,
+        "pad_id": tokenizer.special.pad,
+        "bos_id": tokenizer.special.bos,
+        "eos_id": tokenizer.special.eos,
+        "tokenizer_json": tokenizer.to_str(),
+    }

@@ -1,0 +1,201 @@
+"""Hierarchical encoder: paragraph-local transformer layers and inter-paragraph layers.
+
+Dimensions
+    B  batch
+    P  paragraphs per example
+    T  tokens per paragraph
+    D  model width
+    H  heads (local attention heads, or pooling heads in an inter layer)
+    E  head width, D / H
+    M  packed memory length: the most real tokens of any example in the batch
+
+Masks are boolean with True = real token; ``src_mask`` is [B, P, T]. An empty paragraph
+(all padding) is allowed anywhere: it changes nothing at real positions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from hiersum.config import ModelConfig
+from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention, sinusoid_table
+from hiersum.model.pooling import MultiHeadPooling
+
+
+@dataclass
+class EncoderOutput:
+    """What the encoder hands to the decoder (and to analysis code)."""
+
+    token_states: Tensor
+    """[B, P, T, D] final LayerNorm output (padding positions hold meaningless values)."""
+    memory: Tensor
+    """[B, M, D] the real tokens of each example packed paragraph after paragraph, zero-padded."""
+    memory_mask: Tensor
+    """[B, M] bool, True = real token."""
+    pooling_weights: list[Tensor] | None = None
+    """Per inter layer, [B, P, H, T] pooling weights; None unless ``return_attention``."""
+    inter_attention: list[Tensor] | None = None
+    """Per inter layer, [B, H, P, P] paragraph-to-paragraph attention; None unless asked for."""
+
+
+@dataclass
+class InterLayerOutput:
+    """Result of :class:`InterLayer`."""
+
+    states: Tensor
+    """[B, P, T, D]"""
+    pooling_weights: Tensor
+    """[B, P, H, T]"""
+    attention: Tensor | None
+    """[B, H, P, P] or None when not requested."""
+
+
+class LocalLayer(nn.Module):
+    """Pre-LN self-attention within each paragraph, residual, then the feed-forward."""
+
+    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
+        self.self_attn = MultiHeadAttention(d_model, heads=heads, dropout=dropout)
+        self.dropout = nn.Dropout(dropout)
+        self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        """x: [B, P, T, D]; mask: bool [B, P, T]. Returns [B, P, T, D]."""
+        B, P, T, D = x.shape
+        x = x.reshape(B * P, T, D)  # (B*P, T, D)
+        h = self.norm(x)
+        context = self.self_attn(h, h, mask=mask.reshape(B * P, 1, T))  # (B*P, T, D)
+        x = self.feed_forward(x + self.dropout(context))
+        return x.view(B, P, T, D)
+
+
+class InterLayer(nn.Module):
+    """Inter-paragraph layer: pool each paragraph per head, let paragraphs attend to each other,
+    add the resulting paragraph vector to every token of the paragraph, then the feed-forward.
+
+    The paragraph attention is one single-head attention of width E whose weights are shared by
+    all H pooling heads (heads folded into the batch), exactly as the official code. There is no
+    token-to-token attention in this layer.
+    """
+
+    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float):
+        super().__init__()
+        if d_model % heads:
+            raise ValueError(f"d_model={d_model} must be divisible by inter heads={heads}")
+        self.heads = heads
+        head_width = d_model // heads
+        self.norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
+        self.pooling = MultiHeadPooling(d_model, heads=heads, dropout=dropout)
+        self.head_norm = nn.LayerNorm(head_width, eps=LAYER_NORM_EPS)
+        self.inter_attn = MultiHeadAttention(head_width, heads=1, dropout=dropout, output_projection=False)
+        self.out = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
+
+    def forward(self, x: Tensor, mask: Tensor, *, return_attention: bool = False) -> InterLayerOutput:
+        """x: [B, P, T, D]; mask: bool [B, P, T]."""
+        B, P, T, D = x.shape
+        H, E = self.heads, D // self.heads
+        pooled = self.pooling(self.norm(x).view(B * P, T, D), mask.view(B * P, T))  # (B*P, H, E)
+        paragraphs = self.head_norm(pooled.vectors).view(B, P, H, E)  # (B, P, H, E)
+        paragraphs = paragraphs.transpose(1, 2).reshape(B * H, P, E)  # (B*H, P, E)
+        real = mask.any(-1).repeat_interleave(H, dim=0).unsqueeze(1)  # (B*H, 1, P)
+        context = self.inter_attn(paragraphs, paragraphs, mask=real)  # (B*H, P, E)
+        context = context.view(B, H, P, E).transpose(1, 2).reshape(B, P, D)  # (B, P, H*E)
+        update = self.dropout(self.out(context)).unsqueeze(2)  # (B, P, 1, D)
+        attention = None
+        if return_attention:
+            attention = self.inter_attn.weights(paragraphs, paragraphs, mask=real).view(B, H, P, P)
+        return InterLayerOutput(
+            states=self.feed_forward(x + update),
+            pooling_weights=pooled.weights.view(B, P, H, T),
+            attention=attention,
+        )
+
+
+class HierarchicalEncoder(nn.Module):
+    """Embeds a [B, P, T] grid of token ids and runs local and inter-paragraph layers.
+
+    Input: ``emb(token) * sqrt(D) + [pos(token index in paragraph) || pos(paragraph index)]``,
+    each position table of width D/2.
+
+    Args:
+        config: sizes; ``config.inter_layers`` lists the (0-based) inter layers.
+        embeddings: token embedding table [V, D], shared with the decoder and output layer.
+    """
+
+    def __init__(self, config: ModelConfig, *, embeddings: nn.Embedding):
+        super().__init__()
+        D = config.d_model
+        self.d_model = D
+        self.embeddings = embeddings
+        self.register_buffer("positions", sinusoid_table(config.max_positions, D // 2), persistent=False)
+        self.dropout = nn.Dropout(config.dropout)
+        inter = {int(i) for i in config.inter_layers}
+        self.layers = nn.ModuleList(
+            InterLayer(D, heads=config.inter_heads, ff_size=config.ff_size, dropout=config.dropout)
+            if i in inter
+            else LocalLayer(D, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
+            for i in range(config.encoder_layers)
+        )
+        self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
+
+    def embed(self, src: Tensor) -> Tensor:
+        """src: [B, P, T] token ids -> [B, P, T, D] input states (after dropout)."""
+        B, P, T = src.shape
+        if max(P, T) > self.positions.size(0):
+            raise ValueError(
+                f"src has P={P} paragraphs of T={T} tokens; the position table holds "
+                f"{self.positions.size(0)} (model.max_positions)"
+            )
+        half = self.d_model // 2
+        token_pos = self.positions[:T].view(1, 1, T, half).expand(B, P, T, half)  # (B, P, T, D/2)
+        paragraph_pos = self.positions[:P].view(1, P, 1, half).expand(B, P, T, half)  # (B, P, T, D/2)
+        x = self.embeddings(src) * math.sqrt(self.d_model) + torch.cat([token_pos, paragraph_pos], -1)
+        return self.dropout(x)
+
+    def forward(self, src: Tensor, src_mask: Tensor, *, return_attention: bool = False) -> EncoderOutput:
+        """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token."""
+        if src.shape != src_mask.shape or src.dim() != 3:
+            raise ValueError(f"src and src_mask must both be [B, P, T]; found {tuple(src.shape)} "
+                             f"and {tuple(src_mask.shape)}")
+        x = self.embed(src)
+        pooling_weights, inter_attention = [], []
+        for layer in self.layers:
+            if isinstance(layer, InterLayer):
+                out = layer(x, src_mask, return_attention=return_attention)
+                x = out.states
+                pooling_weights.append(out.pooling_weights)
+                inter_attention.append(out.attention)
+            else:
+                x = layer(x, src_mask)
+        token_states = self.final_norm(x)
+        memory, memory_mask = pack_real_tokens(token_states, src_mask)
+        return EncoderOutput(
+            token_states=token_states,
+            memory=memory,
+            memory_mask=memory_mask,
+            pooling_weights=pooling_weights if return_attention else None,
+            inter_attention=inter_attention if return_attention else None,
+        )
+
+
+def pack_real_tokens(token_states: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
+    """Pack the real tokens of each example paragraph after paragraph, right-padded with zeros.
+
+    token_states: [B, P, T, D]; src_mask: bool [B, P, T].
+    Returns (memory [B, M, D], memory_mask bool [B, M]) with M = max real tokens (at least 1).
+    """
+    B, P, T, D = token_states.shape
+    lengths = src_mask.reshape(B, P * T).sum(-1)  # (B,)
+    M = max(int(lengths.max()), 1) if B else 1
+    memory_mask = torch.arange(M, device=src_mask.device) < lengths.unsqueeze(1)  # (B, M)
+    memory = token_states.new_zeros(B, M, D).masked_scatter(
+        memory_mask.unsqueeze(-1), token_states[src_mask]  # (B, M, 1) <- (n_real, D)
+    )
+    return memory, memory_mask

@@ -1,0 +1,153 @@
+"""Building blocks shared by the encoder and the decoder.
+
+Dimensions
+    N  rows of a batch (examples, paragraphs of all examples, or beams)
+    L  query length
+    M  key length (memory or cached positions)
+    D  model width
+    H  attention heads
+    E  head width, D / H
+
+Masks are boolean with True = real token (may be attended to); they are turned into
+the form scaled_dot_product_attention wants only inside :meth:`MultiHeadAttention.attend`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+LAYER_NORM_EPS = 1e-6
+"""LayerNorm epsilon of every sublayer, as in the official code."""
+
+
+def sinusoid_table(length: int, dim: int) -> Tensor:
+    """Sinusoid position table of shape [length, dim]: sin on even channels, cos on odd ones.
+
+    Same values as the official ``PositionalEncoding.pe`` (channels interleaved, not
+    concatenated).
+    """
+    position = torch.arange(length, dtype=torch.float).unsqueeze(1)  # (length, 1)
+    frequency = torch.exp(torch.arange(0, dim, 2, dtype=torch.float) * -(math.log(10000.0) / dim))
+    table = torch.zeros(length, dim)
+    table[:, 0::2] = torch.sin(position * frequency)
+    table[:, 1::2] = torch.cos(position * frequency)
+    return table
+
+
+@dataclass
+class KeyValue:
+    """Projected keys and values of one attention, split into heads."""
+
+    keys: Tensor
+    """[N, H, M, E]"""
+    values: Tensor
+    """[N, H, M, E]"""
+
+    @property
+    def length(self) -> int:
+        """M, the number of key positions."""
+        return self.keys.size(2)
+
+    def append(self, other: KeyValue) -> KeyValue:
+        """Concatenate ``other`` after these positions (the self-attention cache grows by L)."""
+        return KeyValue(torch.cat([self.keys, other.keys], 2), torch.cat([self.values, other.values], 2))
+
+    def index_select(self, indices: Tensor) -> KeyValue:
+        """Pick rows: ``indices`` [N'] long, into the N rows."""
+        return KeyValue(self.keys.index_select(0, indices), self.values.index_select(0, indices))
+
+
+def open_empty_rows(mask: Tensor) -> Tensor:
+    """Let a query whose keys are all masked attend to every key instead (output finite, unused).
+
+    mask: bool [..., L, M], True = may attend. Rows with at least one True are unchanged.
+    """
+    return mask | ~mask.any(-1, keepdim=True)
+
+
+class MultiHeadAttention(nn.Module):
+    """Scaled dot-product attention with H heads (query/key/value projections, optional output one).
+
+    Args:
+        d_model: D, width of queries, keys and values.
+        heads: H; D must be divisible by H.
+        dropout: dropout on the attention probabilities (training only).
+        output_projection: apply a final Linear(D, D) to the merged heads.
+    """
+
+    def __init__(self, d_model: int, *, heads: int, dropout: float, output_projection: bool = True):
+        super().__init__()
+        if d_model % heads:
+            raise ValueError(f"d_model={d_model} must be divisible by heads={heads}")
+        self.heads = heads
+        self.query = nn.Linear(d_model, d_model)
+        self.key = nn.Linear(d_model, d_model)
+        self.value = nn.Linear(d_model, d_model)
+        self.out = nn.Linear(d_model, d_model) if output_projection else None
+        self.dropout = dropout
+
+    def split_heads(self, x: Tensor) -> Tensor:
+        """[N, L, D] -> [N, H, L, E]."""
+        N, L, D = x.shape
+        return x.view(N, L, self.heads, D // self.heads).transpose(1, 2)  # (N, H, L, E)
+
+    def project_key_value(self, memory: Tensor) -> KeyValue:
+        """Keys and values of ``memory`` [N, M, D], each [N, H, M, E]."""
+        return KeyValue(self.split_heads(self.key(memory)), self.split_heads(self.value(memory)))
+
+    def attend(self, query: Tensor, key_value: KeyValue, *, mask: Tensor | None = None) -> Tensor:
+        """Attend from ``query`` [N, L, D] to projected keys/values [N, H, M, E].
+
+        mask: bool broadcastable to [N, L, M] (e.g. [N, 1, M] or [1, L, M]), True = may
+        attend; None attends everywhere. A query with no key to attend to gets a finite,
+        meaningless output. Returns [N, L, D].
+        """
+        N, L, D = query.shape
+        q = self.split_heads(self.query(query))  # (N, H, L, E)
+        attn_mask = None if mask is None else open_empty_rows(mask).unsqueeze(1)  # (N, 1, L, M)
+        context = F.scaled_dot_product_attention(
+            q,
+            key_value.keys,
+            key_value.values,
+            attn_mask=attn_mask,
+            dropout_p=self.dropout if self.training else 0.0,
+        )  # (N, H, L, E)
+        context = context.transpose(1, 2).reshape(N, L, D)  # (N, L, H*E)
+        return context if self.out is None else self.out(context)
+
+    def forward(self, query: Tensor, memory: Tensor, *, mask: Tensor | None = None) -> Tensor:
+        """Attend from ``query`` [N, L, D] to ``memory`` [N, M, D]; mask as in :meth:`attend`."""
+        return self.attend(query, self.project_key_value(memory), mask=mask)
+
+    def weights(self, query: Tensor, memory: Tensor, *, mask: Tensor | None = None) -> Tensor:
+        """Attention probabilities [N, H, L, M] (no dropout), for inspection only."""
+        q = self.split_heads(self.query(query))  # (N, H, L, E)
+        k = self.split_heads(self.key(memory))  # (N, H, M, E)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))  # (N, H, L, M)
+        if mask is not None:
+            allowed = open_empty_rows(mask).unsqueeze(1)  # (N, 1, L, M)
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        return scores.softmax(-1)
+
+
+class FeedForward(nn.Module):
+    """Position-wise feed-forward with its own pre-LayerNorm and residual, as the official one.
+
+    forward(x) = x + dropout(W_out(dropout(relu(W_in(LN(x)))))); x [..., D] -> [..., D].
+    """
+
+    def __init__(self, d_model: int, *, ff_size: int, dropout: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
+        self.w_in = nn.Linear(d_model, ff_size)
+        self.w_out = nn.Linear(ff_size, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        hidden = self.dropout(F.relu(self.w_in(self.norm(x))))
+        return x + self.dropout(self.w_out(hidden))

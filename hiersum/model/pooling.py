@@ -1,0 +1,59 @@
+"""Multi-head pooling: one attention-weighted summary vector per head of each paragraph.
+
+Dimensions
+    N  paragraphs (B x P flattened)
+    T  tokens per paragraph
+    D  model width
+    H  pooling heads
+    E  head width, D / H
+
+Masks are boolean with True = real token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+
+@dataclass
+class Pooled:
+    """Result of :class:`MultiHeadPooling`."""
+
+    vectors: Tensor
+    """[N, H, E] weighted sums of the value heads (zero for an empty paragraph)."""
+    weights: Tensor
+    """[N, H, T] pooling weights (before dropout): sum to one over real tokens, zero at padding
+    and everywhere in an empty paragraph."""
+
+
+class MultiHeadPooling(nn.Module):
+    """Per head h: a_h = softmax_t(w_h . x_t + b_h) over real tokens; pooled_h = sum_t a_h,t v_h,t.
+
+    ``score`` maps D -> H (one score per head), ``value`` maps D -> D (split into H heads of
+    width E). There is no output projection (the official inter layer uses none).
+    """
+
+    def __init__(self, d_model: int, *, heads: int, dropout: float):
+        super().__init__()
+        if d_model % heads:
+            raise ValueError(f"d_model={d_model} must be divisible by heads={heads}")
+        self.heads = heads
+        self.score = nn.Linear(d_model, heads)
+        self.value = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Pooled:
+        """x: [N, T, D]; mask: bool [N, T], True = real token."""
+        N, T, D = x.shape
+        H = self.heads
+        keep = mask.unsqueeze(1)  # (N, 1, T)
+        scores = self.score(x).transpose(1, 2)  # (N, H, T)
+        # A finite fill keeps the softmax (and its gradient) finite for an empty paragraph.
+        scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
+        weights = scores.softmax(-1) * keep  # (N, H, T)
+        values = self.value(x).view(N, T, H, D // H).transpose(1, 2)  # (N, H, T, E)
+        vectors = (self.dropout(weights).unsqueeze(-1) * values).sum(-2)  # (N, H, E)
+        return Pooled(vectors=vectors, weights=weights)

@@ -1,0 +1,75 @@
+import pytest
+import torch
+
+from hiersum.data.batching import TokenBudgetBatchSampler, collate, make_token_budget_batches
+from hiersum.data.schema import EncodedExample
+from hiersum.data.selection import SelectionConfig, encode_examples, order_paragraphs
+
+
+def example(i: int, paragraphs: list[list[int]], target: list[int]) -> EncodedExample:
+    return EncodedExample(id=str(i), paragraphs=paragraphs, target=target, references=["r"], provenance=[])
+
+
+def test_collate_pads_and_masks():
+    batch = collate(
+        [example(0, [[7, 8, 9], [10]], [11, 12]), example(1, [[13]], [14])], pad_id=0, bos_id=1, eos_id=2
+    )
+    assert batch.src.shape == (2, 2, 3) and batch.src_mask.dtype == torch.bool
+    assert batch.src[0].tolist() == [[7, 8, 9], [10, 0, 0]]
+    assert batch.src_mask[1].tolist() == [[True, False, False], [False, False, False]]
+    assert batch.tgt_in.tolist() == [[1, 11, 12], [1, 14, 0]]
+    assert batch.tgt_out.tolist() == [[11, 12, 2], [14, 2, 0]]
+    assert batch.tgt_mask.tolist() == [[True, True, True], [True, True, False]]
+
+
+def test_token_budget_batches_cover_every_example_once_and_respect_budget():
+    examples = [example(i, [[5] * (1 + i % 7)] * (1 + i % 5), [6] * (i % 4)) for i in range(60)]
+    batches = make_token_budget_batches(examples, batch_tokens=40, max_batch_size=8)
+    assert sorted(i for b in batches for i in b) == list(range(60))
+    for batch in batches:
+        grid = collate([examples[i] for i in batch], pad_id=0, bos_id=1, eos_id=2).src
+        assert len(batch) <= 8
+        assert len(batch) == 1 or grid.numel() <= 40
+
+
+def test_sampler_shards_evenly_across_ranks_and_shuffles_per_epoch():
+    examples = [example(i, [[5] * (1 + i % 9)], [6]) for i in range(50)]
+    shards = [
+        list(TokenBudgetBatchSampler(examples, batch_tokens=20, max_batch_size=4, shuffle=True,
+                                     num_replicas=3, rank=r))
+        for r in range(3)
+    ]
+    assert len({len(s) for s in shards}) == 1
+    covered = {i for shard in shards for batch in shard for i in batch}
+    assert covered == set(range(50))
+    sampler = TokenBudgetBatchSampler(examples, batch_tokens=20, max_batch_size=4, shuffle=True)
+    epoch0 = list(sampler)
+    sampler.set_epoch(1)
+    assert list(sampler) != epoch0 and sorted(map(tuple, list(sampler))) == sorted(map(tuple, epoch0))
+
+
+def test_order_paragraphs_rules():
+    documents = [["a0", "a1", "a2"], ["b0"], ["c0", "c1"]]
+    assert order_paragraphs(documents, "first") == [(0, 0), (0, 1), (0, 2), (1, 0), (2, 0), (2, 1)]
+    assert order_paragraphs(documents, "round_robin") == [(0, 0), (1, 0), (2, 0), (0, 1), (2, 1), (0, 2)]
+    with pytest.raises(ValueError, match="round_robin"):
+        order_paragraphs(documents, "tfidf")
+
+
+class CharTokenizer:
+    """Each character is a token (ids = code points): enough to test selection."""
+
+    def encode_batch(self, texts):
+        return [[ord(c) for c in text] for text in texts]
+
+
+def test_encode_examples_keeps_title_first_caps_paragraphs_and_tokens():
+    from hiersum.data.schema import Example
+
+    source = Example(id="e", title="T", documents=[["aaaa", "bb"], ["cccccc"]], references=["xyz"])
+    config = SelectionConfig(max_paragraphs=3, max_paragraph_tokens=3, max_target_tokens=2)
+    (encoded,) = encode_examples([source], CharTokenizer(), config)
+    assert encoded.paragraphs == [[84], [97] * 3, [98] * 2]
+    assert encoded.provenance == [(-1, 0), (0, 0), (0, 1)]
+    assert encoded.n_dropped_paragraphs == 1
+    assert encoded.target == [120, 121]

@@ -1,0 +1,166 @@
+"""Tests of hiersum.metrics against direct rouge-score and sacrebleu calls."""
+
+import math
+
+import pytest
+import sacrebleu
+from rouge_score import rouge_scorer
+
+from hiersum.metrics import (
+    ROUGE_TYPES,
+    bleu_score,
+    lead_baseline,
+    perplexity,
+    rouge_per_example,
+    rouge_scores,
+    score_summaries,
+    split_sentences,
+)
+
+PREDICTIONS = [
+    "The cats were sitting on the mat. They looked happy!",
+    "Stocks fell sharply on Monday as investors worried about rates.",
+    "A new bridge opened in the city.",
+]
+REFERENCES = [
+    "The cat sat on the mat. It was happy.",
+    "Markets dropped on Monday because investors feared higher interest rates.",
+    "The city opened a new bridge on Sunday.",
+]
+
+
+def test_split_sentences_punctuation_and_newlines():
+    text = "First one. Second one!  Third?\nFourth line\n\n  Fifth. "
+    assert split_sentences(text) == ["First one.", "Second one!", "Third?", "Fourth line", "Fifth."]
+    assert split_sentences("") == []
+    assert split_sentences("3.5 percent rose") == ["3.5 percent rose"]
+
+
+def test_rouge_single_reference_equals_direct_rouge_score():
+    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+    direct = [
+        scorer.score("\n".join(split_sentences(ref)), "\n".join(split_sentences(pred)))
+        for pred, ref in zip(PREDICTIONS, REFERENCES, strict=True)
+    ]
+    ours = rouge_scores(PREDICTIONS, [[ref] for ref in REFERENCES])
+    assert set(ours) == set(ROUGE_TYPES)
+    for name in ROUGE_TYPES:
+        expected = 100 * sum(scores[name].fmeasure for scores in direct) / len(direct)
+        assert ours[name] == pytest.approx(expected)
+    # ROUGE-1/2/L do not depend on the sentence splitting: compare with raw texts too.
+    for name in ("rouge1", "rouge2", "rougeL"):
+        raw = [
+            scorer.score(ref, pred)[name].fmeasure
+            for pred, ref in zip(PREDICTIONS, REFERENCES, strict=True)
+        ]
+        assert ours[name] == pytest.approx(100 * sum(raw) / len(raw))
+    assert 0 < ours["rouge2"] < ours["rouge1"] < 100
+
+
+def test_rouge_multi_reference_takes_best_reference():
+    prediction = "the storm closed the airport for two days"
+    references = ["heavy snow fell in the north", prediction]
+    per_example = rouge_per_example([prediction], [references])
+    assert per_example == [dict.fromkeys(ROUGE_TYPES, 100.0)]
+    # Order of references does not matter; the worse reference alone scores lower.
+    reversed_order = rouge_scores([prediction], [references[::-1]])
+    assert reversed_order == rouge_scores([prediction], [references])
+    assert rouge_scores([prediction], [references[:1]])["rouge1"] < 100
+
+
+def test_rouge_multi_reference_max_is_per_metric_and_mean_over_examples():
+    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+    refs = [["a b c d e f", "f e d c b a x"], ["g h i"]]
+    preds = ["a b c f e", "g h z"]
+    expected = {}
+    for name in ROUGE_TYPES:
+        best = [
+            max(scorer.score(r, p)[name].fmeasure for r in rs)
+            for p, rs in zip(preds, refs, strict=True)
+        ]
+        expected[name] = 100 * sum(best) / 2
+    ours = rouge_scores(preds, refs)
+    assert ours == pytest.approx(expected)
+
+
+def test_rouge_lsum_uses_sentence_splitting():
+    prediction = "the cat sat on the mat. the dog ran in the park."
+    reference = "the dog ran in the park. the cat sat on the mat."
+    scores = rouge_scores([prediction], [[reference]])
+    # Whole-text LCS covers only one of the two sentences; per-sentence union LCS covers both.
+    assert scores["rougeL"] < 60
+    assert scores["rougeLsum"] == pytest.approx(100.0)
+    # Without one sentence a line, rouge-score's Lsum falls back to plain L.
+    scorer = rouge_scorer.RougeScorer(["rougeL", "rougeLsum"], use_stemmer=True)
+    unsplit = scorer.score(reference, prediction)
+    assert unsplit["rougeLsum"].fmeasure == pytest.approx(unsplit["rougeL"].fmeasure)
+
+
+def test_bleu_single_reference_equals_sacrebleu():
+    score, signature = bleu_score(PREDICTIONS, [[ref] for ref in REFERENCES])
+    assert score == pytest.approx(sacrebleu.corpus_bleu(PREDICTIONS, [REFERENCES]).score)
+    assert "nrefs:1" in signature
+
+
+def test_bleu_multi_reference_equals_sacrebleu():
+    second = [
+        "The cats sat on the mat and they looked happy.",
+        "Stocks fell on Monday as investors worried.",
+        "A bridge opened in the city on Sunday.",
+    ]
+    references = [[a, b] for a, b in zip(REFERENCES, second, strict=True)]
+    score, signature = bleu_score(PREDICTIONS, references)
+    assert score == pytest.approx(sacrebleu.corpus_bleu(PREDICTIONS, [REFERENCES, second]).score)
+    assert score > bleu_score(PREDICTIONS, [[ref] for ref in REFERENCES])[0]
+    assert "nrefs:2" in signature
+
+
+def test_bleu_ragged_references_padded_for_sacrebleu():
+    references = [[REFERENCES[0], "The cats sat on the mat."], [REFERENCES[1]], [REFERENCES[2]]]
+    score, signature = bleu_score(PREDICTIONS, references)
+    streams = [REFERENCES, ["The cats sat on the mat.", None, None]]
+    assert score == pytest.approx(sacrebleu.corpus_bleu(PREDICTIONS, streams).score)
+    assert "nrefs:var" in signature
+
+
+def test_perplexity():
+    assert perplexity(total_nll=2 * math.log(10.0) * 5, n_tokens=10) == pytest.approx(10.0)
+    assert perplexity(0.0, 3) == 1.0
+    assert perplexity(1e6, 1) == math.inf
+    with pytest.raises(ValueError, match="n_tokens > 0, found n_tokens=0"):
+        perplexity(1.0, 0)
+
+
+def test_lead_baseline_cuts_to_reference_length_in_order():
+    paragraphs = ["one two three", "four  five\nsix", "seven"]
+    assert lead_baseline(paragraphs, "a b c d e") == "one two three four five"
+    assert lead_baseline(paragraphs, "a b") == "one two"
+    assert lead_baseline(paragraphs, " ".join("x" * 20)) == "one two three four five six seven"
+    assert lead_baseline(paragraphs, "") == ""
+
+
+def test_score_summaries_keys_and_values():
+    references = [[ref] for ref in REFERENCES]
+    metrics = score_summaries(PREDICTIONS, references)
+    assert set(metrics) == {*ROUGE_TYPES, "bleu", "bleu_signature", "n_examples"}
+    assert metrics["n_examples"] == 3
+    assert metrics["rouge1"] == pytest.approx(rouge_scores(PREDICTIONS, references)["rouge1"])
+    assert metrics["bleu"] == pytest.approx(bleu_score(PREDICTIONS, references)[0])
+
+
+@pytest.mark.parametrize(
+    ("predictions", "references", "error", "message"),
+    [
+        (["a", "b"], [["a"]], ValueError, "found 2 predictions and 1 reference lists"),
+        ([], [], ValueError, "at least one prediction"),
+        (["a", "b"], [["a"], []], ValueError, r"references\[1\]: expected at least one reference"),
+        (["a"], ["a"], TypeError, r"references\[0\]: expected a list .* found a single string"),
+        (["a"], [["a", 3]], TypeError, r"references\[0\]\[1\]: expected a string, found int"),
+        ([None], [["a"]], TypeError, r"predictions\[0\]: expected a string, found NoneType"),
+        ("abc", [["a"]] * 3, TypeError, "found a single string"),
+    ],
+)
+def test_input_validation(predictions, references, error, message):
+    for fn in (rouge_scores, bleu_score, score_summaries):
+        with pytest.raises(error, match=message):
+            fn(predictions, references)
