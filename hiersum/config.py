@@ -65,7 +65,7 @@ class TokenizerConfig:
     """A local HF tokenizer directory or a ``tokenizer.json``; None trains one on the train split."""
     vocab_size: int = 4000
     """Vocabulary size when training a tokenizer."""
-    lowercase: bool = True
+    lowercase: bool = False
     """Lowercase text before tokenizing (only when training a tokenizer)."""
 
 
@@ -131,8 +131,14 @@ class DecodeConfig:
     min_length: int = 5
     max_length: int = 80
     batch_size: int = 16
+    """Examples per decoding batch (each expanded to beam_size rows)."""
+    stopping: str = "full"
+    """``full``: an example ends once beam_size hypotheses ended (fairseq / HF style);
+    ``official``: it ends when its best beam ends (the official hiersumm rule)."""
 
     def __post_init__(self) -> None:
+        if self.stopping not in ("full", "official"):
+            raise ValueError(f"decode.stopping must be 'full' or 'official', found {self.stopping!r}")
         if self.beam_size < 1:
             raise ValueError(f"decode.beam_size must be >= 1, found {self.beam_size}")
         if self.max_length < max(self.min_length, 1):

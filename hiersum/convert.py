@@ -73,29 +73,34 @@ def parse_inter_layers(value: Any) -> list[int]:
 
 
 def _layer_count(state: dict[str, Tensor], prefix: str) -> int:
-    indices = {int(m.group(1)) for k in state if (m := re.match(rf"{prefix}\.transformer_layers\.(\d+)\.", k))}
+    indices = {
+        int(m.group(1))
+        for k in state
+        if (m := re.match(rf"{prefix}\.transformer_layers\.(\d+)\.", k))
+    }
     return max(indices) + 1 if indices else 0
 
 
 def config_from_official(state: dict[str, Tensor], opt: argparse.Namespace) -> ModelConfig:
     """Model sizes of an official hierarchical checkpoint (shapes, plus heads from ``opt``)."""
     if not getattr(opt, "hier", True):
-        raise ValueError("only hierarchical checkpoints (opt.hier=True) can be imported; the flat "
-                         "encoder is not implemented")
-    d_model = state["encoder.embeddings.weight"].size(1)
+        raise ValueError("only hierarchical checkpoints (opt.hier=True) can be imported")
     inter_layers = parse_inter_layers(opt.inter_layers)
-    with_pooling = sorted(
-        int(m.group(1)) for k in state if (m := re.match(r"encoder\.transformer_layers\.(\d+)\.pooling\.linear_keys\.weight", k))
-    )
-    if with_pooling != sorted(inter_layers):
-        raise ValueError(f"opt.inter_layers={opt.inter_layers!r} but the checkpoint has pooling in layers {with_pooling}")
+    pooling = r"encoder\.transformer_layers\.(\d+)\.pooling\.linear_keys\.weight"
+    pooling_heads = {
+        int(m.group(1)): v.size(0) for k, v in state.items() if (m := re.match(pooling, k))
+    }
+    if sorted(pooling_heads) != sorted(inter_layers):
+        raise ValueError(
+            f"opt.inter_layers={opt.inter_layers!r} but the checkpoint pools in layers "
+            f"{sorted(pooling_heads)}"
+        )
     inter_heads = int(opt.inter_heads)
-    found_heads = state[f"encoder.transformer_layers.{with_pooling[0]}.pooling.linear_keys.weight"].size(0) if with_pooling else inter_heads
-    if found_heads != inter_heads:
-        raise ValueError(f"opt.inter_heads={inter_heads} but the pooling layers have {found_heads} heads")
-    max_positions = state["decoder.pos_emb.pe"].size(1) if "decoder.pos_emb.pe" in state else 5000
+    if any(heads != inter_heads for heads in pooling_heads.values()):
+        raise ValueError(f"opt.inter_heads={inter_heads} but the pooling heads are {pooling_heads}")
+    pe = state.get("decoder.pos_emb.pe")
     return ModelConfig(
-        d_model=d_model,
+        d_model=state["encoder.embeddings.weight"].size(1),
         heads=int(opt.heads),
         ff_size=state["encoder.transformer_layers.0.feed_forward.w_1.weight"].size(0),
         encoder_layers=_layer_count(state, "encoder"),
@@ -103,7 +108,7 @@ def config_from_official(state: dict[str, Tensor], opt: argparse.Namespace) -> M
         inter_heads=inter_heads,
         decoder_layers=_layer_count(state, "decoder"),
         dropout=0.0,
-        max_positions=max_positions,
+        max_positions=5000 if pe is None else pe.size(1),
     )
 
 
@@ -111,7 +116,9 @@ def convert_state_dict(official: dict[str, Tensor]) -> dict[str, Tensor]:
     """Rename official keys to HierSum keys, dropping constant buffers; checks the tied tables."""
     tied = [official[k] for k in TIED if k in official]
     if any(not torch.equal(t, tied[0]) for t in tied[1:]):
-        raise ValueError(f"the checkpoint's {TIED} are not one shared table; untied embeddings are not supported")
+        raise ValueError(
+            f"the checkpoint's {TIED} are not one shared table; untied embeddings are not supported"
+        )
     return {
         official_key_to_ours(key): value
         for key, value in official.items()
@@ -142,7 +149,7 @@ def hiersum_from_official(
     bos_id: int = OFFICIAL_BOS_ID,
     eos_id: int = OFFICIAL_EOS_ID,
 ) -> HierSum:
-    """Build a :class:`HierSum` (eval mode) from a loaded official checkpoint ``{'model', 'opt'}``."""
+    """A :class:`HierSum` (eval mode) from a loaded official checkpoint ``{'model', 'opt'}``."""
     if not isinstance(checkpoint, dict) or "model" not in checkpoint or "opt" not in checkpoint:
         raise ValueError("expected an official checkpoint {'model': state_dict, 'opt': Namespace}")
     official = checkpoint["model"]

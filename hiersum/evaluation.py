@@ -62,7 +62,7 @@ def summarize_encoded(
         batch.to(device)
         output = module.model.generate(
             batch.src, batch.src_mask, beam_size=decode.beam_size, alpha=decode.alpha,
-            min_length=decode.min_length, max_length=decode.max_length,
+            min_length=decode.min_length, max_length=decode.max_length, stopping=decode.stopping,
         )
         yield indices, [
             Summary(id=batch.ids[i], summary=tokenizer.decode(sequence), score=float(score))

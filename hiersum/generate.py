@@ -92,7 +92,9 @@ def _cut_after_eos(tokens: list[int], eos_id: int) -> list[int]:
 
 def _check_lengths(min_length: int, max_length: int) -> None:
     if max_length < 1 or min_length < 0:
-        raise ValueError(f"need max_length >= 1 and min_length >= 0; found {max_length}, {min_length}")
+        raise ValueError(
+            f"need max_length >= 1 and min_length >= 0; found {max_length}, {min_length}"
+        )
 
 
 def greedy_search(
@@ -182,15 +184,23 @@ def beam_search(
         candidates = ((log_probs + cumulative.unsqueeze(1)) / penalty).view(-1, K * V)  # (b, K*V)
         top_scores, top_ids = candidates.topk(K, dim=-1)  # (b, K)
         cumulative = (top_scores * penalty).view(-1)  # (b*K,)
-        origin = top_ids // V + torch.arange(0, top_ids.size(0) * K, K, device=top_ids.device).unsqueeze(1)
+        first_row = torch.arange(top_ids.size(0), device=top_ids.device).unsqueeze(1) * K  # (b, 1)
+        origin = first_row + top_ids // V  # (b, K) row of alive each new beam extends
         new_tokens = top_ids % V  # (b, K)
         alive = torch.cat([alive[origin.view(-1)], new_tokens.view(-1, 1)], -1)  # (b*K, t + 2)
         ended = new_tokens.eq(eos_id)  # (b, K)
         if stopping == "full":
             cumulative = cumulative.masked_fill(ended.view(-1), float("-inf"))
         done = _record(
-            hypotheses, best, examples, alive.view(-1, K, alive.size(-1)), top_scores, ended,
-            stopping=stopping, beam_size=K, last_step=t + 1 == max_length,
+            hypotheses,
+            best,
+            examples,
+            alive.view(-1, K, alive.size(-1)),
+            top_scores,
+            ended,
+            stopping=stopping,
+            beam_size=K,
+            last_step=t + 1 == max_length,
         )  # (b,) bool
         if all(done):
             break

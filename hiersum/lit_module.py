@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torchmetrics.text import Perplexity
 
-from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig
+from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.summarizer import HierSum

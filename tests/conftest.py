@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = PROJECT_ROOT / "data" / "sample"
@@ -22,6 +23,15 @@ TINY_OVERRIDES = [
     "decode.max_length=12",
     "decode.min_length=0",
 ]
+
+
+@pytest.fixture(autouse=True)
+def single_thread():
+    """Tiny tensors: one intra-op thread is fastest, and safe from OpenMP stalls under load."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
-from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ValidationError
 
 from hiersum.cli.common import CONFIG_DIR

@@ -51,8 +51,10 @@ def instantiate_group(group: DictConfig | None) -> list[Any]:
 
 
 def best_checkpoint(trainer: pl.Trainer) -> str | None:
+    """The best checkpoint written by ModelCheckpoint, else the last one, else None."""
     callback = trainer.checkpoint_callback
-    return (callback.best_model_path or callback.last_model_path or None) if callback else None
+    candidates = [callback.best_model_path, callback.last_model_path] if callback else []
+    return next((path for path in candidates if path and Path(path).is_file()), None)
 
 
 def train(cfg: DictConfig) -> dict[str, Any]:

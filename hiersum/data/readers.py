@@ -59,7 +59,8 @@ def _parse_references(value: Any, path: str, line: int, require: bool) -> list[s
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
-        raise RecordError(path, line, "summary", f"expected a string or a list of strings, found {type(value).__name__}")
+        found = type(value).__name__
+        raise RecordError(path, line, "summary", f"expected a string or a list of strings, found {found}")
     references = [r.strip() for r in value if r.strip()]
     if require and not references:
         raise RecordError(path, line, "summary", "expected a non-empty reference summary, found an empty one")

@@ -1,10 +1,12 @@
-"""Subword tokenizer: trained on the corpus with HF ``tokenizers`` or loaded from a local path.
+"""Subword tokenizer: trained on the corpus with HF ``tokenizers`` or loaded from a local
+path.
 
-A trained tokenizer is a SentencePiece-style Unigram model (NFKC, optional lowercase,
-Metaspace pre-tokenizer) with the special tokens ``<pad>``, ``<unk>``, ``<s>`` (BOS)
-and ``</s>`` (EOS). It is saved as an HF tokenizer directory (``tokenizer.json`` +
-``tokenizer_config.json``) so that ``transformers.AutoTokenizer`` can load it too, and
-its JSON is stored inside every checkpoint so that a checkpoint is self-contained.
+A trained tokenizer is a SentencePiece-style BPE model (NFKC, optional lowercase,
+punctuation split off, Metaspace pre-tokenizer so that decoding restores the spaces)
+with the special tokens ``<pad>``, ``<unk>``, ``<s>`` (BOS) and ``</s>`` (EOS). It is
+saved as an HF tokenizer directory (``tokenizer.json`` + ``tokenizer_config.json``) so
+that ``transformers.AutoTokenizer`` can load it too, and its JSON is stored inside every
+checkpoint so that a checkpoint is self-contained.
 """
 
 from __future__ import annotations
@@ -77,15 +79,17 @@ class SubwordTokenizer:
         return Path(directory)
 
 
-def train_tokenizer(texts: Iterable[str], *, vocab_size: int, lowercase: bool = True) -> SubwordTokenizer:
-    """Train a Unigram (SentencePiece-style) tokenizer on ``texts``."""
-    backend = Tokenizer(models.Unigram())
+def train_tokenizer(texts: Iterable[str], *, vocab_size: int, lowercase: bool = False) -> SubwordTokenizer:
+    """Train a SentencePiece-style BPE tokenizer on ``texts``."""
+    backend = Tokenizer(models.BPE(unk_token=UNK))
     steps = [normalizers.NFKC()] + ([normalizers.Lowercase()] if lowercase else [])
     backend.normalizer = normalizers.Sequence(steps)
-    backend.pre_tokenizer = pre_tokenizers.Metaspace()
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Punctuation(), pre_tokenizers.Metaspace(prepend_scheme="first")]
+    )
     backend.decoder = decoders.Metaspace()
-    trainer = trainers.UnigramTrainer(
-        vocab_size=vocab_size, special_tokens=[PAD, UNK, BOS, EOS], unk_token=UNK, show_progress=False
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=[PAD, UNK, BOS, EOS], show_progress=False
     )
     backend.train_from_iterator(texts, trainer=trainer)
     return SubwordTokenizer(backend)

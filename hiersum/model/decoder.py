@@ -103,10 +103,14 @@ class DecoderLayer(nn.Module):
         causal = causal_mask(L, self_kv.length, device=x.device)
         x = x + self.dropout(self.self_attn.attend(h, self_kv, mask=causal))
         context = self.context_attn.attend(
-            self.context_norm(x), cache.memory, mask=memory_mask.unsqueeze(1)  # (N, 1, M)
+            self.context_norm(x),
+            cache.memory,
+            mask=memory_mask.unsqueeze(1),  # (N, 1, M)
         )
         x = self.feed_forward(x + self.dropout(context))
-        return DecoderLayerOutput(states=x, cache=LayerCache(self_attn=self_kv, memory=cache.memory))
+        return DecoderLayerOutput(
+            states=x, cache=LayerCache(self_attn=self_kv, memory=cache.memory)
+        )
 
 
 def causal_mask(new: int, total: int, *, device: torch.device) -> Tensor | None:
@@ -133,11 +137,14 @@ class TransformerDecoder(nn.Module):
         self.d_model = config.d_model
         self.heads = config.heads
         self.embeddings = embeddings
-        self.register_buffer("positions", sinusoid_table(config.max_positions, config.d_model),
-                             persistent=False)
+        self.register_buffer(
+            "positions", sinusoid_table(config.max_positions, config.d_model), persistent=False
+        )
         self.dropout = nn.Dropout(config.dropout)
         self.layers = nn.ModuleList(
-            DecoderLayer(config.d_model, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
+            DecoderLayer(
+                config.d_model, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout
+            )
             for _ in range(config.decoder_layers)
         )
         self.final_norm = nn.LayerNorm(config.d_model, eps=LAYER_NORM_EPS)
@@ -150,17 +157,22 @@ class TransformerDecoder(nn.Module):
         N, D = memory.size(0), self.d_model
         empty = memory.new_zeros(N, self.heads, 0, D // self.heads)  # (N, H, 0, E)
         layers = [
-            LayerCache(self_attn=KeyValue(empty, empty), memory=layer.context_attn.project_key_value(memory))
+            LayerCache(
+                self_attn=KeyValue(empty, empty),
+                memory=layer.context_attn.project_key_value(memory),
+            )
             for layer in self.layers
         ]
         return DecoderState(layers=layers, memory_mask=memory_mask, length=0)
 
     def forward(self, tokens: Tensor, state: DecoderState) -> DecoderOutput:
-        """Consume ``tokens`` [N, L] (positions S..S+L-1) after the ``state.length`` = S earlier ones."""
+        """Consume ``tokens`` [N, L], at positions S..S+L-1 where S = ``state.length``."""
         N, L = tokens.shape
         start = state.length
         if start + L > self.positions.size(0):
-            raise ValueError(f"target length {start + L} exceeds model.max_positions={self.positions.size(0)}")
+            raise ValueError(
+                f"target length {start + L} exceeds model.max_positions={self.positions.size(0)}"
+            )
         x = self.embeddings(tokens) * math.sqrt(self.d_model) + self.positions[start : start + L]
         x = self.dropout(x)  # (N, L, D)
         caches = []

@@ -92,12 +92,16 @@ class InterLayer(nn.Module):
         self.norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
         self.pooling = MultiHeadPooling(d_model, heads=heads, dropout=dropout)
         self.head_norm = nn.LayerNorm(head_width, eps=LAYER_NORM_EPS)
-        self.inter_attn = MultiHeadAttention(head_width, heads=1, dropout=dropout, output_projection=False)
+        self.inter_attn = MultiHeadAttention(
+            head_width, heads=1, dropout=dropout, output_projection=False
+        )
         self.out = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
 
-    def forward(self, x: Tensor, mask: Tensor, *, return_attention: bool = False) -> InterLayerOutput:
+    def forward(
+        self, x: Tensor, mask: Tensor, *, return_attention: bool = False
+    ) -> InterLayerOutput:
         """x: [B, P, T, D]; mask: bool [B, P, T]."""
         B, P, T, D = x.shape
         H, E = self.heads, D // self.heads
@@ -134,7 +138,9 @@ class HierarchicalEncoder(nn.Module):
         D = config.d_model
         self.d_model = D
         self.embeddings = embeddings
-        self.register_buffer("positions", sinusoid_table(config.max_positions, D // 2), persistent=False)
+        self.register_buffer(
+            "positions", sinusoid_table(config.max_positions, D // 2), persistent=False
+        )
         self.dropout = nn.Dropout(config.dropout)
         inter = {int(i) for i in config.inter_layers}
         self.layers = nn.ModuleList(
@@ -154,16 +160,22 @@ class HierarchicalEncoder(nn.Module):
                 f"{self.positions.size(0)} (model.max_positions)"
             )
         half = self.d_model // 2
-        token_pos = self.positions[:T].view(1, 1, T, half).expand(B, P, T, half)  # (B, P, T, D/2)
-        paragraph_pos = self.positions[:P].view(1, P, 1, half).expand(B, P, T, half)  # (B, P, T, D/2)
-        x = self.embeddings(src) * math.sqrt(self.d_model) + torch.cat([token_pos, paragraph_pos], -1)
+        # (B, P, T, D/2) each: index of the token in its paragraph, of the paragraph in the example
+        token_pos = self.positions[:T].view(1, 1, T, half).expand(B, P, T, half)
+        paragraph_pos = self.positions[:P].view(1, P, 1, half).expand(B, P, T, half)
+        positions = torch.cat([token_pos, paragraph_pos], -1)  # (B, P, T, D)
+        x = self.embeddings(src) * math.sqrt(self.d_model) + positions
         return self.dropout(x)
 
-    def forward(self, src: Tensor, src_mask: Tensor, *, return_attention: bool = False) -> EncoderOutput:
+    def forward(
+        self, src: Tensor, src_mask: Tensor, *, return_attention: bool = False
+    ) -> EncoderOutput:
         """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token."""
         if src.shape != src_mask.shape or src.dim() != 3:
-            raise ValueError(f"src and src_mask must both be [B, P, T]; found {tuple(src.shape)} "
-                             f"and {tuple(src_mask.shape)}")
+            raise ValueError(
+                f"src and src_mask must both be [B, P, T]; found {tuple(src.shape)} "
+                f"and {tuple(src_mask.shape)}"
+            )
         x = self.embed(src)
         pooling_weights, inter_attention = [], []
         for layer in self.layers:
@@ -196,6 +208,7 @@ def pack_real_tokens(token_states: Tensor, src_mask: Tensor) -> tuple[Tensor, Te
     M = max(int(lengths.max()), 1) if B else 1
     memory_mask = torch.arange(M, device=src_mask.device) < lengths.unsqueeze(1)  # (B, M)
     memory = token_states.new_zeros(B, M, D).masked_scatter(
-        memory_mask.unsqueeze(-1), token_states[src_mask]  # (B, M, 1) <- (n_real, D)
+        memory_mask.unsqueeze(-1),
+        token_states[src_mask],  # (B, M, 1) <- (n_real, D)
     )
     return memory, memory_mask

@@ -55,7 +55,9 @@ class KeyValue:
 
     def append(self, other: KeyValue) -> KeyValue:
         """Concatenate ``other`` after these positions (the self-attention cache grows by L)."""
-        return KeyValue(torch.cat([self.keys, other.keys], 2), torch.cat([self.values, other.values], 2))
+        return KeyValue(
+            torch.cat([self.keys, other.keys], 2), torch.cat([self.values, other.values], 2)
+        )
 
     def index_select(self, indices: Tensor) -> KeyValue:
         """Pick rows: ``indices`` [N'] long, into the N rows."""

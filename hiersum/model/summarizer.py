@@ -37,7 +37,9 @@ class HierSum(nn.Module):
         pad_id, bos_id, eos_id: special token ids (official SentencePiece model: 6, 4, 5).
     """
 
-    def __init__(self, config: ModelConfig, *, vocab_size: int, pad_id: int, bos_id: int, eos_id: int):
+    def __init__(
+        self, config: ModelConfig, *, vocab_size: int, pad_id: int, bos_id: int, eos_id: int
+    ):
         super().__init__()
         for name, value in (("pad_id", pad_id), ("bos_id", bos_id), ("eos_id", eos_id)):
             if not 0 <= value < vocab_size:
@@ -58,7 +60,9 @@ class HierSum(nn.Module):
             if parameter.dim() > 1:
                 nn.init.xavier_uniform_(parameter)
 
-    def encode(self, src: Tensor, src_mask: Tensor, *, return_attention: bool = False) -> EncoderOutput:
+    def encode(
+        self, src: Tensor, src_mask: Tensor, *, return_attention: bool = False
+    ) -> EncoderOutput:
         """src: long [B, P, T]; src_mask: bool [B, P, T], True = real token."""
         return self.encoder(src, src_mask, return_attention=return_attention)
 

@@ -1,0 +1,110 @@
+"""End-to-end runs of the Hydra entry points on a tiny corpus (subprocesses, CPU)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PROJECT_ROOT, TINY_OVERRIDES
+
+BIN = Path(sys.executable).parent
+
+
+def run_cli(name: str, args: list[str], *, cwd: Path = PROJECT_ROOT, check: bool = True,
+            timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning"}
+    result = subprocess.run([str(BIN / name), *args], cwd=cwd, capture_output=True, text=True,
+                            timeout=timeout, env=env)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{name} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+    return result
+
+
+def train_args(corpus: Path, run_dir: Path, *extra: str) -> list[str]:
+    return [*TINY_OVERRIDES, f"data.path={corpus}", f"hydra.run.dir={run_dir}", "logger=csv", *extra]
+
+
+@pytest.mark.slow
+def test_train_fast_dev_run_end_to_end_writes_report(tiny_corpus, tmp_path):
+    run_dir = tmp_path / "run"
+    result = run_cli("hiersum-train", train_args(tiny_corpus, run_dir, "debug=fast_dev_run"))
+    assert f"run directory: {run_dir}" in result.stdout
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["n_examples"] == 4
+    for system in ("model", "lead"):
+        assert {"rouge1", "rouge2", "rougeL", "rougeLsum", "bleu"} <= set(metrics["test"][system])
+    assert metrics["test"]["model"]["perplexity"] > 1.0
+    predictions = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    assert [p["id"] for p in predictions] == [f"test-{i:06d}" for i in range(1, 5)]
+    assert (run_dir / "report.md").read_text().count("| model |") == 1
+    assert (run_dir / "tokenizer" / "tokenizer.json").is_file()
+    assert (run_dir / ".hydra" / "config.yaml").is_file()
+
+
+@pytest.fixture(scope="module")
+def trained_run(tiny_corpus, tmp_path_factory) -> Path:
+    """Two short epochs of the tiny model, with checkpoints."""
+    run_dir = tmp_path_factory.mktemp("trained") / "run"
+    run_cli("hiersum-train", train_args(tiny_corpus, run_dir, "trainer.max_epochs=2", "data.limit_eval_examples=3"))
+    return run_dir
+
+
+@pytest.mark.slow
+def test_train_saves_best_and_last_checkpoints_and_logs(trained_run):
+    metrics = json.loads((trained_run / "metrics.json").read_text())
+    best = Path(metrics["best_checkpoint"])
+    assert best.is_file() and best.parent == trained_run / "checkpoints"
+    assert (trained_run / "checkpoints" / "last.ckpt").is_file()
+    header = (trained_run / "csv" / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert {"train/loss", "val/loss", "val/perplexity", "lr-Adam"} <= set(header)
+
+
+@pytest.mark.slow
+def test_evaluate_cli_scores_a_split_with_a_checkpoint(trained_run, tiny_corpus, tmp_path):
+    run_dir = tmp_path / "eval"
+    run_cli("hiersum-evaluate", [f"checkpoint={trained_run / 'checkpoints' / 'last.ckpt'}",
+                                 f"data.path={tiny_corpus}", "split=validation", "decode=greedy",
+                                 f"hydra.run.dir={run_dir}"])
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["n_examples"] == 8 and metrics["split"] == "validation"
+    assert set(metrics["validation"]) == {"model", "lead"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", ["hiersum-summarize", "scripts/summarize.py"])
+def test_summarize_reports_a_malformed_line_and_summarizes_the_rest(trained_run, tiny_corpus, tmp_path, program):
+    lines = (tiny_corpus / "test.jsonl").read_text().splitlines()[:4]
+    lines.insert(2, '{"id": "broken", "documents": 7}')
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    output = tmp_path / "out.jsonl"
+    args = [f"checkpoint={trained_run / 'checkpoints' / 'last.ckpt'}", f"input={source}", f"output={output}",
+            f"hydra.run.dir={tmp_path / 'hydra'}"]
+    if program.endswith(".py"):
+        result = subprocess.run([sys.executable, str(PROJECT_ROOT / program), *args], cwd=PROJECT_ROOT,
+                                capture_output=True, text=True, timeout=600)
+    else:
+        result = run_cli(program, args, check=False)
+    assert result.returncode != 0
+    assert f"{source}:3: field 'documents'" in result.stderr
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [r["id"] for r in records] == ["test-000001", "test-000002", "test-000003", "test-000004"]
+    assert all(isinstance(r["summary"], str) for r in records)
+
+
+@pytest.mark.slow
+def test_ddp_two_cpu_processes_train_a_few_steps(tiny_corpus, tmp_path):
+    run_dir = tmp_path / "ddp"
+    result = run_cli("hiersum-train", train_args(
+        tiny_corpus, run_dir, "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2",
+        "+trainer.max_steps=3", "trainer.max_epochs=1", "+trainer.limit_val_batches=2", "eval_split=null",
+        "callbacks=none",
+    ))
+    assert "world_size: 2" in result.stdout + result.stderr or "GLOBAL_RANK: 1" in result.stdout + result.stderr
+    assert f"run directory: {run_dir}" in result.stdout
+    assert (run_dir / "csv" / "metrics.csv").is_file()
