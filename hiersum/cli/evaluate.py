@@ -8,7 +8,7 @@ Example::
 from __future__ import annotations
 
 import logging
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,16 @@ log = logging.getLogger(__name__)
 register_configs()
 
 
+SELECTION_FIELDS = ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "selection", "title_paragraph")
+"""Data settings that shape the model's input: taken from the checkpoint unless overridden."""
+
+
 def effective_data_config(trained: DataConfig | None, given: DataConfig, overrides: list[str]) -> DataConfig:
-    """The checkpoint's paragraph selection, with ``path`` and any ``data.<field>=`` override applied."""
+    """``given``, with the checkpoint's paragraph selection except fields overridden as ``data.<field>=``."""
     if trained is None:
         return given
-    overridden = {f.name for f in fields(DataConfig) if any(o.startswith(f"data.{f.name}=") for o in overrides)}
-    return replace(trained, path=given.path, **{name: getattr(given, name) for name in overridden})
+    inherited = [name for name in SELECTION_FIELDS if not any(o.startswith(f"data.{name}=") for o in overrides)]
+    return replace(given, **{name: getattr(trained, name) for name in inherited})
 
 
 def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, Any]:
@@ -40,7 +44,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, A
     tokenizer = module.tokenizer()
     data = effective_data_config(module.data_config, OmegaConf.to_object(cfg.data), overrides or [])
     decode: DecodeConfig = OmegaConf.to_object(cfg.decode)
-    datamodule = SummarizationDataModule(data, tokenizer)
+    datamodule = SummarizationDataModule(data, tokenizer, model=module.model_config)
     encoded = datamodule.load_split(cfg.split)
     examples = datamodule.examples[cfg.split]
     if data.limit_eval_examples:

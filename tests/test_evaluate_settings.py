@@ -1,0 +1,13 @@
+from hiersum.cli.evaluate import effective_data_config
+from hiersum.config import DataConfig
+
+
+def test_evaluation_keeps_the_checkpoints_selection_unless_overridden():
+    trained = DataConfig(path="train-data", max_paragraphs=24, max_paragraph_tokens=80, limit_eval_examples=3)
+    given = DataConfig(path="eval-data", max_paragraphs=40, batch_tokens=999)
+    kept = effective_data_config(trained, given, ["data.path=eval-data"])
+    assert (kept.path, kept.max_paragraphs, kept.max_paragraph_tokens) == ("eval-data", 24, 80)
+    assert kept.batch_tokens == 999 and kept.limit_eval_examples is None
+    overridden = effective_data_config(trained, given, ["data.max_paragraphs=40"])
+    assert overridden.max_paragraphs == 40 and overridden.max_paragraph_tokens == 80
+    assert effective_data_config(None, given, []) is given
