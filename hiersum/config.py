@@ -36,8 +36,31 @@ class ModelConfig:
     """Dropout on embeddings, attention outputs and feed-forward blocks."""
     max_positions: int = 5000
     """Length of the sinusoid tables (tokens per paragraph, paragraphs, summary length)."""
+    encoder: str = "hierarchical"
+    """``hierarchical`` (the paper's model) or ``flat`` (the FT baseline: the selected paragraphs
+    joined with a separator token into one sequence [B, L], a plain transformer encoder)."""
+    flat_max_tokens: int = 500
+    """Flat encoder only: source tokens kept after joining the paragraphs (EOS is appended)."""
+    graph: str = "none"
+    """Paragraph graph biasing the inter-paragraph attention: ``none`` (official), ``similarity``
+    (tf-idf cosine) or ``discourse`` (shared entity mentions); see ``hiersum/data/graph.py``."""
+    pooling_penalty: float = 0.0
+    """Weight of the pooling diversity penalty ||A A^T - I||_F^2 added to the training loss (0: off)."""
 
     def __post_init__(self) -> None:
+        if self.encoder not in ("hierarchical", "flat"):
+            raise ValueError(f"model.encoder must be 'hierarchical' or 'flat', found {self.encoder!r}")
+        if self.graph not in ("none", "similarity", "discourse"):
+            raise ValueError(f"model.graph must be 'none', 'similarity' or 'discourse', found {self.graph!r}")
+        if self.pooling_penalty < 0:
+            raise ValueError(f"model.pooling_penalty must be >= 0, found {self.pooling_penalty}")
+        if self.encoder == "flat" and (list(self.inter_layers) or self.graph != "none" or self.pooling_penalty):
+            raise ValueError(
+                "model.encoder=flat has no inter-paragraph layers: set model.inter_layers=[], model.graph=none "
+                f"and model.pooling_penalty=0 (found {list(self.inter_layers)}, {self.graph!r}, {self.pooling_penalty})"
+            )
+        if self.flat_max_tokens < 1:
+            raise ValueError(f"model.flat_max_tokens must be >= 1, found {self.flat_max_tokens}")
         if self.d_model % self.heads:
             raise ValueError(f"model.d_model={self.d_model} must be divisible by model.heads={self.heads}")
         if self.d_model % self.inter_heads:
@@ -67,6 +90,12 @@ class TokenizerConfig:
     """Vocabulary size when training a tokenizer."""
     lowercase: bool = False
     """Lowercase text before tokenizing (only when training a tokenizer)."""
+    pad_token: str | None = None
+    """Padding token of a loaded tokenizer (None: ``<pad>``, else the official ``<PAD>``)."""
+    bos_token: str | None = None
+    """Begin-of-summary token of a loaded tokenizer (None: ``<s>``, else the official ``<S>``)."""
+    eos_token: str | None = None
+    """End-of-summary token of a loaded tokenizer (None: ``</s>``, else the official ``</S>``)."""
 
 
 @dataclass
@@ -74,7 +103,12 @@ class DataConfig:
     """Which corpus to read and how to turn an example into a [P, T] grid of token ids."""
 
     path: str = MISSING
-    """Folder holding ``{train,validation,test}.jsonl`` in the native JSONL format."""
+    """Folder holding ``{train,validation,test}.jsonl`` (format ``jsonl``) or the ranked WikiSum
+    shards ``WIKI.{train,valid,test}.N.pt`` (format ``wikisum``)."""
+    format: str = "jsonl"
+    """``jsonl`` (native JSONL text), ``multinews`` (Multi-News JSONL), ``scitldr`` (SciTLDR JSONL, several
+    references; ``hiersum/data/corpora.py``) or ``wikisum`` (the official ranked WikiSum release: SentencePiece
+    ids, read by ``hiersum/data/wikisum.py``; needs ``tokenizer=official_spm``)."""
     max_paragraphs: int = 16
     """P: paragraphs kept per example."""
     max_paragraph_tokens: int = 48
@@ -93,8 +127,16 @@ class DataConfig:
     """DataLoader worker processes."""
     limit_eval_examples: int | None = None
     """Decode and score only the first N examples of the evaluated split (None: all)."""
+    eval_max_paragraphs: int | None = None
+    """P for the validation and test splits (None: ``max_paragraphs``); the paper trains on 24, tests on 40."""
 
     def __post_init__(self) -> None:
+        if self.format not in ("jsonl", "multinews", "scitldr", "wikisum"):
+            raise ValueError(
+                f"data.format must be 'jsonl', 'multinews', 'scitldr' or 'wikisum', found {self.format!r}"
+            )
+        if self.eval_max_paragraphs is not None and self.eval_max_paragraphs < 1:
+            raise ValueError(f"data.eval_max_paragraphs must be >= 1 or null, found {self.eval_max_paragraphs}")
         if self.selection not in ("first", "round_robin"):
             raise ValueError(f"data.selection must be 'first' or 'round_robin', found {self.selection!r}")
         for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens"):
@@ -135,12 +177,29 @@ class DecodeConfig:
     stopping: str = "full"
     """``full``: an example ends once beam_size hypotheses ended (fairseq / HF style);
     ``official``: it ends when its best beam ends (the official hiersumm rule)."""
+    no_repeat_ngram_size: int = 0
+    """Forbid a token that would repeat an n-gram of this size in a hypothesis (3: trigram
+    blocking as PreSumm / fairseq); 0 turns it off."""
+    n_best: int = 1
+    """Hypotheses returned per example, best first (at most beam_size; 1 with greedy)."""
+    greedy: bool = False
+    """Greedy search (argmax at each step) instead of beam search; beam_size is ignored."""
+    max_steps: int | None = None
+    """Hard cap on decoding steps, over max_length and min_length (None: no cap)."""
 
     def __post_init__(self) -> None:
         if self.stopping not in ("full", "official"):
             raise ValueError(f"decode.stopping must be 'full' or 'official', found {self.stopping!r}")
         if self.beam_size < 1:
             raise ValueError(f"decode.beam_size must be >= 1, found {self.beam_size}")
+        if self.no_repeat_ngram_size < 0:
+            raise ValueError(f"decode.no_repeat_ngram_size must be >= 0, found {self.no_repeat_ngram_size}")
+        if not 1 <= self.n_best <= (1 if self.greedy else self.beam_size):
+            raise ValueError(
+                f"decode.n_best={self.n_best} must be in [1, decode.beam_size] (1 with decode.greedy=true)"
+            )
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError(f"decode.max_steps must be >= 1 or null, found {self.max_steps}")
         if self.max_length < max(self.min_length, 1):
             raise ValueError(
                 f"decode.max_length={self.max_length} must be >= 1 and >= decode.min_length={self.min_length}"

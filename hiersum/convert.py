@@ -1,21 +1,31 @@
 """Import checkpoints of the official hiersumm code (nlpyang/hiersumm) into :class:`HierSum`.
 
-The official checkpoint is ``{'model': state_dict, 'opt': argparse.Namespace, ...}``. Sizes come
-from tensor shapes, head counts and inter layers from ``opt``. Keys are renamed by the small
-ordered table :data:`RENAMES`; constant buffers (:data:`SKIPPED`) are dropped.
+The official checkpoint is ``{'model': state_dict, 'opt': argparse.Namespace, ...}``, hierarchical
+(``opt.hier``) or flat. Sizes come from tensor shapes, head counts and inter layers from ``opt``.
+Keys are renamed by the small ordered table :data:`RENAMES`; constant buffers (:data:`SKIPPED`) are
+dropped; old LayerNorm names (``a_2``/``b_2``) are accepted; the tied embedding aliases must hold one
+table. :func:`official_key` is the inverse renaming, used to export a HierSum in the official format
+(:func:`official_checkpoint`), e.g. to test the importer on models of any size.
+
+:func:`hiersum_checkpoint` turns an imported model into a normal hiersum checkpoint (what
+``hiersum-import-hiersumm`` writes), which ``hiersum.lit_module.load_checkpoint`` loads.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+from dataclasses import asdict, astuple
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from hiersum.config import ModelConfig
+from hiersum.config import DataConfig, ModelConfig, OptimConfig
+from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.lit_module import CHECKPOINT_EXTRA_KEY, HierSumModule
+from hiersum.model.layers import sinusoid_table
 from hiersum.model.summarizer import HierSum
 
 OFFICIAL_PAD_ID, OFFICIAL_BOS_ID, OFFICIAL_EOS_ID = 6, 4, 5
@@ -25,8 +35,9 @@ RENAMES: list[tuple[str, str]] = [
     # old LayerNorm parameter names
     (r"\.a_2$", ".weight"),
     (r"\.b_2$", ".bias"),
-    # containers
+    # containers (the flat encoder's layers are ``transformer_local``)
     (r"^(encoder|decoder)\.transformer_layers\.", r"\1.layers."),
+    (r"^encoder\.transformer_local\.", "encoder.layers."),
     (r"^(encoder|decoder)\.layer_norm\.", r"\1.final_norm."),
     (r"^generator\.0\.", "generator."),
     # attention
@@ -76,15 +87,35 @@ def _layer_count(state: dict[str, Tensor], prefix: str) -> int:
     indices = {
         int(m.group(1))
         for k in state
-        if (m := re.match(rf"{prefix}\.transformer_layers\.(\d+)\.", k))
+        if (m := re.match(rf"{prefix}\.transformer_(?:layers|local)\.(\d+)\.", k))
     }
     return max(indices) + 1 if indices else 0
 
 
+def _first(state: dict[str, Tensor], pattern: str) -> Tensor:
+    for key, value in state.items():
+        if re.search(pattern, key):
+            return value
+    raise ValueError(f"the checkpoint has no key matching {pattern!r}")
+
+
 def config_from_official(state: dict[str, Tensor], opt: argparse.Namespace) -> ModelConfig:
-    """Model sizes of an official hierarchical checkpoint (shapes, plus heads from ``opt``)."""
+    """Model sizes of an official checkpoint, hierarchical or flat (shapes, plus heads from ``opt``)."""
+    pe = state.get("decoder.pos_emb.pe")
+    sizes = dict(
+        d_model=state["encoder.embeddings.weight"].size(1),
+        heads=int(opt.heads),
+        ff_size=_first(state, r"^encoder\..*\.feed_forward\.w_1\.weight$").size(0),
+        encoder_layers=_layer_count(state, "encoder"),
+        decoder_layers=_layer_count(state, "decoder"),
+        dropout=float(getattr(opt, "enc_dropout", 0.0)),
+        max_positions=5000 if pe is None else pe.size(1),
+    )
     if not getattr(opt, "hier", True):
-        raise ValueError("only hierarchical checkpoints (opt.hier=True) can be imported")
+        return ModelConfig(
+            **sizes, encoder="flat", inter_layers=[], inter_heads=int(opt.heads),
+            flat_max_tokens=int(getattr(opt, "trunc_src_ntoken", 500)),
+        )
     inter_layers = parse_inter_layers(opt.inter_layers)
     pooling = r"encoder\.transformer_layers\.(\d+)\.pooling\.linear_keys\.weight"
     pooling_heads = {
@@ -98,18 +129,7 @@ def config_from_official(state: dict[str, Tensor], opt: argparse.Namespace) -> M
     inter_heads = int(opt.inter_heads)
     if any(heads != inter_heads for heads in pooling_heads.values()):
         raise ValueError(f"opt.inter_heads={inter_heads} but the pooling heads are {pooling_heads}")
-    pe = state.get("decoder.pos_emb.pe")
-    return ModelConfig(
-        d_model=state["encoder.embeddings.weight"].size(1),
-        heads=int(opt.heads),
-        ff_size=state["encoder.transformer_layers.0.feed_forward.w_1.weight"].size(0),
-        encoder_layers=_layer_count(state, "encoder"),
-        inter_layers=inter_layers,
-        inter_heads=inter_heads,
-        decoder_layers=_layer_count(state, "decoder"),
-        dropout=0.0,
-        max_positions=5000 if pe is None else pe.size(1),
-    )
+    return ModelConfig(**sizes, inter_layers=inter_layers, inter_heads=inter_heads)
 
 
 def convert_state_dict(official: dict[str, Tensor]) -> dict[str, Tensor]:
@@ -133,13 +153,18 @@ def load_official_hiersumm(
     bos_id: int = OFFICIAL_BOS_ID,
     eos_id: int = OFFICIAL_EOS_ID,
 ) -> HierSum:
-    """Load an official hierarchical hiersumm checkpoint file as a :class:`HierSum` in eval mode."""
-    with torch.serialization.safe_globals([argparse.Namespace]):
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    """Load an official hiersumm checkpoint file (hierarchical or flat) as a :class:`HierSum` in eval mode."""
+    checkpoint = read_official_checkpoint(path)
     try:
         return hiersum_from_official(checkpoint, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
+
+
+def read_official_checkpoint(path: str | Path) -> dict[str, Any]:
+    """``torch.load(weights_only=True)`` of an official checkpoint, allowing ``argparse.Namespace`` (its ``opt``)."""
+    with torch.serialization.safe_globals([argparse.Namespace]):
+        return torch.load(path, map_location="cpu", weights_only=True)
 
 
 def hiersum_from_official(
@@ -174,3 +199,116 @@ def hiersum_from_official(
         )
     model.load_state_dict(state, strict=True)
     return model.eval()
+
+
+def official_key(key: str, config: ModelConfig) -> str:
+    """The official name of a HierSum state-dict key (the inverse of :func:`official_key_to_ours`)."""
+    if key.startswith("generator."):
+        return "generator.0." + key.removeprefix("generator.")
+    key = re.sub(r"^(encoder|decoder)\.final_norm\.", r"\1.layer_norm.", key)
+    match = re.match(r"^(encoder|decoder)\.layers\.(\d+)\.(.*)$", key)
+    if not match:
+        return key
+    side, index, rest = match.group(1), int(match.group(2)), match.group(3)
+    inter = side == "encoder" and index in {int(i) for i in config.inter_layers}
+    container = "transformer_local" if side == "encoder" and config.encoder == "flat" else "transformer_layers"
+    for pattern, replacement in [
+        (r"^feed_forward\.w_in\.", "feed_forward.w_1."),
+        (r"^feed_forward\.w_out\.", "feed_forward.w_2."),
+        (r"^feed_forward\.norm\.", "feed_forward.layer_norm."),
+        (r"^pooling\.score\.", "pooling.linear_keys."),
+        (r"^pooling\.value\.", "pooling.linear_values."),
+        (r"^inter_attn\.", "inter_att."),
+        (r"^(self_attn|context_attn|inter_att)\.query\.", r"\1.linear_query."),
+        (r"^(self_attn|context_attn|inter_att)\.key\.", r"\1.linear_keys."),
+        (r"^(self_attn|context_attn|inter_att)\.value\.", r"\1.linear_values."),
+        (r"^(self_attn|context_attn|inter_att)\.out\.", r"\1.final_linear."),
+        (r"^norm\.", "layer_norm1." if inter else "layer_norm."),
+        (r"^head_norm\.", "layer_norm2."),
+        (r"^self_attn_norm\.", "layer_norm_1."),
+        (r"^context_norm\.", "layer_norm_2."),
+        (r"^out\.", "linear."),
+    ]:
+        rest = re.sub(pattern, replacement, rest)
+    return f"{side}.{container}.{index}.{rest}"
+
+
+def official_state_dict(
+    model: HierSum, *, old_layer_norm_names: bool = False, decoder_masks: bool = False
+) -> dict[str, Tensor]:
+    """``model``'s weights under the official keys, with the official position-table buffers (and the
+    decoder's causal-mask buffers when ``decoder_masks``); LayerNorm parameters named ``a_2``/``b_2``
+    when ``old_layer_norm_names``. Raises for parameters the official model lacks (``model.graph``)."""
+    config = model.config
+    if config.graph != "none":
+        raise ValueError("the official model has no graph-informed attention (model.graph must be 'none')")
+    state: dict[str, Tensor] = {}
+    for key, value in model.state_dict().items():
+        name = official_key(key, config)
+        if old_layer_norm_names and "layer_norm" in name:
+            name = re.sub(r"\.weight$", ".a_2", re.sub(r"\.bias$", ".b_2", name))
+        state[name] = value.detach().clone()
+    half = config.encoder != "flat"
+    state["encoder.pos_emb.pe"] = sinusoid_table(config.max_positions, config.d_model // (2 if half else 1))[None]
+    state["decoder.pos_emb.pe"] = sinusoid_table(config.max_positions, config.d_model)[None]
+    if decoder_masks:
+        size = config.max_positions
+        for index in range(config.decoder_layers):
+            state[f"decoder.transformer_layers.{index}.mask"] = torch.ones(1, size, size, dtype=torch.uint8).triu(1)
+    return state
+
+
+def official_checkpoint(model: HierSum, **options: bool) -> dict[str, Any]:
+    """``{'model': official_state_dict(model, **options), 'opt': Namespace}``: ``model`` in the official
+    checkpoint format (``opt`` holds the flags the importer reads)."""
+    config = model.config
+    opt = argparse.Namespace(
+        hier=config.encoder != "flat", heads=config.heads, inter_heads=config.inter_heads,
+        inter_layers=list(config.inter_layers), enc_dropout=config.dropout, trunc_src_ntoken=config.flat_max_tokens,
+    )
+    return {"model": official_state_dict(model, **options), "opt": opt}
+
+
+def official_training_configs(opt: argparse.Namespace) -> tuple[OptimConfig, DataConfig]:
+    """The optimizer and data settings of an official run (``opt``), paper defaults where absent:
+    Adam (0.9, 0.998), noam lr 3 / warm-up 8000, label smoothing 0.1; ranked WikiSum, 24 paragraphs in
+    training and 40 at test, targets of at most ``trunc_tgt_ntoken`` tokens."""
+    optim = OptimConfig(
+        lr=float(getattr(opt, "lr", 3.0)),
+        warmup_steps=int(getattr(opt, "warmup_steps", 8000)),
+        betas=[float(getattr(opt, "beta1", 0.9)), float(getattr(opt, "beta2", 0.998))],
+        label_smoothing=float(getattr(opt, "label_smoothing", 0.1)),
+    )
+    data = DataConfig(
+        path="", format="wikisum", max_paragraphs=int(getattr(opt, "trunc_src_nblock", 24)), eval_max_paragraphs=40,
+        max_paragraph_tokens=int(getattr(opt, "trunc_src_ntoken", 500)),
+        max_target_tokens=int(getattr(opt, "trunc_tgt_ntoken", 400)), selection="first", title_paragraph=False,
+    )
+    return optim, data
+
+
+def hiersum_checkpoint(
+    model: HierSum, opt: argparse.Namespace, *, tokenizer: SubwordTokenizer | None = None
+) -> dict[str, Any]:
+    """A hiersum checkpoint (as Lightning writes for :class:`~hiersum.lit_module.HierSumModule`) of an
+    imported model: ``state_dict`` (keys ``model.*``), ``hyper_parameters`` (the module's keyword
+    arguments, optimizer and data settings from ``opt``) and ``hiersum: {"tokenizer_json": ...}``
+    (None without ``tokenizer``: then give ``tokenizer.path=`` to the commands)."""
+    optim, data = official_training_configs(opt)
+    expected = (model.vocab_size, (model.pad_id, model.bos_id, model.eos_id))
+    if tokenizer is not None and (tokenizer.vocab_size, astuple(tokenizer.special)) != expected:
+        raise ValueError(
+            f"the tokenizer (vocabulary size, (pad, bos, eos)) = {(tokenizer.vocab_size, astuple(tokenizer.special))} "
+            f"does not match the checkpoint's {expected}"
+        )
+    hparams = {
+        "model": asdict(model.config), "optim": asdict(optim), "data": asdict(data), "vocab_size": model.vocab_size,
+        "pad_id": model.pad_id, "bos_id": model.bos_id, "eos_id": model.eos_id,
+    }
+    module = HierSumModule(**hparams)
+    module.model.load_state_dict(model.state_dict())
+    return {
+        "state_dict": module.state_dict(),
+        "hyper_parameters": hparams,
+        CHECKPOINT_EXTRA_KEY: {"tokenizer_json": tokenizer.to_str() if tokenizer else None},
+    }

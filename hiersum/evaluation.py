@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import partial
+from typing import Any
 
 import torch
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+from torchmetrics.classification import MulticlassAccuracy
 from torchmetrics.text import Perplexity
 
 from hiersum.config import DecodeConfig
-from hiersum.data.batching import collate, make_token_budget_batches
+from hiersum.data.batching import FlatLayout, collate, flat_layout, make_token_budget_batches
 from hiersum.data.schema import Batch, EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.lit_module import HierSumModule, target_labels
-from hiersum.metrics import lead_baseline, score_summaries
+from hiersum.report import library_versions
+from hiersum.scoring import ScoringConfig, score_split
+
+PRECISIONS: dict[str, torch.dtype | None] = {"32": None, "bf16": torch.bfloat16, "16": torch.float16}
+"""``precision`` values: float32, or the autocast dtype."""
 
 
 @dataclass(frozen=True)
@@ -25,22 +41,52 @@ class Summary:
     id: str
     summary: str
     score: float
+    n_best: list[tuple[str, float]] = field(default_factory=list)
+    """(summary, score) of the best hypotheses, best first (the first is ``summary``)."""
+
+
+class ExamplesPerSecond(ProgressColumn):
+    """The progress rate in examples per second."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed or 0.0:.2f} ex/s")
 
 
 def progress_bar(description: str) -> Progress:
-    """A rich progress bar on stderr with a count and ETA; silent when stderr is not a terminal."""
+    """A rich progress bar on stderr with a count, examples/s and ETA; silent when stderr is not a terminal."""
     return Progress(
-        TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn(description), BarColumn(), MofNCompleteColumn(), ExamplesPerSecond(), TimeRemainingColumn(),
         console=Console(stderr=True), disable=not sys.stderr.isatty(),
     )
 
 
+def generate_kwargs(decode: DecodeConfig) -> dict[str, Any]:
+    """The keyword arguments of ``HierSum.generate`` that ``decode`` sets."""
+    return dict(
+        beam_size=decode.beam_size, alpha=decode.alpha, min_length=decode.min_length,
+        max_length=decode.max_length, stopping=decode.stopping, no_repeat_ngram_size=decode.no_repeat_ngram_size,
+        n_best=decode.n_best, greedy=decode.greedy, max_steps=decode.max_steps,
+    )
+
+
+def autocast(device: torch.device | str, precision: str) -> contextlib.AbstractContextManager:
+    """Autocast to ``precision`` ("32", "bf16" or "16") on ``device``; "32" does nothing."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, found {precision!r}")
+    dtype = PRECISIONS[precision]
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=torch.device(device).type, dtype=dtype)
+
+
 def iter_batches(
-    encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *, batch_tokens: int, max_batch_size: int
+    encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *, batch_tokens: int, max_batch_size: int,
+    flat: FlatLayout | None = None,
 ) -> Iterator[tuple[list[int], Batch]]:
-    """(indices into ``encoded``, padded batch), grouped by size under a token budget."""
+    """(indices into ``encoded``, padded batch), grouped by size under a token budget; ``flat``: the
+    source layout of a flat model (:func:`hiersum.data.batching.flat_layout`), None for the grid."""
     special = tokenizer.special
-    make = partial(collate, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos)
+    make = partial(collate, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos, flat=flat)
     for indices in make_token_budget_batches(encoded, batch_tokens=batch_tokens, max_batch_size=max_batch_size):
         yield indices, make([encoded[i] for i in indices])
 
@@ -54,34 +100,80 @@ def summarize_encoded(
     *,
     batch_tokens: int,
     device: torch.device | str = "cpu",
+    precision: str = "32",
 ) -> Iterator[tuple[list[int], list[Summary]]]:
-    """Beam-search every example; yields (indices, summaries) batch by batch (sorted by size)."""
+    """Decode every example; yields (indices, summaries) batch by batch (sorted by size).
+
+    ``precision``: "32", or "bf16" / "16" to run under autocast.
+    """
     module.eval().to(device)
     for indices, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens,
-                                       max_batch_size=decode.batch_size):
+                                       max_batch_size=decode.batch_size,
+                                       flat=flat_layout(module.model_config, tokenizer)):
         batch.to(device)
-        output = module.model.generate(
-            batch.src, batch.src_mask, beam_size=decode.beam_size, alpha=decode.alpha,
-            min_length=decode.min_length, max_length=decode.max_length, stopping=decode.stopping,
-        )
+        with autocast(device, precision):
+            output = module.model.generate(
+                batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, **generate_kwargs(decode)
+            )
         yield indices, [
-            Summary(id=batch.ids[i], summary=tokenizer.decode(sequence), score=float(score))
-            for i, (sequence, score) in enumerate(zip(output.sequences, output.scores, strict=True))
+            Summary(
+                id=batch.ids[i], summary=tokenizer.decode(hypotheses[0].tokens), score=float(hypotheses[0].score),
+                n_best=[(tokenizer.decode(h.tokens), float(h.score)) for h in hypotheses],
+            )
+            for i, hypotheses in enumerate(output.n_best)
         ]
 
 
 @torch.inference_mode()
+def reference_token_scores(
+    module: HierSumModule, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *,
+    batch_tokens: int, device: torch.device | str = "cpu",
+) -> dict[str, float]:
+    """Teacher-forced scores of the references (with EOS) under the model (torchmetrics):
+    ``perplexity`` = exp(mean token NLL) and ``token_accuracy`` = % of reference tokens that are the
+    model's most probable next token."""
+    perplexity = Perplexity(ignore_index=-100).to(device)
+    accuracy = None
+    module.eval().to(device)
+    for _, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens, max_batch_size=64,
+                                 flat=flat_layout(module.model_config, tokenizer)):
+        batch.to(device)
+        log_probs = module.model.log_probs(
+            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph
+        )  # (B, S, V)
+        labels = target_labels(batch)
+        perplexity.update(log_probs, labels)
+        if accuracy is None:
+            accuracy = MulticlassAccuracy(num_classes=log_probs.size(-1), average="micro", ignore_index=-100)
+            accuracy = accuracy.to(device)
+        accuracy.update(log_probs.flatten(0, 1), labels.flatten())
+    return {"perplexity": float(perplexity.compute()),
+            "token_accuracy": 100.0 * float(accuracy.compute()) if accuracy is not None else 0.0}
+
+
 def reference_perplexity(
     module: HierSumModule, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *,
     batch_tokens: int, device: torch.device | str = "cpu",
 ) -> float:
     """exp(mean token NLL) of the references (with EOS) under the model, teacher-forced."""
-    metric = Perplexity(ignore_index=-100).to(device)
-    module.eval().to(device)
-    for _, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens, max_batch_size=64):
-        batch.to(device)
-        metric.update(module.model.log_probs(batch.src, batch.src_mask, batch.tgt_in), target_labels(batch))
-    return float(metric.compute())
+    return reference_token_scores(module, encoded, tokenizer, batch_tokens=batch_tokens, device=device)["perplexity"]
+
+
+def decode_split(
+    module: HierSumModule, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, decode: DecodeConfig, *,
+    split: str, batch_tokens: int, device: torch.device | str = "cpu",
+) -> list[str]:
+    """The model's summary of each of ``encoded``, in order (with a progress bar)."""
+    summaries: list[str] = [""] * len(encoded)
+    with progress_bar(f"decoding {split}") as bar:
+        task = bar.add_task("decode", total=len(encoded))
+        for indices, batch_summaries in summarize_encoded(
+            module, encoded, tokenizer, decode, batch_tokens=batch_tokens, device=device
+        ):
+            for index, summary in zip(indices, batch_summaries, strict=True):
+                summaries[index] = summary.summary
+            bar.advance(task, len(indices))
+    return summaries
 
 
 def evaluate_split(
@@ -94,34 +186,25 @@ def evaluate_split(
     split: str,
     batch_tokens: int,
     device: torch.device | str = "cpu",
+    scoring: ScoringConfig | None = None,
 ) -> tuple[dict, list[dict]]:
-    """Decode ``encoded``, score model and lead baseline; return (metrics, prediction records).
+    """Decode ``encoded``, score the model and the baselines of ``scoring`` (default: lead, oracle,
+    lexrank, 1000 bootstrap resamples); return (metrics, prediction records).
 
-    ``metrics`` = ``{split: {"model": {...}, "lead": {...}}, "n_examples": N, "decode": {...}}``.
+    ``metrics`` = ``{split: {"model": {...}, "lead": {...}, "oracle": {...}, "lexrank": {...}},
+    "n_examples": N, "decode": {...}}`` (keys of a system: :mod:`hiersum.scoring`).
     """
-    summaries: list[Summary | None] = [None] * len(encoded)
-    with progress_bar(f"decoding {split}") as bar:
-        task = bar.add_task("decode", total=len(encoded))
-        for indices, batch_summaries in summarize_encoded(
-            module, encoded, tokenizer, decode, batch_tokens=batch_tokens, device=device
-        ):
-            for index, summary in zip(indices, batch_summaries, strict=True):
-                summaries[index] = summary
-            bar.advance(task, len(indices))
-    references = [example.references for example in examples]
-    predictions = [summary.summary for summary in summaries]
-    leads = [
-        lead_baseline([p for document in example.documents for p in document], example.references[0])
-        for example in examples
-    ]
-    model_scores = score_summaries(predictions, references)
-    model_scores["perplexity"] = reference_perplexity(
-        module, encoded, tokenizer, batch_tokens=batch_tokens, device=device
+    predictions = decode_split(module, encoded, tokenizer, decode, split=split, batch_tokens=batch_tokens,
+                               device=device)
+    scored = score_split(examples, {"model": predictions}, scoring)
+    scored.systems["model"].update(
+        reference_token_scores(module, encoded, tokenizer, batch_tokens=batch_tokens, device=device)
     )
     metrics = {
-        split: {"model": model_scores, "lead": score_summaries(leads, references)},
+        split: scored.systems,
         "n_examples": len(encoded),
         "decode": asdict(decode),
+        "versions": library_versions(),
     }
     records = [
         {"id": example.id, "summary": prediction, "reference": example.references[0]}

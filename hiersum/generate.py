@@ -8,9 +8,16 @@ Dimensions
 
 The search knows nothing about the model. It calls ``step(tokens, state)`` with the last
 token of every live row (``tokens`` long [N]) and gets back a :class:`StepOutput` with
-next-token log-probabilities [N, V] and the new state. The state only has to implement
-``reorder(indices)`` (rows ``indices`` of the state, repeats allowed), which the search uses
-to tile examples into beams, follow beam origins and drop finished examples.
+next-token log-probabilities [N, V] and the new state. The state implements
+:class:`SearchState`: ``tile`` (each example becomes K consecutive beam rows),
+``reorder_beams`` (follow beam origins, always within an example) and ``select_examples``
+(drop finished examples). Keeping those apart lets a state share per-example data (the
+decoder's memory keys/values) between beams without copying it at every step.
+
+Constraints applied to the log-probabilities before choosing: EOS is forbidden while fewer than
+``min_length`` tokens were generated; with ``no_repeat_ngram_size`` n > 0, a token that would
+complete an n-gram already present in the hypothesis is forbidden (trigram blocking of
+PreSumm / fairseq's ``NGramRepeatBlock`` with n = 3).
 
 Scores are GNMT length-penalised: cumulative log-prob / ((5 + length) / 6) ** alpha, where
 length counts generated tokens (EOS included, BOS not).
@@ -32,13 +39,15 @@ Stopping rules of :func:`beam_search`:
     This explores longer hypotheses than ``"official"`` and never returns one with an
     internal EOS.
 
-With K = 1 both rules equal :func:`greedy_search`.
+With K = 1 both rules equal :func:`greedy_search`. ``n_best`` returns the best distinct
+hypotheses recorded for each example, best first (with ``"official"``, beams recorded when the
+example stops may not have ended).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 import torch
@@ -48,10 +57,18 @@ STOPPING_RULES = ("official", "full")
 
 
 class SearchState(Protocol):
-    """What the search needs from a decoder state."""
+    """What the search needs from a decoder state (rows of an example are consecutive)."""
 
-    def reorder(self, indices: Tensor) -> SearchState:
-        """The state of rows ``indices`` (long [N']) of this one."""
+    def tile(self, beam_size: int) -> SearchState:
+        """Every row repeated ``beam_size`` times, consecutively."""
+        ...
+
+    def reorder_beams(self, indices: Tensor) -> SearchState:
+        """Rows ``indices`` (long [N]); ``indices[r]`` is a row of the same example as r."""
+        ...
+
+    def select_examples(self, examples: Tensor) -> SearchState:
+        """Only the rows of the live examples at positions ``examples`` (long [b'])."""
         ...
 
 
@@ -72,6 +89,16 @@ StepFn = Callable[[Tensor, StateT], StepOutput[StateT]]
 
 
 @dataclass
+class Hypothesis:
+    """One finished (or cut) hypothesis."""
+
+    tokens: list[int]
+    """Token ids without BOS, ending with EOS when one was produced."""
+    score: float
+    """Length-penalised cumulative log-probability."""
+
+
+@dataclass
 class GenerationOutput:
     """Best hypothesis of every example, in input order."""
 
@@ -79,6 +106,8 @@ class GenerationOutput:
     """Token ids without BOS, ending with EOS when one was produced."""
     scores: list[float]
     """Length-penalised score of each sequence."""
+    n_best: list[list[Hypothesis]] = field(default_factory=list)
+    """Per example, up to ``n_best`` distinct hypotheses, best first (the first is the sequence)."""
 
 
 def length_penalty(length: int, alpha: float) -> float:
@@ -90,11 +119,38 @@ def _cut_after_eos(tokens: list[int], eos_id: int) -> list[int]:
     return tokens[: tokens.index(eos_id) + 1] if eos_id in tokens else tokens
 
 
-def _check_lengths(min_length: int, max_length: int) -> None:
+def _check_lengths(min_length: int, max_length: int, no_repeat_ngram_size: int) -> None:
     if max_length < 1 or min_length < 0:
         raise ValueError(
             f"need max_length >= 1 and min_length >= 0; found {max_length}, {min_length}"
         )
+    if no_repeat_ngram_size < 0:
+        raise ValueError(f"no_repeat_ngram_size must be >= 0, found {no_repeat_ngram_size}")
+
+
+def block_repeated_ngrams(log_probs: Tensor, generated: Tensor, n: int) -> None:
+    """Forbid, in place, every token that would repeat an n-gram of its row.
+
+    log_probs: [N, V]; generated: long [N, t], the tokens generated so far (BOS excluded).
+    """
+    t = generated.size(1)
+    if n < 1 or t < n:
+        return
+    windows = generated.unfold(1, n, 1)  # (N, t-n+1, n) every n-gram so far
+    last = generated[:, t - n + 1 :]  # (N, n-1) the prefix a new token would complete
+    match = windows[:, :, :-1].eq(last.unsqueeze(1)).all(-1)  # (N, t-n+1)
+    rows, starts = match.nonzero(as_tuple=True)
+    log_probs[rows, windows[rows, starts, -1]] = float("-inf")
+
+
+def _constrain(
+    log_probs: Tensor, alive: Tensor, *, t: int, eos_id: int, min_length: int, no_repeat_ngram_size: int
+) -> None:
+    """Apply min_length and n-gram blocking in place; alive: [N, 1 + t] (BOS first)."""
+    if t < min_length:
+        log_probs[:, eos_id] = float("-inf")
+    if no_repeat_ngram_size:
+        block_repeated_ngrams(log_probs, alive[:, 1:], no_repeat_ngram_size)
 
 
 def greedy_search(
@@ -107,6 +163,7 @@ def greedy_search(
     min_length: int = 0,
     max_length: int = 100,
     alpha: float = 0.0,
+    no_repeat_ngram_size: int = 0,
     device: torch.device | str | None = None,
 ) -> GenerationOutput:
     """Pick the most likely token at every step; a row stops at EOS or after ``max_length`` tokens.
@@ -114,33 +171,36 @@ def greedy_search(
     ``state`` holds ``batch_size`` rows. EOS is forbidden while fewer than ``min_length`` tokens
     were generated. Scores are length-penalised with ``alpha`` like :func:`beam_search`.
     """
-    _check_lengths(min_length, max_length)
-    rows = torch.arange(batch_size, device=device)  # example of each live row
-    tokens = torch.full((batch_size,), bos_id, dtype=torch.long, device=device)
-    cumulative = torch.zeros(batch_size, device=device)
-    prefixes: list[list[int]] = [[] for _ in range(batch_size)]
+    _check_lengths(min_length, max_length, no_repeat_ngram_size)
+    examples = list(range(batch_size))  # original index of each live row
+    alive = torch.full((batch_size, 1), bos_id, dtype=torch.long, device=device)  # (N, 1 + t)
+    cumulative = torch.zeros(batch_size, device=device)  # (N,)
     sequences: list[list[int]] = [[] for _ in range(batch_size)]
     scores = [0.0] * batch_size
     for t in range(max_length):
-        out = step(tokens, state)
+        out = step(alive[:, -1], state)
         log_probs = out.log_probs.float()  # (N, V)
-        if t < min_length:
-            log_probs[:, eos_id] = float("-inf")
+        _constrain(log_probs, alive, t=t, eos_id=eos_id, min_length=min_length,
+                   no_repeat_ngram_size=no_repeat_ngram_size)
         best, tokens = log_probs.max(-1)  # (N,), (N,)
         cumulative = cumulative + best
+        alive = torch.cat([alive, tokens.unsqueeze(1)], 1)  # (N, 2 + t)
+        state = out.state
         finished = tokens.eq(eos_id) | (t + 1 == max_length)  # (N,)
-        rows_and_tokens = zip(rows.tolist(), tokens.tolist(), finished.tolist(), strict=True)
-        for i, (example, token, ends) in enumerate(rows_and_tokens):
-            prefixes[example].append(token)
-            if ends:
-                sequences[example] = prefixes[example]
-                scores[example] = float(cumulative[i]) / length_penalty(t + 1, alpha)
+        if not bool(finished.any()):
+            continue
+        penalty = length_penalty(t + 1, alpha)
+        for i in finished.nonzero().view(-1).tolist():
+            sequences[examples[i]] = alive[i, 1:].tolist()
+            scores[examples[i]] = float(cumulative[i]) / penalty
         keep = (~finished).nonzero().view(-1)  # (N',)
         if keep.numel() == 0:
             break
-        rows, tokens, cumulative = rows[keep], tokens[keep], cumulative[keep]
-        state = out.state.reorder(keep)
-    return GenerationOutput(sequences=sequences, scores=scores)
+        examples = [examples[i] for i in keep.tolist()]
+        alive, cumulative = alive[keep], cumulative[keep]
+        state = state.select_examples(keep)
+    n_best = [[Hypothesis(s, c)] for s, c in zip(sequences, scores, strict=True)]
+    return GenerationOutput(sequences=sequences, scores=scores, n_best=n_best)
 
 
 def beam_search(
@@ -155,39 +215,43 @@ def beam_search(
     min_length: int = 0,
     max_length: int = 100,
     stopping: str = "official",
+    no_repeat_ngram_size: int = 0,
+    n_best: int = 1,
     device: torch.device | str | None = None,
 ) -> GenerationOutput:
     """Batched beam search over B examples x K beams (see the module docstring for ``stopping``).
 
     ``state`` holds ``batch_size`` rows (one per example); it is tiled to B x K rows here.
     EOS is forbidden while fewer than ``min_length`` tokens were generated; a hypothesis has at
-    most ``max_length`` tokens.
+    most ``max_length`` tokens. ``n_best`` (<= K) hypotheses are returned per example.
     """
     if stopping not in STOPPING_RULES:
         raise ValueError(f"stopping must be one of {STOPPING_RULES}, found {stopping!r}")
-    _check_lengths(min_length, max_length)
+    _check_lengths(min_length, max_length, no_repeat_ngram_size)
+    if not 1 <= n_best <= beam_size:
+        raise ValueError(f"n_best must be in [1, beam_size={beam_size}], found {n_best}")
     B, K = batch_size, beam_size
-    state = state.reorder(torch.arange(B, device=device).repeat_interleave(K))  # B*K rows
+    state = state.tile(K)  # B*K rows
     examples = list(range(B))  # original index of each live example
     alive = torch.full((B * K, 1), bos_id, dtype=torch.long, device=device)  # (N, 1 + t)
     # Only the first beam of an example is live at the start.
     cumulative = torch.tensor([0.0] + [float("-inf")] * (K - 1), device=device).repeat(B)  # (N,)
     hypotheses: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
-    best: list[tuple[float, list[int]] | None] = [None] * B
+    best: list[list[Hypothesis]] = [[] for _ in range(B)]
     for t in range(max_length):
         out = step(alive[:, -1], state)
         log_probs = out.log_probs.float()  # (N, V)
         V = log_probs.size(-1)
-        if t < min_length:
-            log_probs[:, eos_id] = float("-inf")
+        _constrain(log_probs, alive, t=t, eos_id=eos_id, min_length=min_length,
+                   no_repeat_ngram_size=no_repeat_ngram_size)
         penalty = length_penalty(t + 1, alpha)
         candidates = ((log_probs + cumulative.unsqueeze(1)) / penalty).view(-1, K * V)  # (b, K*V)
         top_scores, top_ids = candidates.topk(K, dim=-1)  # (b, K)
         cumulative = (top_scores * penalty).view(-1)  # (b*K,)
         first_row = torch.arange(top_ids.size(0), device=top_ids.device).unsqueeze(1) * K  # (b, 1)
-        origin = first_row + top_ids // V  # (b, K) row of alive each new beam extends
+        origin = (first_row + top_ids // V).view(-1)  # (b*K,) row of alive each new beam extends
         new_tokens = top_ids % V  # (b, K)
-        alive = torch.cat([alive[origin.view(-1)], new_tokens.view(-1, 1)], -1)  # (b*K, t + 2)
+        alive = torch.cat([alive[origin], new_tokens.view(-1, 1)], -1)  # (b*K, t + 2)
         ended = new_tokens.eq(eos_id)  # (b, K)
         if stopping == "full":
             cumulative = cumulative.masked_fill(ended.view(-1), float("-inf"))
@@ -201,24 +265,30 @@ def beam_search(
             stopping=stopping,
             beam_size=K,
             last_step=t + 1 == max_length,
+            eos_id=eos_id,
+            n_best=n_best,
         )  # (b,) bool
         if all(done):
             break
-        live = [i for i, d in enumerate(done) if not d]
-        live_rows = torch.tensor([i * K + k for i in live for k in range(K)], device=alive.device)
-        examples = [examples[i] for i in live]
+        state = out.state.reorder_beams(origin)
+        if not any(done):
+            continue
+        live = torch.tensor([i for i, d in enumerate(done) if not d], device=alive.device)  # (b',)
+        live_rows = (live.unsqueeze(1) * K + torch.arange(K, device=alive.device)).view(-1)  # (b'*K,)
+        examples = [examples[i] for i in live.tolist()]
         alive, cumulative = alive[live_rows], cumulative[live_rows]
-        state = out.state.reorder(origin.view(-1)[live_rows])
-    assert all(b is not None for b in best)
+        state = state.select_examples(live)
+    assert all(best)
     return GenerationOutput(
-        sequences=[_cut_after_eos(b[1], eos_id) for b in best],  # type: ignore[index]
-        scores=[b[0] for b in best],  # type: ignore[index]
+        sequences=[b[0].tokens for b in best],
+        scores=[b[0].score for b in best],
+        n_best=best,
     )
 
 
 def _record(
     hypotheses: list[list[tuple[float, list[int]]]],
-    best: list[tuple[float, list[int]] | None],
+    best: list[list[Hypothesis]],
     examples: list[int],
     beams: Tensor,
     scores: Tensor,
@@ -227,6 +297,8 @@ def _record(
     stopping: str,
     beam_size: int,
     last_step: bool,
+    eos_id: int,
+    n_best: int,
 ) -> list[bool]:
     """Record finished hypotheses of each live example; return which examples are done.
 
@@ -249,7 +321,20 @@ def _record(
             if keep[k]:
                 hypotheses[example].append((score_rows[i][k], beam_rows[i][k]))
         if stop:
-            # First maximum in recording order, like a stable sort by decreasing score.
-            best[example] = max(hypotheses[example], key=lambda h: h[0])
+            best[example] = _best_distinct(hypotheses[example], eos_id=eos_id, n=n_best)
         done.append(stop)
     return done
+
+
+def _best_distinct(recorded: list[tuple[float, list[int]]], *, eos_id: int, n: int) -> list[Hypothesis]:
+    """The n best distinct hypotheses (cut after EOS), best first; ties: first recorded first."""
+    chosen: list[Hypothesis] = []
+    seen: set[tuple[int, ...]] = set()
+    for score, tokens in sorted(recorded, key=lambda h: -h[0]):  # stable: recording order on ties
+        tokens = _cut_after_eos(tokens, eos_id)
+        if tuple(tokens) not in seen:
+            seen.add(tuple(tokens))
+            chosen.append(Hypothesis(tokens, score))
+        if len(chosen) == n:
+            break
+    return chosen

@@ -1,4 +1,5 @@
-"""LightningModule: label-smoothed NLL training, validation loss and perplexity, noam schedule."""
+"""LightningModule: label-smoothed NLL training (plus the optional pooling diversity penalty),
+validation loss and perplexity, noam schedule."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from torchmetrics.text import Perplexity
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.model.pooling import pooling_penalty
 from hiersum.model.summarizer import HierSum
 
 IGNORE_INDEX = -100
@@ -70,22 +72,40 @@ class HierSumModule(pl.LightningModule):
         """(label-smoothed loss, log-probs [B, S, V], target token count); the loss is
         summed over target tokens and divided by their number.
         """
-        log_probs = self.model.log_probs(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
+        log_probs = self.model.log_probs(
+            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph
+        )  # (B, S, V)
+        return self.smoothed_nll(batch, log_probs), log_probs, int(batch.tgt_mask.sum())
+
+    def smoothed_nll(self, batch: Batch, log_probs: torch.Tensor) -> torch.Tensor:
+        """Label-smoothed NLL of ``batch.tgt_out`` under ``log_probs`` [B, S, V], per target token."""
         labels = target_labels(batch)
         n_tokens = int(batch.tgt_mask.sum())
-        loss = F.cross_entropy(
+        return F.cross_entropy(
             log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX,
             label_smoothing=self.optim_config.label_smoothing, reduction="sum",
         ) / max(n_tokens, 1)
-        return loss, log_probs, n_tokens
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
-        loss, _, n_tokens = self.loss(batch)
-        self.log("train/loss", loss, prog_bar=True, batch_size=n_tokens)
-        return loss
+        weight = self.model_config.pooling_penalty
+        if not weight:
+            loss, _, n_tokens = self.loss(batch)
+            self.log("train/loss", loss, prog_bar=True, batch_size=n_tokens)
+            return loss
+        encoded = self.model.encode(
+            batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True
+        )
+        n_tokens = int(batch.tgt_mask.sum())
+        nll = self.smoothed_nll(batch, self.model.decode_log_probs(encoded, batch.tgt_in))
+        penalty = pooling_penalty(encoded.pooling_weights, batch.src_mask)
+        self.log("train/loss", nll, prog_bar=True, batch_size=n_tokens)
+        self.log("train/pooling_penalty", penalty, batch_size=len(batch))
+        return nll + weight * penalty
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        log_probs = self.model.log_probs(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
+        log_probs = self.model.log_probs(
+            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph
+        )  # (B, S, V)
         labels = target_labels(batch)
         n_tokens = int(batch.tgt_mask.sum())
         nll = F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX)

@@ -4,9 +4,12 @@ No metric is reimplemented here. This module only
 
 * validates the inputs (one list of references per prediction, at least one each),
 * prepares text for ROUGE-Lsum (one sentence a line, see :func:`split_sentences`),
-* aggregates several references per example (ROUGE: best F1 over the references of an
-  example; BLEU: sacrebleu's native multi-reference corpus score),
-* puts everything on a 0-100 scale.
+* aggregates several references per example (ROUGE: the best-matching reference,
+  ``max``, and the mean over the references, ``mean``; BLEU and chrF: sacrebleu's native
+  multi-reference corpus score),
+* counts lengths, novel n-grams (absent from the source) and repeated n-grams of outputs,
+  on rouge-score's tokenization (lowercased alphanumeric tokens, no stemming),
+* puts everything on a 0-100 scale (ratios: 0-100 too).
 
 References are always given per example as a list of strings, even when there is only
 one: ``references[i]`` holds the references of ``predictions[i]``.
@@ -14,14 +17,22 @@ one: ``references[i]`` holds the references of ``predictions[i]``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 
-from rouge_score import rouge_scorer
-from sacrebleu.metrics import BLEU
+from rouge_score import rouge_scorer, scoring, tokenize, tokenizers
+from sacrebleu.metrics import BLEU, CHRF
+from sacrebleu.metrics.base import Metric
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+ROUGE_MEASURES = ("precision", "recall", "fmeasure")
+"""rouge-score's fields; the F1 of ``rouge1`` is reported as ``rouge1``, the others as
+``rouge1_precision`` and ``rouge1_recall``."""
+NGRAM_ORDERS = (1, 2, 3)
+"""n of the novel and repeated n-gram ratios."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -76,6 +87,73 @@ def _validate(predictions: Sequence[str], references: Sequence[Sequence[str]]) -
                 )
 
 
+def rouge_key(rouge_type: str, measure: str) -> str:
+    """The metrics key of a ROUGE figure: ``rouge1`` for the F1, ``rouge1_recall`` ..."""
+    return rouge_type if measure == "fmeasure" else f"{rouge_type}_{measure}"
+
+
+ROUGE_KEYS = tuple(rouge_key(t, m) for t in ROUGE_TYPES for m in ("fmeasure", "precision", "recall"))
+
+
+class _CachedTokenizer(tokenizers.Tokenizer):
+    """rouge-score's own stemming tokenizer with a cache: a reference scored against several systems
+    (and its sentences, for ROUGE-Lsum) is stemmed once. Same tokens, so the same scores."""
+
+    def __init__(self) -> None:
+        tokenizer = tokenizers.DefaultTokenizer(use_stemmer=True)
+        self._cached = functools.lru_cache(maxsize=200_000)(lambda text: tuple(tokenizer.tokenize(text)))
+
+    def tokenize(self, text: str) -> list[str]:
+        return list(self._cached(text))
+
+
+@functools.cache
+def rouge_scorer_instance() -> rouge_scorer.RougeScorer:
+    """The one scorer every ROUGE figure comes from, built once: rouge-score's
+    ``RougeScorer(ROUGE_TYPES, use_stemmer=True)`` with its tokenizer's results cached."""
+    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), tokenizer=_CachedTokenizer())
+
+
+def rouge_reference_scores(
+    predictions: Sequence[str], references: Sequence[Sequence[str]]
+) -> list[list[dict[str, scoring.Score]]]:
+    """rouge-score's scores of every (prediction, reference) pair: ``[example][reference][rouge type]``.
+
+    ``RougeScorer(ROUGE_TYPES, use_stemmer=True)``, texts one sentence a line (:func:`split_sentences`).
+    """
+    _validate(predictions, references)
+    scorer = rouge_scorer_instance()
+    return [
+        [scorer.score(target=_lsum_text(ref), prediction=_lsum_text(prediction)) for ref in refs]
+        for prediction, refs in zip(predictions, references, strict=True)
+    ]
+
+
+def rouge_max_and_mean(
+    predictions: Sequence[str], references: Sequence[Sequence[str]]
+) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+    """Per example ROUGE precision, recall and F1 (0-100, keys :data:`ROUGE_KEYS`), two ways.
+
+    ``max``: for each ROUGE type, the reference with the best F1; its precision and recall are
+    reported with it (so different types of one example may come from different references).
+    ``mean``: precision, recall and F1 each averaged over the example's references.
+    Returns ``(max rows, mean rows)``, one dict per example.
+    """
+    max_rows, mean_rows = [], []
+    for per_reference in rouge_reference_scores(predictions, references):
+        best, mean = {}, {}
+        for rouge_type in ROUGE_TYPES:
+            scores = [ref_scores[rouge_type] for ref_scores in per_reference]
+            top = max(scores, key=lambda score: score.fmeasure)
+            for measure in ROUGE_MEASURES:
+                key = rouge_key(rouge_type, measure)
+                best[key] = 100.0 * getattr(top, measure)
+                mean[key] = 100.0 * sum(getattr(score, measure) for score in scores) / len(scores)
+        max_rows.append(best)
+        mean_rows.append(mean)
+    return max_rows, mean_rows
+
+
 def rouge_per_example(
     predictions: Sequence[str], references: Sequence[Sequence[str]]
 ) -> list[dict[str, float]]:
@@ -87,18 +165,8 @@ def rouge_per_example(
     them. The maximum is taken separately for each metric, so two metrics of one example
     may come from different references.
     """
-    _validate(predictions, references)
-    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
-    per_example = []
-    for prediction, refs in zip(predictions, references, strict=True):
-        prediction = _lsum_text(prediction)
-        best = dict.fromkeys(ROUGE_TYPES, 0.0)
-        for ref in refs:
-            scores = scorer.score(target=_lsum_text(ref), prediction=prediction)
-            for name in ROUGE_TYPES:
-                best[name] = max(best[name], 100.0 * scores[name].fmeasure)
-        per_example.append(best)
-    return per_example
+    max_rows, _ = rouge_max_and_mean(predictions, references)
+    return [{name: row[name] for name in ROUGE_TYPES} for row in max_rows]
 
 
 def rouge_scores(
@@ -114,23 +182,86 @@ def rouge_scores(
     }
 
 
+def reference_streams(references: Sequence[Sequence[str]]) -> list[list[str | None]]:
+    """References as sacrebleu's parallel streams (stream ``j``: the ``j``-th reference of every
+    example); examples with fewer references than the most are padded with ``None``, which
+    sacrebleu skips (its signature then reads ``nrefs:var``)."""
+    n_streams = max(len(refs) for refs in references)
+    return [[refs[j] if j < len(refs) else None for refs in references] for j in range(n_streams)]
+
+
+SACREBLEU_METRICS = {"bleu": BLEU, "chrf": CHRF}
+"""The corpus metrics taken from sacrebleu, with default settings (BLEU: 13a tokenization,
+exponential smoothing; chrF: character 6-grams, beta 2)."""
+
+
+def sacrebleu_score(
+    name: str, predictions: Sequence[str], references: Sequence[Sequence[str]]
+) -> tuple[float, str]:
+    """Corpus ``name`` (``bleu`` or ``chrf``, 0-100) with every reference, and sacrebleu's signature."""
+    _validate(predictions, references)
+    metric: Metric = SACREBLEU_METRICS[name]()
+    result = metric.corpus_score(list(predictions), reference_streams(references))
+    return result.score, str(metric.get_signature())
+
+
 def bleu_score(
     predictions: Sequence[str], references: Sequence[Sequence[str]]
 ) -> tuple[float, str]:
-    """Corpus BLEU (0-100) with every reference, and sacrebleu's signature string.
+    """Corpus BLEU (0-100) with every reference, and sacrebleu's signature string
+    (references padded as in :func:`reference_streams`)."""
+    return sacrebleu_score("bleu", predictions, references)
 
-    sacrebleu takes references as parallel streams (stream ``j`` holds the ``j``-th
-    reference of every example). Examples with fewer references than the most are padded
-    with ``None``, which sacrebleu skips; the signature then reads ``nrefs:var``.
+
+def chrf_score(
+    predictions: Sequence[str], references: Sequence[Sequence[str]]
+) -> tuple[float, str]:
+    """Corpus chrF (0-100) with every reference, and sacrebleu's signature string."""
+    return sacrebleu_score("chrf", predictions, references)
+
+
+def tokens(text: str) -> list[str]:
+    """rouge-score's tokens of ``text`` (lowercased alphanumeric runs, no stemming)."""
+    return tokenize.tokenize(text, None)
+
+
+def _ngrams(words: Sequence[str], n: int) -> Counter:
+    return rouge_scorer._create_ngrams(words, n)
+
+
+def novel_ngram_ratio(summary: str, source: str, n: int) -> float:
+    """Share (0-100) of the summary's n-grams (with repeats) that never occur in ``source``;
+    0 for a summary shorter than n tokens."""
+    summary_ngrams = _ngrams(tokens(summary), n)
+    total = sum(summary_ngrams.values())
+    if not total:
+        return 0.0
+    source_ngrams = _ngrams(tokens(source), n)
+    return 100.0 * sum(count for gram, count in summary_ngrams.items() if gram not in source_ngrams) / total
+
+
+def repeated_ngram_ratio(summary: str, n: int) -> float:
+    """Share (0-100) of the summary's n-grams that repeat an earlier n-gram of the summary
+    (``(count - distinct) / count``); 0 for a summary shorter than n tokens."""
+    summary_ngrams = _ngrams(tokens(summary), n)
+    total = sum(summary_ngrams.values())
+    return 100.0 * (total - len(summary_ngrams)) / total if total else 0.0
+
+
+def text_statistics(summary: str, source: str, references: Sequence[str]) -> dict[str, float]:
+    """Length and n-gram statistics of one output.
+
+    ``length`` (whitespace words), ``reference_length`` (mean over the references),
+    ``novel_{n}gram`` and ``repeated_{n}gram`` (0-100) for n in :data:`NGRAM_ORDERS`.
     """
-    _validate(predictions, references)
-    n_streams = max(len(refs) for refs in references)
-    streams = [
-        [refs[j] if j < len(refs) else None for refs in references] for j in range(n_streams)
-    ]
-    bleu = BLEU()
-    result = bleu.corpus_score(list(predictions), streams)
-    return result.score, str(bleu.get_signature())
+    stats = {
+        "length": float(len(summary.split())),
+        "reference_length": sum(len(ref.split()) for ref in references) / max(len(references), 1),
+    }
+    for n in NGRAM_ORDERS:
+        stats[f"novel_{n}gram"] = novel_ngram_ratio(summary, source, n)
+        stats[f"repeated_{n}gram"] = repeated_ngram_ratio(summary, n)
+    return stats
 
 
 def perplexity(total_nll: float, n_tokens: int) -> float:

@@ -78,3 +78,28 @@ def test_invalid_sizes_fail_validation():
         ModelConfig(d_model=30, heads=4)
     with pytest.raises(ValueError, match="inter_layers"):
         ModelConfig(encoder_layers=2, inter_layers=[5])
+
+
+def test_wikisum_paper_experiment_has_the_papers_settings(tmp_path):
+    cfg = compose_train(["experiment=wikisum_paper", "data.path=/data/wikisum"], tmp_path)
+    model, data = OmegaConf.to_object(cfg.model), OmegaConf.to_object(cfg.data)
+    optim, decode = OmegaConf.to_object(cfg.optim), OmegaConf.to_object(cfg.decode)
+    tokenizer = OmegaConf.to_object(cfg.tokenizer)
+    assert (model.d_model, model.heads, model.ff_size, model.inter_layers, model.encoder) == (
+        256, 8, 1024, [6, 7], "hierarchical")
+    assert (data.format, data.max_paragraphs, data.eval_max_paragraphs) == ("wikisum", 24, 40)
+    assert (optim.lr, optim.warmup_steps, optim.betas, optim.label_smoothing) == (3.0, 8000, [0.9, 0.998], 0.1)
+    assert (decode.beam_size, decode.alpha, decode.min_length, decode.max_length) == (5, 0.4, 20, 400)
+    assert tokenizer.path == "/data/wikisum/spm9998_3.model"
+    assert (tokenizer.pad_token, tokenizer.bos_token, tokenizer.eos_token) == ("<PAD>", "<S>", "</S>")
+    flat = compose_train(["experiment=wikisum_paper", "model=flat_paper", "data.path=/x"], tmp_path)
+    assert OmegaConf.to_object(flat.model).encoder == "flat"
+
+
+def test_extension_options_are_validated():
+    with pytest.raises(ValueError, match="model.encoder"):
+        ModelConfig(encoder="recurrent")
+    with pytest.raises(ValueError, match="inter_layers=\\[\\]"):
+        ModelConfig(encoder="flat")
+    with pytest.raises(ValueError, match="pooling_penalty"):
+        ModelConfig(pooling_penalty=-1.0)

@@ -7,14 +7,21 @@ import sacrebleu
 from rouge_score import rouge_scorer
 
 from hiersum.metrics import (
+    ROUGE_KEYS,
     ROUGE_TYPES,
     bleu_score,
+    chrf_score,
     lead_baseline,
+    novel_ngram_ratio,
     perplexity,
+    repeated_ngram_ratio,
+    rouge_key,
+    rouge_max_and_mean,
     rouge_per_example,
     rouge_scores,
     score_summaries,
     split_sentences,
+    text_statistics,
 )
 
 PREDICTIONS = [
@@ -164,3 +171,57 @@ def test_input_validation(predictions, references, error, message):
     for fn in (rouge_scores, bleu_score, score_summaries):
         with pytest.raises(error, match=message):
             fn(predictions, references)
+
+
+def test_rouge_max_and_mean_hand_computed_two_references():
+    # rouge1 vs "red fox": P = R = F = 1; vs "red dog": 1 of 2 unigrams match, P = R = F = 0.5.
+    # rouge2 vs "red fox": 1; vs "red dog": 0.
+    max_rows, mean_rows = rouge_max_and_mean(["red fox"], [["red fox", "red dog"]])
+    assert max_rows[0]["rouge1"] == pytest.approx(100.0)
+    assert max_rows[0]["rouge1_precision"] == pytest.approx(100.0)
+    assert mean_rows[0]["rouge1"] == pytest.approx(75.0)
+    assert mean_rows[0]["rouge1_recall"] == pytest.approx(75.0)
+    assert max_rows[0]["rouge2"] == pytest.approx(100.0)
+    assert mean_rows[0]["rouge2"] == pytest.approx(50.0)
+    assert set(max_rows[0]) == set(ROUGE_KEYS) == set(mean_rows[0])
+
+
+def test_rouge_precision_recall_and_mean_equal_direct_rouge_score():
+    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+    second = ["A cat was on a mat, happily.", "Investors sold stocks.", "The bridge is new."]
+    references = [[a, b] for a, b in zip(REFERENCES, second, strict=True)]
+    max_rows, mean_rows = rouge_max_and_mean(PREDICTIONS, references)
+    for pred, refs, best, mean in zip(PREDICTIONS, references, max_rows, mean_rows, strict=True):
+        direct = [scorer.score("\n".join(split_sentences(r)), "\n".join(split_sentences(pred))) for r in refs]
+        for name in ROUGE_TYPES:
+            top = max((d[name] for d in direct), key=lambda s: s.fmeasure)
+            assert best[name] == pytest.approx(100 * top.fmeasure)
+            assert best[f"{name}_precision"] == pytest.approx(100 * top.precision)
+            assert best[f"{name}_recall"] == pytest.approx(100 * top.recall)
+            for measure in ("precision", "recall", "fmeasure"):
+                expected = 100 * sum(getattr(d[name], measure) for d in direct) / len(direct)
+                assert mean[rouge_key(name, measure)] == pytest.approx(expected)
+        assert mean["rouge1"] <= best["rouge1"]
+
+
+def test_chrf_equals_sacrebleu_with_all_references():
+    second = ["The cats sat on the mat.", "Stocks fell.", "A bridge opened."]
+    score, signature = chrf_score(PREDICTIONS, [[a, b] for a, b in zip(REFERENCES, second, strict=True)])
+    assert score == pytest.approx(sacrebleu.corpus_chrf(PREDICTIONS, [REFERENCES, second]).score)
+    assert "nrefs:2" in signature and "nc:6" in signature
+
+
+def test_novel_and_repeated_ngram_ratios():
+    source = "the cat sat on the mat"
+    assert novel_ngram_ratio("the cat sat", source, 1) == 0.0
+    # "the dog": unigram "dog" new (1 of 2); bigram "the dog" new (1 of 1).
+    assert novel_ngram_ratio("the dog", source, 1) == pytest.approx(50.0)
+    assert novel_ngram_ratio("the dog", source, 2) == pytest.approx(100.0)
+    assert novel_ngram_ratio("cat", source, 2) == 0.0
+    # "a b a b": unigrams 4, distinct 2 -> 50 %; bigrams a-b, b-a, a-b -> 1 of 3 repeated.
+    assert repeated_ngram_ratio("a b a b", 1) == pytest.approx(50.0)
+    assert repeated_ngram_ratio("a b a b", 2) == pytest.approx(100 / 3)
+    assert repeated_ngram_ratio("a b c", 1) == 0.0
+    stats = text_statistics("the dog", source, ["one two three", "one"])
+    assert stats["length"] == 2 and stats["reference_length"] == 2
+    assert stats["novel_2gram"] == pytest.approx(100.0)

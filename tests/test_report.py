@@ -52,6 +52,7 @@ def test_write_report_files(tmp_path):
     assert paths == {
         "metrics": tmp_path / "run" / "metrics.json",
         "report": tmp_path / "run" / "report.md",
+        "html": tmp_path / "run" / "report.html",
         "predictions": tmp_path / "run" / "predictions.jsonl",
     }
     assert json.loads(paths["metrics"].read_text(encoding="utf-8")) == METRICS
@@ -60,18 +61,19 @@ def test_write_report_files(tmp_path):
     assert [json.loads(line) for line in lines] == PREDICTIONS
 
     report = paths["report"].read_text(encoding="utf-8")
-    assert "| model | 41.23 | 18.50 | 35.00 | 38.46 | 12.35 | 7.89 |" in report
-    assert "| lead | 30.00 | 10.00 | 25.50 | 27.00 | 5.00 |  |" in report
+    assert "| model | 41.23 | 18.50 | 35.00 | 38.46 | 12.35 |  | 7.89 |  |" in report
+    assert "| lead | 30.00 | 10.00 | 25.50 | 27.00 | 5.00 |  |  |  |" in report
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [
         "metrics.json",
         "predictions.jsonl",
+        "report.html",
         "report.md",
     ]
 
 
 def test_write_report_without_predictions(tmp_path):
     paths = write_report(tmp_path, METRICS)
-    assert set(paths) == {"metrics", "report"}
+    assert set(paths) == {"metrics", "report", "html"}
     assert not (tmp_path / "predictions.jsonl").exists()
     assert "## Examples" not in paths["report"].read_text(encoding="utf-8")
 
@@ -80,7 +82,7 @@ def test_render_markdown_content():
     report = render_markdown(METRICS, PREDICTIONS)
     assert report.startswith("# ")
     assert "## Split: test" in report
-    header = "| System | ROUGE-1 | ROUGE-2 | ROUGE-L | ROUGE-Lsum | BLEU | Perplexity |"
+    header = "| System | ROUGE-1 | ROUGE-2 | ROUGE-L | ROUGE-Lsum | BLEU | chrF | Perplexity | Token acc. |"
     assert header in report
     assert "nrefs:1|case:mixed" in report
     assert "outputs/run/checkpoints/best.ckpt" in report
@@ -101,7 +103,7 @@ def test_render_markdown_other_split_and_recorded_versions():
     }
     report = render_markdown(metrics)
     assert "## Split: validation" in report
-    assert "| model | 1.00 |  |  |  |  | 3.14 |" in report
+    assert "| model | 1.00 |  |  |  |  |  | 3.14 |  |" in report
     assert "- sacrebleu: 9.9.9" in report
     assert "## Run" not in report
 
@@ -142,3 +144,65 @@ def test_write_predictions_unicode(tmp_path):
     text = path.read_text(encoding="utf-8")
     assert text.count("\n") == 1
     assert json.loads(text) == {"id": "é", "summary": "naïve\nline", "reference": "ü"}
+
+
+def _scored_metrics():
+    from hiersum.data.schema import Example
+    from hiersum.scoring import BootstrapConfig, ScoringConfig, score_split
+
+    examples = [Example(id=f"e{i}", title="", documents=[[f"The cat sat on mat {i}. Storms closed airports."]],
+                        references=[f"A cat sat on mat {i}.", "Cats sit."]) for i in range(6)]
+    outputs = [f"the cat sat on mat {i}" for i in range(6)]
+    scored = score_split(examples, {"model": outputs, "other": ["storms"] * 6},
+                         ScoringConfig(baselines=["lead"], bootstrap=BootstrapConfig(samples=100)),
+                         compare=[("model", "other")])
+    metrics = {"dev": scored.systems, "n_examples": 6, "significance": {"dev": scored.comparisons}}
+    return metrics, scored.rows
+
+
+def test_html_report_is_self_contained_with_plots_and_scores_csv(tmp_path):
+    import base64
+    import csv
+    import re
+
+    metrics, rows = _scored_metrics()
+    run = tmp_path / "run"
+    (run / "csv").mkdir(parents=True)
+    (run / "csv" / "metrics.csv").write_text(
+        "epoch,lr-Adam,step,train/loss,val/loss,val/perplexity\n0,0.1,0,5.0,,\n0,0.1,1,4.0,,\n0,,1,,4.5,90.0\n"
+        "1,0.1,2,3.0,,\n1,,3,,3.5,33.0\n")
+    paths = write_report(run, metrics, PREDICTIONS, rows=rows)
+    page = paths["html"].read_text(encoding="utf-8")
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    # Score bars, length histogram, training curves: all embedded PNGs, no external resource.
+    assert len(images) == 3
+    assert all(base64.b64decode(image).startswith(b"\x89PNG") for image in images)
+    assert "<h2>Training</h2>" in page and "src=\"http" not in page
+    assert "Paired bootstrap tests" in page and "dev: model vs other" in page
+    assert "95% bootstrap intervals" in page and "&lt;" not in page.split("<body>")[0]
+
+    with open(paths["scores"], newline="", encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert len(table) == 3 * 6 and {row["system"] for row in table} == {"model", "other", "lead"}
+    model_rows = [row for row in table if row["system"] == "model"]
+    assert sum(float(row["rouge1"]) for row in model_rows) / 6 == pytest.approx(metrics["dev"]["model"]["rouge1"])
+
+    report = paths["report"].read_text(encoding="utf-8")
+    assert "## Paired bootstrap tests" in report and "### dev: model vs other" in report
+    assert "| ROUGE-1 | +" in report  # the model beats "storms" on ROUGE-1
+    assert "chrF signature (sacrebleu):" in report
+    low, high = metrics["dev"]["model"]["ci"]["rouge1"]
+    assert f"[{low:.2f}, {high:.2f}]" in report
+
+
+def test_attention_heatmaps_are_embedded(tmp_path):
+    import numpy as np
+
+    from hiersum.report import Attention, render_html
+
+    rng = np.random.default_rng(0)
+    pooling = rng.dirichlet(np.ones(5), size=(3, 2))  # (P=3, H=2, T=5)
+    inter = rng.dirichlet(np.ones(3), size=(2, 3))  # (H=2, P=3, P=3)
+    page = render_html(METRICS, attention=[Attention("ex-0", pooling, inter)])
+    assert "Attention (last inter-paragraph layer)" in page
+    assert page.count("data:image/png;base64,") == 2  # score bars + one heatmap

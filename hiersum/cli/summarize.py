@@ -1,73 +1,206 @@
-"""``hiersum-summarize``: summarize a native JSONL file with a checkpoint.
+"""``hiersum-summarize``: summarize documents with a checkpoint, resumably.
 
 Example::
 
     hiersum-summarize checkpoint=run/checkpoints/last.ckpt input=in.jsonl output=out.jsonl
 
-Writes one JSON object (``id``, ``summary``) per valid input record, in input order,
-batch by batch. A malformed line is reported (file, line, field, reason) and skipped;
-the rest are summarized and the process then exits with status 1.
+Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, or ``-`` (stdin);
+see :mod:`hiersum.data.formats` and ``input_format``.
+
+Output: one JSON object a line per valid input record, in input order: ``id``, ``summary``,
+``score`` (length-penalised log-prob), ``n_paragraphs_kept``, ``n_paragraphs_dropped`` and, when
+``decode.n_best`` > 1, ``n_best`` (a list of ``{"summary", "score"}``, best first). ``output=-``
+writes to stdout.
+
+Resume: with ``resume=true`` (default) the ids already in the output file are skipped and the
+others appended, so rerunning a killed command completes the file with every id exactly once
+(each line is written with a single write, a partial last line is cut on start).
+
+Malformed records (bad JSON, missing or wrong-typed field, empty document, invalid UTF-8) and
+repeated ids (every occurrence after the first; see :mod:`hiersum.data.formats`) are reported on stderr and in
+``<output stem>.errors.jsonl`` (``file``, ``line``, ``id``, ``field``, ``reason``); the others are
+summarized. Exit status: 0 all records summarized, 3 some records refused, 2 usage error
+(missing checkpoint, unreadable input, bad option) with a one-line message.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import hydra
+import torch
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
 
 from hiersum.cli.common import CONFIG_DIR
-from hiersum.config import DecodeConfig, register_configs
+from hiersum.cli.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
+from hiersum.config import DataConfig, DecodeConfig, register_configs
 from hiersum.data.datamodule import selection_config
-from hiersum.data.readers import iter_jsonl
-from hiersum.data.schema import Example, RecordError
-from hiersum.data.selection import encode_examples
-from hiersum.evaluation import progress_bar, summarize_encoded
-from hiersum.lit_module import load_checkpoint
+from hiersum.data.formats import STDIN, InputError, read_records
+from hiersum.data.schema import EncodedExample, Example, RecordError
+from hiersum.data.selection import SelectionConfig, encode_examples
+from hiersum.evaluation import PRECISIONS, Summary, progress_bar, summarize_encoded
+from hiersum.lit_module import HierSumModule, load_checkpoint
 
-log = logging.getLogger(__name__)
 register_configs()
 
+EXIT_OK, EXIT_USAGE, EXIT_RECORD_ERRORS = 0, 2, 3
+SELECTION_OVERRIDES = ("max_paragraphs", "max_paragraph_tokens", "selection")
 
-def summarize(cfg: DictConfig) -> int:
-    """Summarize ``cfg.input`` into ``cfg.output``; return the number of malformed records."""
-    module = load_checkpoint(cfg.checkpoint)
-    tokenizer = module.tokenizer()
-    decode: DecodeConfig = OmegaConf.to_object(cfg.decode)
+
+class UsageError(Exception):
+    """A problem with the command itself; reported in one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class SummarizeResult:
+    written: int
+    """Summaries written by this run."""
+    already_done: int
+    """Valid input records whose summary was already in the output (resume)."""
+    errors: int
+    """Records refused (malformed or repeated id)."""
+
+
+def errors_path(output: Path) -> Path:
+    """``out.jsonl`` -> ``out.errors.jsonl``."""
+    return output.with_name(output.stem + ".errors.jsonl")
+
+
+def collect(records: Iterable[Example | RecordError]) -> tuple[list[Example], list[RecordError]]:
+    """Split valid examples from refused records, each in input order."""
     examples: list[Example] = []
     errors: list[RecordError] = []
-    for item in iter_jsonl(cfg.input, require_summary=False):
+    for item in records:
         (errors if isinstance(item, RecordError) else examples).append(item)
+    return examples, errors
+
+
+def error_record(error: RecordError) -> dict[str, Any]:
+    return {"file": error.path, "line": error.line, "id": error.record_id, "field": error.field_name,
+            "reason": error.reason}
+
+
+def output_record(summary: Summary, source: EncodedExample, *, n_best: bool) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": summary.id, "summary": summary.summary, "score": summary.score,
+        "n_paragraphs_kept": len(source.paragraphs), "n_paragraphs_dropped": source.n_dropped_paragraphs,
+    }
+    if n_best:
+        record["n_best"] = [{"summary": text, "score": score} for text, score in summary.n_best]
+    return record
+
+
+def _option(cfg: DictConfig, name: str) -> Any:
+    try:
+        return cfg[name]
+    except MissingMandatoryValue:
+        raise UsageError(f"missing {name}=...; usage: hiersum-summarize checkpoint=CKPT input=IN output=OUT") from None
+
+
+def _checked_device(device: str, precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise UsageError(f"precision must be one of 32, bf16, 16; found {precision!r}")
+    try:
+        kind = torch.device(device).type
+    except RuntimeError:
+        raise UsageError(f"device must be cpu or cuda[:N]; found {device!r}") from None
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise UsageError("device=cuda asked for, but no CUDA device is available")
+    if kind == "cpu" and precision == "16":
+        raise UsageError("precision=16 needs device=cuda (on cpu use precision=bf16)")
+
+
+def _load(checkpoint: str) -> HierSumModule:
+    try:
+        return load_checkpoint(checkpoint)
+    except (OSError, ValueError, RuntimeError) as error:
+        raise UsageError(f"cannot load checkpoint: {error}") from None
+
+
+def _selection(cfg: DictConfig, module: HierSumModule) -> SelectionConfig:
+    """The checkpoint's paragraph selection (as for evaluation), with ``max_paragraphs`` etc.
+    overridden when given."""
+    data = module.data_config or DataConfig(path="")
+    given = {name: cfg[name] for name in SELECTION_OVERRIDES if cfg.get(name) is not None}
+    if "max_paragraphs" in given:
+        given["eval_max_paragraphs"] = None  # the command line wins over the checkpoint's evaluation setting
+    try:
+        return selection_config(replace(data, **given), graph=module.model_config.graph, evaluation=True)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def summarize(cfg: DictConfig) -> SummarizeResult:
+    """Summarize ``cfg.input`` into ``cfg.output`` (see the module docstring)."""
+    checkpoint, source, target = (str(_option(cfg, name)) for name in ("checkpoint", "input", "output"))
+    device, precision = str(cfg.device), str(cfg.precision)
+    _checked_device(device, precision)
+    decode: DecodeConfig = OmegaConf.to_object(cfg.decode)
+    module = _load(checkpoint)
+    tokenizer = module.tokenizer()
+    selection = _selection(cfg, module)
+    try:
+        examples, errors = collect(read_records(source, input_format=str(cfg.input_format)))
+    except InputError as error:
+        raise UsageError(str(error)) from None
+    if cfg.sort_window < 1 or cfg.batch_tokens < 1:
+        raise UsageError(f"sort_window and batch_tokens must be >= 1; found {cfg.sort_window}, {cfg.batch_tokens}")
+    output = None if target == STDIN else Path(target)
+    try:
+        done = set(completed_ids(output)) if output is not None and cfg.resume else set()
+    except OutputError as error:
+        raise UsageError(str(error)) from None
     for error in errors:
         print(f"skipped malformed record: {error}", file=sys.stderr)
-    encoded = encode_examples(examples, tokenizer, selection_config(module.data_config))
-    results: list[dict | None] = [None] * len(encoded)
+    if output is not None:
+        _write_errors(errors_path(output), errors)
+    pending = [example for example in examples if example.id not in done]
     written = 0
-    output = Path(cfg.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with open(output, "w", encoding="utf-8") as handle, progress_bar("summarizing") as bar:
-        task = bar.add_task("summarize", total=len(encoded))
-        for indices, summaries in summarize_encoded(
-            module, encoded, tokenizer, decode, batch_tokens=cfg.batch_tokens, device=cfg.device
-        ):
-            for index, summary in zip(indices, summaries, strict=True):
-                results[index] = {"id": summary.id, "summary": summary.summary}
-            while written < len(results) and results[written] is not None:
-                handle.write(json.dumps(results[written], ensure_ascii=False) + "\n")
-                written += 1
-            handle.flush()
-            bar.advance(task, len(indices))
-    print(f"wrote {written} summaries to {output}; {len(errors)} malformed records skipped", file=sys.stderr)
-    return len(errors)
+    with JsonlAppender(output, truncate=not cfg.resume) as writer, progress_bar("summarizing") as bar:
+        task = bar.add_task("summarize", total=len(pending))
+        for start in range(0, len(pending), cfg.sort_window):
+            encoded = encode_examples(pending[start : start + cfg.sort_window], tokenizer, selection)
+            results: list[dict[str, Any] | None] = [None] * len(encoded)
+            next_index = 0  # first result of this window not yet written
+            for indices, summaries in summarize_encoded(
+                module, encoded, tokenizer, decode, batch_tokens=cfg.batch_tokens, device=device, precision=precision
+            ):
+                for index, summary in zip(indices, summaries, strict=True):
+                    results[index] = output_record(summary, encoded[index], n_best=decode.n_best > 1)
+                while next_index < len(results) and results[next_index] is not None:
+                    writer.write(results[next_index])
+                    next_index += 1
+                writer.sync()
+                bar.advance(task, len(indices))
+            written += next_index
+    result = SummarizeResult(written=written, already_done=len(examples) - len(pending), errors=len(errors))
+    print(f"wrote {result.written} summaries to {'stdout' if output is None else output} "
+          f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
+    return result
+
+
+def _write_errors(path: Path, errors: list[RecordError]) -> None:
+    """The errors of this run replace those of an earlier one (the same input gives the same errors)."""
+    if errors:
+        write_jsonl_atomically(path, [error_record(e) for e in errors])
+    else:
+        path.unlink(missing_ok=True)
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="summarize")
 def _run(cfg: DictConfig) -> None:
-    if summarize(cfg):
-        sys.exit(1)
+    try:
+        result = summarize(cfg)
+    except UsageError as error:
+        print(f"hiersum-summarize: error: {error}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    if result.errors:
+        sys.exit(EXIT_RECORD_ERRORS)
 
 
 def main() -> None:

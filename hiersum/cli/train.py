@@ -21,8 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from hiersum.cli.common import CONFIG_DIR
 from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, TokenizerConfig, register_configs
+from hiersum.data.corpora import read_split
 from hiersum.data.datamodule import SummarizationDataModule, split_path
-from hiersum.data.readers import read_jsonl
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
 from hiersum.evaluation import evaluate_split
 from hiersum.lit_module import HierSumModule, load_checkpoint, module_hparams
@@ -35,9 +35,12 @@ register_configs()
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
     """Load ``config.path`` or train a tokenizer on the train split; save it in the run directory."""
     if config.path:
-        tokenizer = load_tokenizer(config.path)
+        tokenizer = load_tokenizer(config.path, pad=config.pad_token, bos=config.bos_token, eos=config.eos_token)
+    elif data.format == "wikisum":
+        raise ValueError("data.format=wikisum holds SentencePiece ids: give their tokenizer, e.g. "
+                         "tokenizer=official_spm tokenizer.path=/path/to/spm9998_3.model")
     else:
-        examples = read_jsonl(split_path(data.path, "train"))
+        examples = read_split(split_path(data.path, "train"), data.format)
         texts = (text for e in examples for text in
                  [e.title, *e.references, *(p for d in e.documents for p in d)] if text)
         tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase)
@@ -67,7 +70,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     decode: DecodeConfig = OmegaConf.to_object(cfg.decode)
 
     tokenizer = build_tokenizer(OmegaConf.to_object(cfg.tokenizer), data, run_dir)
-    datamodule = SummarizationDataModule(data, tokenizer, seed=cfg.seed)
+    datamodule = SummarizationDataModule(data, tokenizer, seed=cfg.seed, model=model_config)
     module = HierSumModule(**module_hparams(model_config, optim, data, tokenizer))
     trainer: pl.Trainer = instantiate(
         cfg.trainer, callbacks=instantiate_group(cfg.get("callbacks")), logger=instantiate_group(cfg.get("logger"))

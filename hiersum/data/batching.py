@@ -5,11 +5,38 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import torch
 from torch.utils.data import Sampler
 
+from hiersum.config import ModelConfig
 from hiersum.data.schema import Batch, EncodedExample
+from hiersum.data.tokenizer import SubwordTokenizer
+
+
+@dataclass(frozen=True)
+class FlatLayout:
+    """How ``collate`` joins an example's paragraphs into one sequence for a flat model (as the
+    official ``-hier false``): paragraphs joined with ``separator_id``, cut to ``max_tokens``, then EOS."""
+
+    max_tokens: int
+    separator_id: int
+
+
+def flat_layout(model: ModelConfig, tokenizer: SubwordTokenizer) -> FlatLayout | None:
+    """The layout a model wants: a :class:`FlatLayout` for ``model.encoder=flat``, None for the [P, T] grid."""
+    if model.encoder != "flat":
+        return None
+    return FlatLayout(max_tokens=model.flat_max_tokens, separator_id=tokenizer.paragraph_separator_id)
+
+
+def flatten_paragraphs(paragraphs: Sequence[Sequence[int]], layout: FlatLayout, eos_id: int) -> list[int]:
+    """``p1 SEP p2 SEP ... pn`` cut to ``layout.max_tokens`` tokens, then EOS."""
+    joined: list[int] = []
+    for index, paragraph in enumerate(paragraphs):
+        joined += ([layout.separator_id] if index else []) + list(paragraph)
+    return joined[: layout.max_tokens] + [eos_id]
 
 
 def grid_size(example: EncodedExample) -> tuple[int, int]:
@@ -87,21 +114,56 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
             yield self.batches[position]
 
 
-def collate(examples: Sequence[EncodedExample], *, pad_id: int, bos_id: int, eos_id: int) -> Batch:
-    """Pad examples into a :class:`Batch` (``src`` [B, P, T], ``tgt_in``/``tgt_out`` [B, S])."""
+def pad_grid(examples: Sequence[EncodedExample], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(``src`` [B, P, T], ``src_mask`` [B, P, T]): the paragraphs of each example, padded with ``pad_id``."""
     sizes = [grid_size(e) for e in examples]
-    n_paragraphs = max(p for p, _ in sizes)
-    n_tokens = max(t for _, t in sizes)
-    target_length = max(len(e.target) for e in examples) + 1
-    src = torch.full((len(examples), n_paragraphs, n_tokens), pad_id, dtype=torch.long)
-    tgt_in = torch.full((len(examples), target_length), pad_id, dtype=torch.long)
-    tgt_out = torch.full((len(examples), target_length), pad_id, dtype=torch.long)
-    tgt_mask = torch.zeros((len(examples), target_length), dtype=torch.bool)
+    src = torch.full((len(examples), max(p for p, _ in sizes), max(t for _, t in sizes)), pad_id, dtype=torch.long)
     src_mask = torch.zeros_like(src, dtype=torch.bool)
     for b, example in enumerate(examples):
         for p, paragraph in enumerate(example.paragraphs):
             src[b, p, : len(paragraph)] = torch.tensor(paragraph, dtype=torch.long)
             src_mask[b, p, : len(paragraph)] = True
+    return src, src_mask
+
+
+def pad_flat(
+    examples: Sequence[EncodedExample], layout: FlatLayout, pad_id: int, eos_id: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(``src`` [B, L], ``src_mask`` [B, L]): each example's paragraphs flattened
+    (:func:`flatten_paragraphs`), right-padded."""
+    rows = [flatten_paragraphs(e.paragraphs, layout, eos_id) for e in examples]
+    src = torch.full((len(rows), max(map(len, rows))), pad_id, dtype=torch.long)
+    src_mask = torch.zeros_like(src, dtype=torch.bool)
+    for b, row in enumerate(rows):
+        src[b, : len(row)] = torch.tensor(row, dtype=torch.long)
+        src_mask[b, : len(row)] = True
+    return src, src_mask
+
+
+def pad_graphs(examples: Sequence[EncodedExample], n_paragraphs: int) -> torch.Tensor | None:
+    """``paragraph_graph`` [B, P, P] (zero at padding), or None when no example carries a graph."""
+    if all(e.graph is None for e in examples):
+        return None
+    graphs = torch.zeros(len(examples), n_paragraphs, n_paragraphs)
+    for b, example in enumerate(examples):
+        if example.graph:
+            n = len(example.graph)
+            graphs[b, :n, :n] = torch.tensor(example.graph, dtype=torch.float)
+    return graphs
+
+
+def collate(
+    examples: Sequence[EncodedExample], *, pad_id: int, bos_id: int, eos_id: int, flat: FlatLayout | None = None
+) -> Batch:
+    """Pad examples into a :class:`Batch`: ``src`` [B, P, T] (or [B, L] with a ``flat`` layout, the one
+    data pipeline serving both encoders), ``tgt_in``/``tgt_out`` [B, S], ``paragraph_graph`` [B, P, P].
+    """
+    src, src_mask = pad_grid(examples, pad_id) if flat is None else pad_flat(examples, flat, pad_id, eos_id)
+    target_length = max(len(e.target) for e in examples) + 1
+    tgt_in = torch.full((len(examples), target_length), pad_id, dtype=torch.long)
+    tgt_out = torch.full((len(examples), target_length), pad_id, dtype=torch.long)
+    tgt_mask = torch.zeros((len(examples), target_length), dtype=torch.bool)
+    for b, example in enumerate(examples):
         length = len(example.target) + 1
         tgt_in[b, :length] = torch.tensor([bos_id, *example.target], dtype=torch.long)
         tgt_out[b, :length] = torch.tensor([*example.target, eos_id], dtype=torch.long)
@@ -115,4 +177,5 @@ def collate(examples: Sequence[EncodedExample], *, pad_id: int, bos_id: int, eos
         tgt_mask=tgt_mask,
         references=[e.references for e in examples],
         sources=list(examples),
+        paragraph_graph=pad_graphs(examples, src.size(1)) if flat is None else None,
     )

@@ -1,4 +1,4 @@
-"""LightningDataModule over a folder of native JSONL splits."""
+"""LightningDataModule over a folder of native JSONL splits (or ranked WikiSum shards)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from pathlib import Path
 import pytorch_lightning as pl
 from torch.utils.data import DataLoader
 
-from hiersum.config import DataConfig
-from hiersum.data.batching import TokenBudgetBatchSampler, collate
-from hiersum.data.readers import read_jsonl
+from hiersum.config import DataConfig, ModelConfig
+from hiersum.data.batching import TokenBudgetBatchSampler, collate, flat_layout
+from hiersum.data.corpora import read_split
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SelectionConfig, encode_examples
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.data.wikisum import read_wikisum
 
 SPLITS = ("train", "validation", "test")
 
@@ -26,34 +27,52 @@ def split_path(data_dir: str | Path, split: str) -> Path:
     return path
 
 
-def selection_config(config: DataConfig) -> SelectionConfig:
+def selection_config(config: DataConfig, *, graph: str = "none", evaluation: bool = False) -> SelectionConfig:
+    """Paragraph selection of ``config``; ``graph``: the model's paragraph graph (``model.graph``);
+    ``evaluation``: for a validation or test split (``data.eval_max_paragraphs`` applies)."""
+    max_paragraphs = config.max_paragraphs
+    if evaluation and config.eval_max_paragraphs:
+        max_paragraphs = config.eval_max_paragraphs
     return SelectionConfig(
-        max_paragraphs=config.max_paragraphs,
+        max_paragraphs=max_paragraphs,
         max_paragraph_tokens=config.max_paragraph_tokens,
         max_target_tokens=config.max_target_tokens,
         selection=config.selection,
         title_paragraph=config.title_paragraph,
+        graph=graph,
     )
 
 
 class SummarizationDataModule(pl.LightningDataModule):
-    """Reads, encodes and batches the train/validation/test splits of ``config.path``."""
+    """Reads, encodes and batches the train/validation/test splits of ``config.path``.
 
-    def __init__(self, config: DataConfig, tokenizer: SubwordTokenizer, *, seed: int = 0) -> None:
+    ``model``: the model the batches are for; it decides the source layout (the [B, P, T] grid, or
+    [B, L] for ``model.encoder=flat``) and whether examples carry a paragraph graph (``model.graph``).
+    None: the hierarchical grid without graphs.
+    """
+
+    def __init__(
+        self, config: DataConfig, tokenizer: SubwordTokenizer, *, seed: int = 0, model: ModelConfig | None = None
+    ) -> None:
         super().__init__()
         self.config = config
         self.tokenizer = tokenizer
         self.seed = seed
+        self.model = model or ModelConfig()
         self.examples: dict[str, list[Example]] = {}
         self.encoded: dict[str, list[EncodedExample]] = {}
 
     def load_split(self, split: str) -> list[EncodedExample]:
         """Read and encode a split once; later calls reuse it."""
         if split not in self.encoded:
-            self.examples[split] = read_jsonl(split_path(self.config.path, split))
-            self.encoded[split] = encode_examples(
-                self.examples[split], self.tokenizer, selection_config(self.config)
-            )
+            selection = selection_config(self.config, graph=self.model.graph, evaluation=split != "train")
+            if self.config.format == "wikisum":
+                self.examples[split], self.encoded[split] = read_wikisum(
+                    self.config.path, split, self.tokenizer, selection, with_text=split != "train"
+                )
+            else:
+                self.examples[split] = read_split(split_path(self.config.path, split), self.config.format)
+                self.encoded[split] = encode_examples(self.examples[split], self.tokenizer, selection)
         return self.encoded[split]
 
     def setup(self, stage: str | None = None) -> None:
@@ -83,7 +102,8 @@ class SummarizationDataModule(pl.LightningDataModule):
         return DataLoader(
             examples,
             batch_sampler=sampler,
-            collate_fn=partial(collate, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos),
+            collate_fn=partial(collate, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos,
+                               flat=flat_layout(self.model, self.tokenizer)),
             num_workers=self.config.num_workers,
         )
 

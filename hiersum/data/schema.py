@@ -15,13 +15,17 @@ import torch
 class RecordError(ValueError):
     """A malformed input record: names the file, the line, the field and what was wrong."""
 
-    def __init__(self, path: str, line: int, field_name: str | None, message: str) -> None:
+    def __init__(
+        self, path: str, line: int, field_name: str | None, message: str, *, record_id: str | None = None
+    ) -> None:
         where = f"{path}:{line}" + (f": field '{field_name}'" if field_name else "")
         super().__init__(f"{where}: {message}")
         self.path = path
         self.line = line
         self.field_name = field_name
         self.reason = message
+        self.record_id = record_id
+        """The record's id when it could be read (None otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,8 @@ class EncodedExample:
 
     ``paragraphs``: up to P lists of at most T ids. ``target``: summary ids without
     BOS/EOS (empty when there is no reference). ``provenance``: (document index,
-    paragraph index) of each kept paragraph.
+    paragraph index) of each kept paragraph. ``graph``: the paragraph graph [len(paragraphs)]^2
+    (weights in [0, 1], see ``hiersum/data/graph.py``) when the model uses one, else None.
     """
 
     id: str
@@ -53,6 +58,7 @@ class EncodedExample:
     references: list[str]
     provenance: list[tuple[int, int]]
     n_dropped_paragraphs: int = 0
+    graph: list[list[float]] | None = None
 
     @property
     def n_source_tokens(self) -> int:
@@ -65,7 +71,9 @@ class Batch:
 
     Shapes: ``src`` [B, P, T] long, ``src_mask`` [B, P, T] bool (True = real token),
     ``tgt_in`` [B, S] long (BOS + summary), ``tgt_out`` [B, S] long (summary + EOS),
-    ``tgt_mask`` [B, S] bool (True = real target token).
+    ``tgt_mask`` [B, S] bool (True = real target token). For a flat model (``model.encoder=flat``)
+    ``src`` and ``src_mask`` are [B, L]: the paragraphs joined with a separator (see ``collate``).
+    ``paragraph_graph`` [B, P, P] float (zero at padding) when the examples carry graphs, else None.
     """
 
     ids: list[str]
@@ -76,10 +84,13 @@ class Batch:
     tgt_mask: torch.Tensor
     references: list[list[str]]
     sources: list[EncodedExample]
+    paragraph_graph: torch.Tensor | None = None
 
     def to(self, device: torch.device | str) -> Batch:
         for name in ("src", "src_mask", "tgt_in", "tgt_out", "tgt_mask"):
             setattr(self, name, getattr(self, name).to(device))
+        if self.paragraph_graph is not None:
+            self.paragraph_graph = self.paragraph_graph.to(device)
         return self
 
     def __len__(self) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hiersum.data.graph import paragraph_graph
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
 
@@ -21,6 +22,8 @@ class SelectionConfig:
     max_target_tokens: int
     selection: str = "first"
     title_paragraph: bool = True
+    graph: str = "none"
+    """Paragraph graph stored on each example (``model.graph``; see ``hiersum/data/graph.py``)."""
 
 
 def order_paragraphs(documents: Sequence[Sequence[str]], rule: str) -> list[tuple[int, int]]:
@@ -43,7 +46,8 @@ def encode_examples(
     """Select up to P paragraphs per example, tokenize them and cut each to T tokens.
 
     With ``title_paragraph`` the title (when present) is the first paragraph, so the
-    model knows which entity or topic the summary is about.
+    model knows which entity or topic the summary is about. With ``graph`` other than ``none``
+    each example carries the graph of its kept paragraphs, computed from their full text.
     """
     encoded = []
     for example in examples:
@@ -68,5 +72,6 @@ def encode_examples(
             references=list(example.references),
             provenance=provenance,
             n_dropped_paragraphs=len(order) - len(kept),
+            graph=paragraph_graph(texts, config.graph),
         ))
     return encoded

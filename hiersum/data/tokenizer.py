@@ -3,10 +3,15 @@ path.
 
 A trained tokenizer is a SentencePiece-style BPE model (NFKC, optional lowercase,
 punctuation split off, Metaspace pre-tokenizer so that decoding restores the spaces)
-with the special tokens ``<pad>``, ``<unk>``, ``<s>`` (BOS) and ``</s>`` (EOS). It is
+with the special tokens ``<pad>``, ``<unk>``, ``<s>`` (BOS), ``</s>`` (EOS) and ``<p>`` (the
+paragraph separator of the flat baseline). It is
 saved as an HF tokenizer directory (``tokenizer.json`` + ``tokenizer_config.json``) so
 that ``transformers.AutoTokenizer`` can load it too, and its JSON is stored inside every
 checkpoint so that a checkpoint is self-contained.
+
+The official SentencePiece model of the ranked WikiSum data (``spm9998_3.model``) loads as an
+equivalent HF Unigram tokenizer (:func:`sentencepiece_tokenizer`, needs ``protobuf``) whose special
+tokens are ``<PAD>`` (6), ``<S>`` (4, BOS), ``</S>`` (5, EOS), ``<P>`` (7) and ``<Q>`` (8).
 """
 
 from __future__ import annotations
@@ -15,9 +20,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
-PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
+PAD, UNK, BOS, EOS, PARAGRAPH = "<pad>", "<unk>", "<s>", "</s>", "<p>"
+OFFICIAL_TOKENS = ("<PAD>", "<S>", "</S>")
+"""pad, bos and eos of the official SentencePiece vocabulary (ids 6, 4, 5)."""
+OFFICIAL_PARAGRAPH = "<P>"
+"""End-of-paragraph token of the official vocabulary (id 7): the flat baseline's separator."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,25 @@ class SubwordTokenizer:
             raise ValueError(f"tokenizer lacks the special tokens: {', '.join(missing)}")
         self.special = SpecialIds(**ids)
         self.tokens = (pad_token, bos_token, eos_token)
+
+    @classmethod
+    def detect(
+        cls, backend: Tokenizer, *, pad: str | None = None, bos: str | None = None, eos: str | None = None
+    ) -> SubwordTokenizer:
+        """Wrap ``backend`` with the given special tokens; a token not given is ours (``<pad>``, ``<s>``,
+        ``</s>``) when the vocabulary has it, else the official one (``<PAD>``, ``<S>``, ``</S>``)."""
+        ours = all(backend.token_to_id(t) is not None for t in (PAD, BOS, EOS))
+        default = (PAD, BOS, EOS) if ours else OFFICIAL_TOKENS
+        return cls(backend, pad_token=pad or default[0], bos_token=bos or default[1], eos_token=eos or default[2])
+
+    @property
+    def paragraph_separator_id(self) -> int:
+        """Id joining paragraphs in the flat baseline: ``<p>``, else the official ``<P>``, else EOS."""
+        for token in (PARAGRAPH, OFFICIAL_PARAGRAPH):
+            token_id = self.backend.token_to_id(token)
+            if token_id is not None:
+                return token_id
+        return self.special.eos
 
     @property
     def vocab_size(self) -> int:
@@ -64,9 +92,10 @@ class SubwordTokenizer:
         return self.backend.to_str()
 
     @classmethod
-    def from_str(cls, text: str, tokens: tuple[str, str, str] = (PAD, BOS, EOS)) -> SubwordTokenizer:
-        pad, bos, eos = tokens
-        return cls(Tokenizer.from_str(text), pad_token=pad, bos_token=bos, eos_token=eos)
+    def from_str(cls, text: str, tokens: tuple[str, str, str] | None = None) -> SubwordTokenizer:
+        """From ``to_str`` output; ``tokens`` = (pad, bos, eos), or None to :meth:`detect` them."""
+        pad, bos, eos = tokens or (None, None, None)
+        return cls.detect(Tokenizer.from_str(text), pad=pad, bos=bos, eos=eos)
 
     def save(self, directory: str | Path) -> Path:
         """Write an HF tokenizer directory (loadable by ``load_tokenizer`` and ``AutoTokenizer``)."""
@@ -89,21 +118,58 @@ def train_tokenizer(texts: Iterable[str], *, vocab_size: int, lowercase: bool = 
     )
     backend.decoder = decoders.Metaspace()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=[PAD, UNK, BOS, EOS], show_progress=False
+        vocab_size=vocab_size, special_tokens=[PAD, UNK, BOS, EOS, PARAGRAPH], show_progress=False
     )
     backend.train_from_iterator(texts, trainer=trainer)
     return SubwordTokenizer(backend)
 
 
-def load_tokenizer(path: str | Path) -> SubwordTokenizer:
-    """Load a local ``tokenizer.json`` file or an HF tokenizer directory.
+def sentencepiece_tokenizer(path: str | Path) -> Tokenizer:
+    """An HF Unigram tokenizer equivalent to a SentencePiece Unigram ``.model`` file (read with
+    ``protobuf`` through transformers' copy of the SentencePiece schema; no ``sentencepiece`` needed).
+
+    Same pieces, ids and scores; the model's precompiled normalizer (e.g. nmt_nfkc), whitespace
+    collapsing and the ``▁`` prefix; unknown, control and user-defined pieces become special tokens
+    (matched whole in text, dropped when decoding).
+    """
+    from transformers.convert_slow_tokenizer import import_protobuf
+
+    proto = import_protobuf().ModelProto()
+    proto.ParseFromString(Path(path).read_bytes())
+    if proto.trainer_spec.model_type != 1:
+        raise ValueError(f"{path}: only SentencePiece Unigram models are supported, found model_type "
+                         f"{proto.trainer_spec.model_type}")
+    vocab = [(piece.piece, piece.score) for piece in proto.pieces]
+    backend = Tokenizer(models.Unigram(vocab, unk_id=proto.trainer_spec.unk_id,
+                                       byte_fallback=proto.trainer_spec.byte_fallback))
+    steps = []
+    if proto.normalizer_spec.precompiled_charsmap:
+        steps.append(normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap))
+    if proto.normalizer_spec.remove_extra_whitespaces:
+        steps += [normalizers.Strip(), normalizers.Replace(Regex(" {2,}"), " ")]
+    backend.normalizer = normalizers.Sequence(steps)
+    scheme = "always" if proto.normalizer_spec.add_dummy_prefix else "never"
+    backend.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme)
+    backend.decoder = decoders.Metaspace(replacement="▁", prepend_scheme=scheme)
+    special = [piece.piece for piece in proto.pieces if piece.type in (2, 3, 4)]  # unknown, control, user-defined
+    backend.add_special_tokens([AddedToken(token, special=True, normalized=False) for token in special])
+    return backend
+
+
+def load_tokenizer(
+    path: str | Path, *, pad: str | None = None, bos: str | None = None, eos: str | None = None
+) -> SubwordTokenizer:
+    """Load a local ``tokenizer.json`` file, an HF tokenizer directory or a SentencePiece ``.model``.
 
     The special tokens are read from the directory's config (pad, bos and eos must be
-    defined; ``cls``/``sep`` stand in for bos/eos in BERT-style tokenizers).
+    defined; ``cls``/``sep`` stand in for bos/eos in BERT-style tokenizers); for a file they are
+    ``pad``/``bos``/``eos`` when given, else detected (:meth:`SubwordTokenizer.detect`).
     """
     path = Path(path)
+    if path.is_file() and path.suffix == ".model":
+        return SubwordTokenizer.detect(sentencepiece_tokenizer(path), pad=pad, bos=bos, eos=eos)
     if path.is_file():
-        return SubwordTokenizer(Tokenizer.from_file(str(path)))
+        return SubwordTokenizer.detect(Tokenizer.from_file(str(path)), pad=pad, bos=bos, eos=eos)
     if not (path / "tokenizer.json").is_file():
         raise FileNotFoundError(f"{path}: expected a tokenizer.json file or an HF tokenizer directory holding one")
     from transformers import AutoTokenizer

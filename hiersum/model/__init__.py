@@ -1,7 +1,7 @@
 """The hierarchical summarization model (encoder, decoder, output layer)."""
 
 from hiersum.model.decoder import DecoderState, TransformerDecoder
-from hiersum.model.encoder import EncoderOutput, HierarchicalEncoder
+from hiersum.model.encoder import EncoderOutput, FlatEncoder, HierarchicalEncoder
 from hiersum.model.summarizer import HierSum
 
-__all__ = ["DecoderState", "EncoderOutput", "HierSum", "HierarchicalEncoder", "TransformerDecoder"]
+__all__ = ["DecoderState", "EncoderOutput", "FlatEncoder", "HierSum", "HierarchicalEncoder", "TransformerDecoder"]

@@ -12,6 +12,10 @@ Dimensions
 Masks are boolean with True = real token. Teacher forcing and step-by-step decoding run the
 same code: a call appends its L tokens to the self-attention cache, and the memory keys and
 values are projected once in :meth:`TransformerDecoder.init_state`.
+
+While beam searching, the N rows are B' examples x G beams, beams of an example consecutive.
+The memory keys/values stay per example ([B', H, M, E]); the G beams of an example are folded
+into the query length of the context attention, so reordering beams never copies the memory.
 """
 
 from __future__ import annotations
@@ -39,31 +43,76 @@ class LayerCache:
     self_attn: KeyValue
     """Self-attention keys/values of the target tokens seen so far, [N, H, S, E] each."""
     memory: KeyValue
-    """Context-attention keys/values of the memory, [N, H, M, E] each (projected once)."""
-
-    def index_select(self, indices: Tensor) -> LayerCache:
-        return LayerCache(self.self_attn.index_select(indices), self.memory.index_select(indices))
+    """Context-attention keys/values of the memory, [B', H, M, E] each (projected once, one per
+    example, shared by its beams)."""
 
 
 @dataclass
 class DecoderState:
-    """Everything the decoder needs to continue a batch of sequences."""
+    """Everything the decoder needs to continue a batch of sequences.
+
+    Rows come in groups of ``group_size`` consecutive rows (the beams of one example) that share
+    one memory entry: row r reads memory entry r // group_size, so N = B' x group_size.
+    """
 
     layers: list[LayerCache]
     """One cache per decoder layer."""
     memory_mask: Tensor
-    """[N, M] bool, True = real memory token."""
+    """[B', M] bool, True = real memory token."""
     length: int
     """S, target tokens already consumed (the position of the next token)."""
+    group_size: int = 1
+    """G, rows per memory entry (beams per example)."""
+
+    def _with(
+        self, layers: list[LayerCache], memory_mask: Tensor | None = None, group_size: int | None = None
+    ) -> DecoderState:
+        return DecoderState(
+            layers=layers,
+            memory_mask=self.memory_mask if memory_mask is None else memory_mask,
+            length=self.length,
+            group_size=self.group_size if group_size is None else group_size,
+        )
 
     def reorder(self, indices: Tensor) -> DecoderState:
-        """Rows ``indices`` [N'] (long, into the N rows) of this state: beam reordering,
-        tiling (repeated indices) or dropping finished examples."""
-        return DecoderState(
-            layers=[cache.index_select(indices) for cache in self.layers],
-            memory_mask=self.memory_mask.index_select(0, indices),
-            length=self.length,
-        )
+        """Rows ``indices`` [N'] (long, into the N rows), any of them, repeats allowed.
+
+        General but costly: the memory keys/values are copied per row (group size 1). Beam
+        search uses :meth:`tile`, :meth:`reorder_beams` and :meth:`select_examples` instead.
+        """
+        entries = indices.div(self.group_size, rounding_mode="floor")  # (N',) memory entry per row
+        layers = [
+            LayerCache(cache.self_attn.index_select(indices), cache.memory.index_select(entries))
+            for cache in self.layers
+        ]
+        return self._with(layers, self.memory_mask.index_select(0, entries), group_size=1)
+
+    def tile(self, beam_size: int) -> DecoderState:
+        """Repeat every row ``beam_size`` times (consecutively); the memory is not copied."""
+        rows = torch.arange(self.memory_mask.size(0) * self.group_size, device=self.memory_mask.device)
+        rows = rows.repeat_interleave(beam_size)  # (N * beam_size,)
+        layers = [LayerCache(cache.self_attn.index_select(rows), cache.memory) for cache in self.layers]
+        return self._with(layers, group_size=self.group_size * beam_size)
+
+    def reorder_beams(self, indices: Tensor) -> DecoderState:
+        """Rows ``indices`` [N]: ``indices[r]`` must be a row of r's own group (a beam of the same
+        example). Only the self-attention caches move."""
+        layers = [LayerCache(cache.self_attn.index_select(indices), cache.memory) for cache in self.layers]
+        return self._with(layers)
+
+    def rows_of(self, examples: Tensor) -> Tensor:
+        """The rows [b * G] of memory entries ``examples`` [b] (long), group by group."""
+        G = self.group_size
+        return (examples.unsqueeze(1) * G + torch.arange(G, device=examples.device)).view(-1)  # (b*G,)
+
+    def select_examples(self, examples: Tensor) -> DecoderState:
+        """Keep memory entries ``examples`` [b] (long, into the B' entries) and their rows."""
+        rows = self.rows_of(examples)
+        layers = [
+            LayerCache(cache.self_attn.index_select(rows), cache.memory.index_select(examples))
+            for cache in self.layers
+        ]
+        return self._with(layers, self.memory_mask.index_select(0, examples))
 
 
 @dataclass
@@ -95,18 +144,22 @@ class DecoderLayer(nn.Module):
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor, cache: LayerCache, *, memory_mask: Tensor) -> DecoderLayerOutput:
-        """x: [N, L, D] new tokens; cache holds S earlier ones; memory_mask: bool [N, M]."""
-        L = x.size(1)
+    def forward(
+        self, x: Tensor, cache: LayerCache, *, memory_mask: Tensor, group_size: int = 1
+    ) -> DecoderLayerOutput:
+        """x: [N, L, D] new tokens; cache holds S earlier ones; memory_mask: bool [B', M] with
+        N = B' x group_size (row r reads memory entry r // group_size)."""
+        N, L, D = x.shape
         h = self.self_attn_norm(x)
         self_kv = cache.self_attn.append(self.self_attn.project_key_value(h))  # (N, H, S+L, E)
         causal = causal_mask(L, self_kv.length, device=x.device)
         x = x + self.dropout(self.self_attn.attend(h, self_kv, mask=causal))
+        query = self.context_norm(x).reshape(-1, group_size * L, D)  # (B', G*L, D): beams as queries
         context = self.context_attn.attend(
-            self.context_norm(x),
+            query,
             cache.memory,
-            mask=memory_mask.unsqueeze(1),  # (N, 1, M)
-        )
+            mask=memory_mask.unsqueeze(1),  # (B', 1, M)
+        ).view(N, L, D)
         x = self.feed_forward(x + self.dropout(context))
         return DecoderLayerOutput(
             states=x, cache=LayerCache(self_attn=self_kv, memory=cache.memory)
@@ -177,8 +230,10 @@ class TransformerDecoder(nn.Module):
         x = self.dropout(x)  # (N, L, D)
         caches = []
         for layer, cache in zip(self.layers, state.layers, strict=True):
-            out = layer(x, cache, memory_mask=state.memory_mask)
+            out = layer(x, cache, memory_mask=state.memory_mask, group_size=state.group_size)
             x = out.states
             caches.append(out.cache)
-        new_state = DecoderState(layers=caches, memory_mask=state.memory_mask, length=start + L)
+        new_state = DecoderState(
+            layers=caches, memory_mask=state.memory_mask, length=start + L, group_size=state.group_size
+        )
         return DecoderOutput(states=self.final_norm(x), state=new_state)

@@ -1,4 +1,4 @@
-"""Hierarchical encoder: paragraph-local transformer layers and inter-paragraph layers.
+"""Hierarchical encoder (paragraph-local and inter-paragraph layers) and the flat baseline encoder.
 
 Dimensions
     B  batch
@@ -8,9 +8,10 @@ Dimensions
     H  heads (local attention heads, or pooling heads in an inter layer)
     E  head width, D / H
     M  packed memory length: the most real tokens of any example in the batch
+    L  source length of the flat encoder (paragraphs joined into one sequence)
 
-Masks are boolean with True = real token; ``src_mask`` is [B, P, T]. An empty paragraph
-(all padding) is allowed anywhere: it changes nothing at real positions.
+Masks are boolean with True = real token; ``src_mask`` is [B, P, T] ([B, L] flat). An empty
+paragraph (all padding) is allowed anywhere: it changes nothing at real positions.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class EncoderOutput:
     """What the encoder hands to the decoder (and to analysis code)."""
 
     token_states: Tensor
-    """[B, P, T, D] final LayerNorm output (padding positions hold meaningless values)."""
+    """[B, P, T, D] final LayerNorm output ([B, L, D] flat); padding positions hold meaningless values."""
     memory: Tensor
     """[B, M, D] the real tokens of each example packed paragraph after paragraph, zero-padded."""
     memory_mask: Tensor
@@ -81,9 +82,13 @@ class InterLayer(nn.Module):
     The paragraph attention is one single-head attention of width E whose weights are shared by
     all H pooling heads (heads folded into the batch), exactly as the official code. There is no
     token-to-token attention in this layer.
+
+    With ``graph=True`` the paragraph attention scores get an additive bias ``w_h * G[b, i, j]`` from
+    a paragraph graph G [B, P, P] (Liu & Lapata's graph-informed attention), with one learned weight
+    w_h per pooling head, initialised to 1 so that the graph acts from the first step.
     """
 
-    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float):
+    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float, graph: bool = False):
         super().__init__()
         if d_model % heads:
             raise ValueError(f"d_model={d_model} must be divisible by inter heads={heads}")
@@ -98,23 +103,35 @@ class InterLayer(nn.Module):
         self.out = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
+        self.graph_weight = nn.Parameter(torch.ones(heads)) if graph else None
+
+    def graph_bias(self, graph: Tensor | None, B: int, P: int) -> Tensor | None:
+        """The additive score bias [B*H, P, P] of a paragraph graph [B, P, P] (None without a graph)."""
+        if self.graph_weight is None:
+            return None
+        if graph is None or graph.shape != (B, P, P):
+            found = None if graph is None else tuple(graph.shape)
+            raise ValueError(f"this model (model.graph) needs paragraph_graph of shape {(B, P, P)}, found {found}")
+        bias = self.graph_weight.view(1, -1, 1, 1) * graph.unsqueeze(1).to(self.graph_weight.dtype)  # (B, H, P, P)
+        return bias.reshape(B * self.heads, P, P)
 
     def forward(
-        self, x: Tensor, mask: Tensor, *, return_attention: bool = False
+        self, x: Tensor, mask: Tensor, *, graph: Tensor | None = None, return_attention: bool = False
     ) -> InterLayerOutput:
-        """x: [B, P, T, D]; mask: bool [B, P, T]."""
+        """x: [B, P, T, D]; mask: bool [B, P, T]; graph: float [B, P, P] (used only with ``graph=True``)."""
         B, P, T, D = x.shape
         H, E = self.heads, D // self.heads
         pooled = self.pooling(self.norm(x).view(B * P, T, D), mask.view(B * P, T))  # (B*P, H, E)
         paragraphs = self.head_norm(pooled.vectors).view(B, P, H, E)  # (B, P, H, E)
         paragraphs = paragraphs.transpose(1, 2).reshape(B * H, P, E)  # (B*H, P, E)
         real = mask.any(-1).repeat_interleave(H, dim=0).unsqueeze(1)  # (B*H, 1, P)
-        context = self.inter_attn(paragraphs, paragraphs, mask=real)  # (B*H, P, E)
+        bias = self.graph_bias(graph, B, P)  # (B*H, P, P) or None
+        context = self.inter_attn(paragraphs, paragraphs, mask=real, bias=bias)  # (B*H, P, E)
         context = context.view(B, H, P, E).transpose(1, 2).reshape(B, P, D)  # (B, P, H*E)
         update = self.dropout(self.out(context)).unsqueeze(2)  # (B, P, 1, D)
         attention = None
         if return_attention:
-            attention = self.inter_attn.weights(paragraphs, paragraphs, mask=real).view(B, H, P, P)
+            attention = self.inter_attn.weights(paragraphs, paragraphs, mask=real, bias=bias).view(B, H, P, P)
         return InterLayerOutput(
             states=self.feed_forward(x + update),
             pooling_weights=pooled.weights.view(B, P, H, T),
@@ -143,8 +160,9 @@ class HierarchicalEncoder(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
         inter = {int(i) for i in config.inter_layers}
+        graph = config.graph != "none"
         self.layers = nn.ModuleList(
-            InterLayer(D, heads=config.inter_heads, ff_size=config.ff_size, dropout=config.dropout)
+            InterLayer(D, heads=config.inter_heads, ff_size=config.ff_size, dropout=config.dropout, graph=graph)
             if i in inter
             else LocalLayer(D, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
             for i in range(config.encoder_layers)
@@ -168,9 +186,15 @@ class HierarchicalEncoder(nn.Module):
         return self.dropout(x)
 
     def forward(
-        self, src: Tensor, src_mask: Tensor, *, return_attention: bool = False
+        self,
+        src: Tensor,
+        src_mask: Tensor,
+        *,
+        paragraph_graph: Tensor | None = None,
+        return_attention: bool = False,
     ) -> EncoderOutput:
-        """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token."""
+        """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token; paragraph_graph:
+        float [B, P, P], required when ``model.graph`` is not ``none`` (ignored otherwise)."""
         if src.shape != src_mask.shape or src.dim() != 3:
             raise ValueError(
                 f"src and src_mask must both be [B, P, T]; found {tuple(src.shape)} "
@@ -180,7 +204,7 @@ class HierarchicalEncoder(nn.Module):
         pooling_weights, inter_attention = [], []
         for layer in self.layers:
             if isinstance(layer, InterLayer):
-                out = layer(x, src_mask, return_attention=return_attention)
+                out = layer(x, src_mask, graph=paragraph_graph, return_attention=return_attention)
                 x = out.states
                 pooling_weights.append(out.pooling_weights)
                 inter_attention.append(out.attention)
@@ -194,6 +218,58 @@ class HierarchicalEncoder(nn.Module):
             memory_mask=memory_mask,
             pooling_weights=pooling_weights if return_attention else None,
             inter_attention=inter_attention if return_attention else None,
+        )
+
+
+class FlatEncoder(nn.Module):
+    """The flat transformer baseline (the paper's FT, official ``-hier false``): pre-LN self-attention
+    layers over one sequence [B, L] (the paragraphs joined with a separator token).
+
+    Input: ``emb(token) * sqrt(D) + pos(token index)`` with one position table of width D. The
+    memory is the final LayerNorm output with padding zeroed and the mask of ``src`` (not packed).
+    """
+
+    def __init__(self, config: ModelConfig, *, embeddings: nn.Embedding):
+        super().__init__()
+        self.d_model = config.d_model
+        self.embeddings = embeddings
+        self.register_buffer(
+            "positions", sinusoid_table(config.max_positions, config.d_model), persistent=False
+        )
+        self.dropout = nn.Dropout(config.dropout)
+        self.layers = nn.ModuleList(
+            LocalLayer(config.d_model, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
+            for _ in range(config.encoder_layers)
+        )
+        self.final_norm = nn.LayerNorm(config.d_model, eps=LAYER_NORM_EPS)
+
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Tensor,
+        *,
+        paragraph_graph: Tensor | None = None,
+        return_attention: bool = False,
+    ) -> EncoderOutput:
+        """src: [B, L] long; src_mask: bool [B, L], True = real token. ``paragraph_graph`` is ignored
+        and no attention is returned (there are no paragraphs)."""
+        if src.shape != src_mask.shape or src.dim() != 2:
+            raise ValueError(
+                f"the flat encoder needs src and src_mask of shape [B, L]; found {tuple(src.shape)} "
+                f"and {tuple(src_mask.shape)}"
+            )
+        B, L = src.shape
+        if L > self.positions.size(0):
+            raise ValueError(f"src has L={L} tokens; the position table holds {self.positions.size(0)}")
+        x = self.embeddings(src) * math.sqrt(self.d_model) + self.positions[:L]  # (B, L, D)
+        x = self.dropout(x).unsqueeze(1)  # (B, 1, L, D): one "paragraph" per example
+        for layer in self.layers:
+            x = layer(x, src_mask.unsqueeze(1))
+        token_states = self.final_norm(x.squeeze(1))  # (B, L, D)
+        return EncoderOutput(
+            token_states=token_states,
+            memory=token_states.masked_fill(~src_mask.unsqueeze(-1), 0.0),
+            memory_mask=src_mask,
         )
 
 

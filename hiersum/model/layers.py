@@ -102,16 +102,21 @@ class MultiHeadAttention(nn.Module):
         """Keys and values of ``memory`` [N, M, D], each [N, H, M, E]."""
         return KeyValue(self.split_heads(self.key(memory)), self.split_heads(self.value(memory)))
 
-    def attend(self, query: Tensor, key_value: KeyValue, *, mask: Tensor | None = None) -> Tensor:
+    def attend(
+        self, query: Tensor, key_value: KeyValue, *, mask: Tensor | None = None, bias: Tensor | None = None
+    ) -> Tensor:
         """Attend from ``query`` [N, L, D] to projected keys/values [N, H, M, E].
 
         mask: bool broadcastable to [N, L, M] (e.g. [N, 1, M] or [1, L, M]), True = may
         attend; None attends everywhere. A query with no key to attend to gets a finite,
-        meaningless output. Returns [N, L, D].
+        meaningless output. bias: float broadcastable to [N, L, M], added to the attention
+        scores of every head (None: no bias). Returns [N, L, D].
         """
         N, L, D = query.shape
         q = self.split_heads(self.query(query))  # (N, H, L, E)
-        attn_mask = None if mask is None else open_empty_rows(mask).unsqueeze(1)  # (N, 1, L, M)
+        attn_mask = attention_mask(mask, bias)  # (N, 1, L, M) or None
+        if attn_mask is not None and attn_mask.is_floating_point():
+            attn_mask = attn_mask.to(q.dtype)  # a float mask must match the queries (autocast)
         context = F.scaled_dot_product_attention(
             q,
             key_value.keys,
@@ -122,19 +127,38 @@ class MultiHeadAttention(nn.Module):
         context = context.transpose(1, 2).reshape(N, L, D)  # (N, L, H*E)
         return context if self.out is None else self.out(context)
 
-    def forward(self, query: Tensor, memory: Tensor, *, mask: Tensor | None = None) -> Tensor:
-        """Attend from ``query`` [N, L, D] to ``memory`` [N, M, D]; mask as in :meth:`attend`."""
-        return self.attend(query, self.project_key_value(memory), mask=mask)
+    def forward(
+        self, query: Tensor, memory: Tensor, *, mask: Tensor | None = None, bias: Tensor | None = None
+    ) -> Tensor:
+        """Attend from ``query`` [N, L, D] to ``memory`` [N, M, D]; mask and bias as in :meth:`attend`."""
+        return self.attend(query, self.project_key_value(memory), mask=mask, bias=bias)
 
-    def weights(self, query: Tensor, memory: Tensor, *, mask: Tensor | None = None) -> Tensor:
+    def weights(
+        self, query: Tensor, memory: Tensor, *, mask: Tensor | None = None, bias: Tensor | None = None
+    ) -> Tensor:
         """Attention probabilities [N, H, L, M] (no dropout), for inspection only."""
         q = self.split_heads(self.query(query))  # (N, H, L, E)
         k = self.split_heads(self.key(memory))  # (N, H, M, E)
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))  # (N, H, L, M)
-        if mask is not None:
-            allowed = open_empty_rows(mask).unsqueeze(1)  # (N, 1, L, M)
-            scores = scores.masked_fill(~allowed, float("-inf"))
+        attn_mask = attention_mask(mask, bias)  # (N, 1, L, M) or None
+        if attn_mask is not None and attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        elif attn_mask is not None:
+            scores = scores + attn_mask
         return scores.softmax(-1)
+
+
+def attention_mask(mask: Tensor | None, bias: Tensor | None) -> Tensor | None:
+    """The ``attn_mask`` of scaled_dot_product_attention, [N, 1, L, M] (broadcast over heads).
+
+    Boolean (True = may attend) without ``bias``; with it, the float bias with -inf where
+    ``mask`` forbids. Rows with nothing to attend to are opened (see :func:`open_empty_rows`).
+    """
+    allowed = None if mask is None else open_empty_rows(mask).unsqueeze(1)  # (N, 1, L, M)
+    if bias is None:
+        return allowed
+    bias = bias.unsqueeze(1)  # (N, 1, L, M)
+    return bias if allowed is None else bias.masked_fill(~allowed, float("-inf"))
 
 
 class FeedForward(nn.Module):

@@ -57,3 +57,24 @@ class MultiHeadPooling(nn.Module):
         values = self.value(x).view(N, T, H, D // H).transpose(1, 2)  # (N, H, T, E)
         vectors = (self.dropout(weights).unsqueeze(-1) * values).sum(-2)  # (N, H, E)
         return Pooled(vectors=vectors, weights=weights)
+
+
+def pooling_penalty(pooling_weights: list[Tensor], src_mask: Tensor) -> Tensor:
+    """Diversity penalty of the pooling heads (Lin et al., 2017): ||A A^T - I||_F^2.
+
+    For each inter layer and each real (non-empty) paragraph, A = [H, T] are its pooling weights.
+    The penalty is averaged over the real paragraphs of the batch and over the inter layers; it is
+    zero (a scalar tensor) without inter layers or real paragraphs.
+
+    pooling_weights: per inter layer [B, P, H, T]; src_mask: bool [B, P, T], True = real token.
+    """
+    real = src_mask.any(-1)  # (B, P)
+    if not pooling_weights or not real.any():
+        return src_mask.new_zeros((), dtype=torch.float)
+    penalties = []
+    for weights in pooling_weights:
+        H = weights.size(2)
+        gram = weights @ weights.transpose(-1, -2)  # (B, P, H, H)
+        identity = torch.eye(H, dtype=gram.dtype, device=gram.device)
+        penalties.append((gram - identity).pow(2).sum((-1, -2))[real].mean())  # mean over real paragraphs
+    return torch.stack(penalties).mean()

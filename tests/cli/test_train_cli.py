@@ -3,30 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT, TINY_OVERRIDES
-
-BIN = Path(sys.executable).parent
-
-
-def run_cli(name: str, args: list[str], *, cwd: Path = PROJECT_ROOT, check: bool = True,
-            timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning"}
-    result = subprocess.run([str(BIN / name), *args], cwd=cwd, capture_output=True, text=True,
-                            timeout=timeout, env=env)
-    if check and result.returncode != 0:
-        raise AssertionError(f"{name} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
-    return result
-
-
-def train_args(corpus: Path, run_dir: Path, *extra: str) -> list[str]:
-    return [*TINY_OVERRIDES, f"data.path={corpus}", f"hydra.run.dir={run_dir}", "logger=csv", *extra]
+from tests.cli.cli_testkit import run_cli, train_args
+from tests.conftest import PROJECT_ROOT
 
 
 @pytest.mark.slow
@@ -41,17 +25,11 @@ def test_train_fast_dev_run_end_to_end_writes_report(tiny_corpus, tmp_path):
     assert metrics["test"]["model"]["perplexity"] > 1.0
     predictions = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
     assert [p["id"] for p in predictions] == [f"test-{i:06d}" for i in range(1, 5)]
-    assert (run_dir / "report.md").read_text().count("| model |") == 1
+    main_table = (run_dir / "report.md").read_text().split("## Split: test")[1].split("\n\n")[1]
+    assert main_table.count("| model |") == 1 and main_table.count("| oracle |") == 1
+    assert (run_dir / "report.html").is_file()
     assert (run_dir / "tokenizer" / "tokenizer.json").is_file()
     assert (run_dir / ".hydra" / "config.yaml").is_file()
-
-
-@pytest.fixture(scope="module")
-def trained_run(tiny_corpus, tmp_path_factory) -> Path:
-    """Two short epochs of the tiny model, with checkpoints."""
-    run_dir = tmp_path_factory.mktemp("trained") / "run"
-    run_cli("hiersum-train", train_args(tiny_corpus, run_dir, "trainer.max_epochs=2", "data.limit_eval_examples=3"))
-    return run_dir
 
 
 @pytest.mark.slow
@@ -72,7 +50,7 @@ def test_evaluate_cli_scores_a_split_with_a_checkpoint(trained_run, tiny_corpus,
                                  f"hydra.run.dir={run_dir}"])
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["n_examples"] == 8 and metrics["split"] == "validation"
-    assert set(metrics["validation"]) == {"model", "lead"}
+    assert set(metrics["validation"]) == {"model", "lead", "oracle", "lexrank"}
 
 
 @pytest.mark.slow
@@ -90,11 +68,13 @@ def test_summarize_reports_a_malformed_line_and_summarizes_the_rest(trained_run,
                                 capture_output=True, text=True, timeout=600)
     else:
         result = run_cli(program, args, check=False)
-    assert result.returncode != 0
+    assert result.returncode == 3
     assert f"{source}:3: field 'documents'" in result.stderr
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["id"] for r in records] == ["test-000001", "test-000002", "test-000003", "test-000004"]
     assert all(isinstance(r["summary"], str) for r in records)
+    errors = [json.loads(line) for line in (tmp_path / "out.errors.jsonl").read_text().splitlines()]
+    assert [(e["line"], e["id"], e["field"]) for e in errors] == [(3, "broken", "documents")]
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ TEXTS = ["The Ilvane Institute was founded in 1987.", "Marela Dostovin received 
 
 
 def test_trained_tokenizer_round_trips_and_saves_a_loadable_hf_directory(tmp_path):
-    tokenizer = train_tokenizer(TEXTS, vocab_size=120)
+    tokenizer = train_tokenizer(TEXTS, vocab_size=120, lowercase=True)
     special = tokenizer.special
     assert len({special.pad, special.bos, special.eos}) == 3
     ids = tokenizer.encode_batch(["Marela founded the institute."])[0]

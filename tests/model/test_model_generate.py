@@ -1,12 +1,14 @@
-"""Decoding: output shapes, beam 1 equals greedy, min_length, stopping rules."""
+"""Decoding: output shapes, beam 1 equals greedy, min_length, stopping rules, cache, n-gram
+blocking, n-best, step cap."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from torch.testing import assert_close
 
-from hiersum.generate import beam_search, greedy_search, length_penalty
-from tests.model.model_testkit import BOS, EOS, make_model
+from hiersum.generate import StepOutput, beam_search, greedy_search, length_penalty
+from tests.model.model_testkit import BOS, EOS, make_batch, make_model
 
 
 def eos_biased_model(bias: float):
@@ -98,13 +100,19 @@ class MarkovStep:
         self.table = table
 
     def __call__(self, tokens, state):
-        from hiersum.generate import StepOutput
-
         return StepOutput(log_probs=self.table[tokens], state=state)
 
 
 class RowState:
-    def reorder(self, indices):
+    """A state with nothing in it: the Markov step needs only the last token."""
+
+    def tile(self, beam_size):
+        return self
+
+    def reorder_beams(self, indices):
+        return self
+
+    def select_examples(self, examples):
         return self
 
 
@@ -141,3 +149,121 @@ def test_unknown_stopping_rule_is_rejected(model, batch):
     src, mask, _ = batch
     with pytest.raises(ValueError, match="stopping"):
         model.generate(src, mask, stopping="eager")
+
+
+def repeated_ngrams(tokens: list[int], n: int) -> list[tuple[int, ...]]:
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    return [g for i, g in enumerate(grams) if g in grams[:i]]
+
+
+def cycling_step() -> MarkovStep:
+    """Tokens: 0 = BOS, 1 = EOS, 2..11. The likeliest path is 2 3 2 3 ... (repeats the bigram 2 3);
+    the other tokens leave room for a continuation that repeats nothing."""
+    probs = torch.full((12, 12), 0.01)
+    probs[:, 0] = 0.0  # BOS is never generated
+    probs[0, 2] = probs[2, 3] = probs[3, 2] = 0.8
+    probs[1] = torch.nn.functional.one_hot(torch.tensor(1), 12).float()  # EOS only follows EOS
+    return MarkovStep((probs / probs.sum(-1, keepdim=True)).clamp_min(1e-9).log())
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+@pytest.mark.parametrize("n", [2, 3])
+def test_ngram_blocking_never_repeats_an_ngram(beam_size, n):
+    kwargs = dict(batch_size=2, beam_size=beam_size, bos_id=0, eos_id=1, min_length=12, max_length=12, n_best=1)
+    free = beam_search(cycling_step(), RowState(), stopping="full", **kwargs)
+    assert all(repeated_ngrams(s, n) for s in free.sequences)  # the unconstrained search repeats
+    blocked = beam_search(cycling_step(), RowState(), stopping="full", no_repeat_ngram_size=n, **kwargs)
+    for sequence in blocked.sequences:
+        assert len(sequence) == 12 and repeated_ngrams(sequence, n) == []
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_ngram_blocking_on_the_model_holds_for_every_returned_hypothesis(beam_size):
+    model = eos_biased_model(-30.0)  # long outputs, so repeats would be likely
+    src, mask, _ = make_batch()
+    out = model.generate(src, mask, beam_size=beam_size, max_length=30, no_repeat_ngram_size=2,
+                         n_best=beam_size, stopping="full")
+    free = model.generate(src, mask, beam_size=beam_size, max_length=30, stopping="full")
+    assert any(repeated_ngrams(s, 2) for s in free.sequences)  # without blocking the model repeats
+    for hypotheses in out.n_best:
+        for hypothesis in hypotheses:
+            assert repeated_ngrams(hypothesis.tokens, 2) == []
+    greedy_out = model.generate(src, mask, greedy=True, max_length=30, no_repeat_ngram_size=2)
+    assert all(repeated_ngrams(s, 2) == [] for s in greedy_out.sequences)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(beam_size=3, stopping="full", alpha=0.6, n_best=3),
+        dict(beam_size=3, stopping="official", min_length=3),
+        dict(beam_size=2, stopping="full", no_repeat_ngram_size=2),
+        dict(greedy=True, min_length=2),
+    ],
+)
+def test_cached_decoding_equals_recomputing_the_prefix(batch, settings):
+    model = eos_biased_model(1.5)
+    src, mask, _ = batch
+    cached = model.generate(src, mask, max_length=9, **settings)
+    recomputed = model.generate(src, mask, max_length=9, use_cache=False, **settings)
+    assert cached.sequences == recomputed.sequences
+    assert cached.scores == pytest.approx(recomputed.scores, abs=1e-4)
+    assert [[h.tokens for h in hs] for hs in cached.n_best] == [[h.tokens for h in hs] for hs in recomputed.n_best]
+
+
+@pytest.mark.parametrize("bias", [0.0, 3.0])
+def test_greedy_flag_equals_beam_size_one(batch, bias):
+    model = eos_biased_model(bias)
+    src, mask, _ = batch
+    beam = model.generate(src, mask, beam_size=1, alpha=0.5, max_length=10, no_repeat_ngram_size=3, stopping="full")
+    greedy_out = model.generate(src, mask, greedy=True, alpha=0.5, max_length=10, no_repeat_ngram_size=3)
+    assert greedy_out.sequences == beam.sequences
+    assert greedy_out.scores == pytest.approx(beam.scores, abs=1e-4)
+
+
+@pytest.mark.parametrize("stopping", ["official", "full"])
+def test_n_best_is_distinct_sorted_by_score_and_led_by_the_best(batch, stopping):
+    model = eos_biased_model(2.0)
+    src, mask, _ = batch
+    out = model.generate(src, mask, beam_size=4, n_best=3, alpha=0.6, max_length=8, stopping=stopping)
+    single = model.generate(src, mask, beam_size=4, alpha=0.6, max_length=8, stopping=stopping)
+    assert out.sequences == single.sequences
+    for b, hypotheses in enumerate(out.n_best):
+        assert 1 <= len(hypotheses) <= 3
+        scores = [h.score for h in hypotheses]
+        assert scores == sorted(scores, reverse=True)
+        assert len({tuple(h.tokens) for h in hypotheses}) == len(hypotheses)
+        assert hypotheses[0].tokens == out.sequences[b] and hypotheses[0].score == out.scores[b]
+    if stopping == "full":
+        assert all(len(hypotheses) == 3 for hypotheses in out.n_best)
+    with pytest.raises(ValueError, match="n_best"):
+        model.generate(src, mask, beam_size=2, n_best=3)
+
+
+def test_max_steps_caps_decoding_over_max_and_min_length(batch):
+    model = eos_biased_model(-30.0)
+    src, mask, _ = batch
+    out = model.generate(src, mask, beam_size=3, min_length=20, max_length=40, max_steps=6)
+    assert all(len(s) == 6 for s in out.sequences)
+    with pytest.raises(ValueError, match="max_steps"):
+        model.generate(src, mask, max_steps=0)
+
+
+def test_grouped_state_steps_equal_per_row_memory(model, batch):
+    """Beams reading their example's memory entry give what a per-row copy of the memory gives."""
+    src, mask, tgt = batch
+    start = model.init_decoder_state(model.encode(src, mask))
+    K = 3
+    grouped = start.tile(K)  # memory shared per example
+    copied = start.reorder(torch.arange(src.size(0)).repeat_interleave(K))  # memory copied per row
+    assert grouped.layers[0].memory.keys.size(0) == src.size(0)
+    assert copied.layers[0].memory.keys.size(0) == src.size(0) * K
+    tokens = tgt[:, 0].repeat_interleave(K)
+    a, b = model.step(tokens, grouped), model.step(tokens, copied)
+    assert_close(a.log_probs, b.log_probs, atol=1e-5, rtol=0)
+    origin = torch.tensor([2, 0, 1, 3, 3, 5, 8, 6, 7])  # within-example beam origins
+    next_tokens = torch.randint(7, 60, (src.size(0) * K,))
+    rows = torch.tensor([0, 1, 2, 6, 7, 8])
+    a2 = model.step(next_tokens[rows], a.state.reorder_beams(origin).select_examples(torch.tensor([0, 2])))
+    b2 = model.step(next_tokens[rows], b.state.reorder(origin).reorder(rows))
+    assert_close(a2.log_probs, b2.log_probs, atol=1e-5, rtol=0)

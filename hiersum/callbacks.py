@@ -1,0 +1,65 @@
+"""Lightning callbacks of hiersum.
+
+:class:`ValidationRouge` decodes a fixed subset of the validation split at the end of every
+validation epoch and logs ROUGE F1 as ``val/rouge1``, ``val/rouge2``, ``val/rougeL`` and
+``val/rougeLsum``, so that checkpoints can be selected on it::
+
+    hiersum-train callbacks=val_rouge callbacks.model_checkpoint.monitor=val/rougeL \\
+        callbacks.model_checkpoint.mode=max
+"""
+
+from __future__ import annotations
+
+import pytorch_lightning as pl
+
+from hiersum.config import DecodeConfig
+from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.evaluation import summarize_encoded
+from hiersum.lit_module import HierSumModule
+from hiersum.metrics import ROUGE_TYPES, rouge_scores
+
+
+class ValidationRouge(pl.Callback):
+    """ROUGE F1 (0-100, best reference per example) of the first ``n_examples`` validation examples.
+
+    Args:
+        n_examples: size of the fixed subset (the first examples of the validation split).
+        beam_size: 1 decodes greedily; more runs beam search.
+        max_length, min_length, alpha, no_repeat_ngram_size: decoding settings (see ``DecodeConfig``).
+        batch_tokens: token budget of a decoding batch (None: ``data.batch_tokens`` of the datamodule).
+
+    Every rank decodes the same subset, so the logged value is the same everywhere (no sync needed).
+    Skipped during Lightning's sanity check.
+    """
+
+    def __init__(
+        self, *, n_examples: int = 16, beam_size: int = 1, max_length: int = 60, min_length: int = 0,
+        alpha: float = 0.6, no_repeat_ngram_size: int = 0, batch_tokens: int | None = None,
+    ) -> None:
+        if n_examples < 1:
+            raise ValueError(f"ValidationRouge: n_examples must be >= 1, found {n_examples}")
+        self.n_examples = n_examples
+        self.decode = DecodeConfig(
+            beam_size=beam_size, greedy=beam_size == 1, max_length=max_length, min_length=min_length, alpha=alpha,
+            no_repeat_ngram_size=no_repeat_ngram_size, batch_size=n_examples,
+        )
+        self.batch_tokens = batch_tokens
+        self._tokenizer: SubwordTokenizer | None = None
+
+    def on_validation_epoch_end(self, trainer: pl.Trainer, pl_module: HierSumModule) -> None:
+        if trainer.sanity_checking:
+            return
+        datamodule = trainer.datamodule
+        encoded = datamodule.load_split("validation")[: self.n_examples]
+        if self._tokenizer is None:
+            self._tokenizer = pl_module.tokenizer()
+        batch_tokens = self.batch_tokens or datamodule.config.batch_tokens
+        predictions = [""] * len(encoded)
+        for indices, summaries in summarize_encoded(
+            pl_module, encoded, self._tokenizer, self.decode, batch_tokens=batch_tokens, device=pl_module.device
+        ):
+            for index, summary in zip(indices, summaries, strict=True):
+                predictions[index] = summary.summary
+        scores = rouge_scores(predictions, [example.references for example in encoded])
+        for name in ROUGE_TYPES:
+            pl_module.log(f"val/{name}", scores[name], batch_size=len(encoded))

@@ -1,0 +1,62 @@
+"""``hiersum-import-hiersumm``: convert an official hiersumm checkpoint into a hiersum checkpoint.
+
+Example::
+
+    hiersum-import-hiersumm --checkpoint model_step_500000.pt --output official.ckpt \\
+        --tokenizer spm9998_3.model
+    hiersum-evaluate checkpoint=official.ckpt data=wikisum data.path=/data/ranked_wikisum \\
+        experiment=wikisum_paper
+
+The output is loaded by ``hiersum-evaluate`` / ``hiersum-summarize`` like a trained checkpoint.
+``--tokenizer`` (the SentencePiece ``.model`` of the release, a ``tokenizer.json`` or an HF
+tokenizer directory) is stored inside it; without it no tokenizer is stored and the commands
+need ``tokenizer.path=...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+from hiersum.convert import hiersum_checkpoint, hiersum_from_official, read_official_checkpoint
+from hiersum.data.tokenizer import load_tokenizer
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="hiersum-import-hiersumm", description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", required=True, type=Path, help="official checkpoint (.pt)")
+    parser.add_argument("--output", required=True, type=Path, help="hiersum checkpoint to write (.ckpt)")
+    parser.add_argument("--tokenizer", type=Path, default=None,
+                        help="SentencePiece .model, tokenizer.json or HF tokenizer directory to embed")
+    return parser.parse_args(argv)
+
+
+def import_checkpoint(checkpoint: Path, output: Path, tokenizer_path: Path | None = None) -> Path:
+    """Convert ``checkpoint`` and write ``output``; returns ``output``."""
+    official = read_official_checkpoint(checkpoint)
+    try:
+        model = hiersum_from_official(official)
+    except ValueError as error:
+        raise ValueError(f"{checkpoint}: {error}") from None
+    tokenizer = load_tokenizer(tokenizer_path) if tokenizer_path else None
+    converted = hiersum_checkpoint(model, official["opt"], tokenizer=tokenizer)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(converted, output)
+    return output
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    try:
+        output = import_checkpoint(args.checkpoint, args.output, args.tokenizer)
+    except (OSError, ValueError) as error:
+        print(f"hiersum-import-hiersumm: {error}", file=sys.stderr)
+        sys.exit(1)
+    print(f"wrote {output}")
+
+
+if __name__ == "__main__":
+    main()

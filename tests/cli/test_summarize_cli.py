@@ -1,0 +1,164 @@
+"""``hiersum-summarize`` end to end: formats, outputs, exit codes, and resuming after ``kill -9``."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.cli_testkit import BIN, cli_env, run_cli
+from tests.conftest import PROJECT_ROOT, SAMPLE_DIR
+
+pytestmark = pytest.mark.slow
+
+
+def sample_records(n: int) -> list[dict]:
+    with open(SAMPLE_DIR / "test.jsonl", encoding="utf-8") as handle:
+        return [json.loads(next(handle)) for _ in range(n)]
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def base_args(checkpoint: Path, tmp_path: Path, source, output, *extra: str) -> list[str]:
+    return [f"checkpoint={checkpoint}", f"input={source}", f"output={output}", f"hydra.run.dir={tmp_path / 'hydra'}",
+            *extra]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_native_input_writes_every_field_and_n_best(checkpoint, tmp_path):
+    records = sample_records(3)
+    source = write_lines(tmp_path / "in.jsonl", [json.dumps(r) for r in records])
+    output = tmp_path / "out.jsonl"
+    result = run_cli("hiersum-summarize", base_args(
+        checkpoint, tmp_path, source, output, "decode.beam_size=3", "decode.n_best=2", "decode.max_length=10",
+        "max_paragraphs=2", "precision=bf16",
+    ))
+    assert result.returncode == 0 and result.stdout == ""
+    written = read_jsonl(output)
+    assert [r["id"] for r in written] == [r["id"] for r in records]
+    for record in written:
+        assert set(record) == {"id", "summary", "score", "n_paragraphs_kept", "n_paragraphs_dropped", "n_best"}
+        assert record["n_paragraphs_kept"] == 2 and record["n_paragraphs_dropped"] > 0
+        assert 1 <= len(record["n_best"]) <= 2 and record["n_best"][0]["summary"] == record["summary"]
+        scores = [h["score"] for h in record["n_best"]]
+        assert scores == sorted(scores, reverse=True) and scores[0] == record["score"]
+    assert not (tmp_path / "out.errors.jsonl").exists()
+
+
+def test_stdin_to_stdout(checkpoint, tmp_path):
+    records = sample_records(3)
+    result = run_cli("hiersum-summarize", base_args(checkpoint, tmp_path, "-", "-", "decode=greedy"),
+                     stdin="".join(json.dumps(r) + "\n" for r in records))
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["id"] for r in lines] == [r["id"] for r in records]
+    assert all(isinstance(r["summary"], str) and "n_best" not in r for r in lines)
+
+
+def test_text_folder_one_example_per_file_and_an_empty_file_is_refused(checkpoint, tmp_path):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for index, record in enumerate(sample_records(2)):
+        (folder / f"doc{index}.txt").write_text("\n\n".join(record["documents"]), encoding="utf-8")
+    (folder / "empty.txt").write_text("  \n", encoding="utf-8")
+    (folder / "ignored.md").write_text("not a .txt file", encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    result = run_cli("hiersum-summarize", base_args(checkpoint, tmp_path, folder, output, "decode=greedy"),
+                     check=False)
+    assert result.returncode == 3, result.stderr
+    assert [r["id"] for r in read_jsonl(output)] == ["doc0", "doc1"]
+    errors = read_jsonl(tmp_path / "out.errors.jsonl")
+    assert [(Path(e["file"]).name, e["id"]) for e in errors] == [("empty.txt", "empty")]
+    assert "empty document" in errors[0]["reason"]
+
+
+def test_multinews_input_is_detected_and_its_bad_records_reported(checkpoint, tmp_path):
+    lines = []
+    for record in sample_records(3):
+        articles = [document.replace("\n\n", "\n \n") for document in record["documents"]]
+        lines.append(json.dumps({"document": " ||||| ".join(articles) + " ||||| ", "summary": "– x"}))
+    lines.insert(1, json.dumps({"document": 5, "summary": "– y"}))
+    lines.insert(3, json.dumps({"document": " ||||| ", "summary": "– z"}))
+    source = write_lines(tmp_path / "multinews.jsonl", lines)
+    output = tmp_path / "out.jsonl"
+    result = run_cli("hiersum-summarize", base_args(checkpoint, tmp_path, source, output, "decode=greedy"),
+                     check=False)
+    assert result.returncode == 3, result.stderr
+    assert [r["id"] for r in read_jsonl(output)] == ["multinews-1", "multinews-3", "multinews-5"]
+    errors = read_jsonl(tmp_path / "out.errors.jsonl")
+    assert [(e["line"], e["field"]) for e in errors] == [(2, "document"), (4, "document")]
+    assert f"{source}:2: field 'document': expected a string, found int" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"checkpoint": "missing.ckpt"}, "checkpoint not found"),
+        ({"input": "no/such/input.jsonl"}, "input not found"),
+        ({"input": None}, "missing input="),
+        ({"precision": "64"}, "precision must be"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(checkpoint, tmp_path, change, message):
+    source = write_lines(tmp_path / "in.jsonl", [json.dumps(sample_records(1)[0])])
+    values = {"checkpoint": checkpoint, "input": source, "output": tmp_path / "out.jsonl", **change}
+    args = [f"{key}={value}" for key, value in values.items() if value is not None]
+    result = run_cli("hiersum-summarize", [*args, f"hydra.run.dir={tmp_path / 'hydra'}"], check=False)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_killed_run_resumes_with_every_id_exactly_once_in_input_order(checkpoint, tmp_path):
+    records = sample_records(60)
+    lines = [json.dumps(r) for r in records]
+    lines.insert(10, json.dumps(records[3]))  # a repeated id: refused, the first one is kept
+    lines.insert(20, "{not json")
+    source = write_lines(tmp_path / "in.jsonl", lines)
+    output = tmp_path / "out.jsonl"
+    # Long forced outputs in small windows, so the first lines appear well before the end.
+    args = base_args(checkpoint, tmp_path, source, output, "decode.beam_size=3", "decode.min_length=150",
+                     "decode.max_length=150", "decode.batch_size=2", "sort_window=4")
+    process = subprocess.Popen([str(BIN / "hiersum-summarize"), *args], cwd=PROJECT_ROOT, env=cli_env(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not (output.exists() and output.read_bytes().count(b"\n") >= 1):
+            assert process.poll() is None and time.monotonic() < deadline, "no output before the process ended"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == -signal.SIGKILL
+    n_before = len(read_jsonl(output))
+    assert 1 <= n_before < len(records)
+    with open(output, "ab") as handle:  # what a kill in the middle of a write could leave
+        handle.write(b'{"id": "test-0000')
+    result = run_cli("hiersum-summarize", args, check=False)
+    assert result.returncode == 3, result.stderr
+    ids = [r["id"] for r in read_jsonl(output)]
+    assert ids == [r["id"] for r in records]
+    assert f"({n_before} already there)" in result.stderr
+    errors = read_jsonl(tmp_path / "out.errors.jsonl")
+    assert [(e["line"], e["field"], e["id"]) for e in errors] == [(11, "id", records[3]["id"]), (21, None, None)]
+    again = run_cli("hiersum-summarize", args, check=False)  # nothing left to do
+    assert again.returncode == 3 and "wrote 0 summaries" in again.stderr
+    assert [r["id"] for r in read_jsonl(output)] == ids
+
+
+def test_resume_false_starts_afresh(checkpoint, tmp_path):
+    source = write_lines(tmp_path / "in.jsonl", [json.dumps(r) for r in sample_records(2)])
+    output = tmp_path / "out.jsonl"
+    output.write_text('{"id": "old"}\n', encoding="utf-8")
+    run_cli("hiersum-summarize", base_args(checkpoint, tmp_path, source, output, "decode=greedy", "resume=false"))
+    assert [r["id"] for r in read_jsonl(output)] == [r["id"] for r in sample_records(2)]

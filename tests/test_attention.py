@@ -1,0 +1,51 @@
+"""Attention inspection: most attended paragraphs and the heatmap."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from hiersum.attention import plot_attention_heatmap, received_attention, top_paragraphs
+from hiersum.model.encoder import EncoderOutput
+from tests.model.model_testkit import make_batch, make_model
+
+
+def output_with(attention: torch.Tensor) -> EncoderOutput:
+    empty = torch.zeros(attention.size(0), 1, 1)
+    return EncoderOutput(token_states=empty, memory=empty, memory_mask=empty.bool(), inter_attention=[attention])
+
+
+def test_top_paragraphs_ranks_by_attention_received_in_the_last_layer():
+    attention = torch.zeros(1, 2, 3, 3)  # (B, H, P, P); paragraph 2 is padding
+    attention[0, 0, :, 1] = 1.0  # head 0: everyone attends to paragraph 1
+    attention[0, 1, :, 0] = 1.0  # head 1: everyone attends to paragraph 0 ...
+    attention[0, 1, 1] = torch.tensor([0.0, 1.0, 0.0])  # ... but paragraph 1 to itself
+    ranked = top_paragraphs(output_with(attention), [[(4, 0), (7, 2)]], k=5)
+    assert ranked == [[(7, 2, pytest.approx(0.75)), (4, 0, pytest.approx(0.25))]]
+    assert top_paragraphs(output_with(attention), [[(4, 0), (7, 2)]], k=1) == [[(7, 2, pytest.approx(0.75))]]
+
+
+def test_received_attention_of_a_model_sums_to_one_over_real_paragraphs():
+    src, mask, _ = make_batch()
+    encoded = make_model().encode(src, mask, return_attention=True)
+    real = mask.any(-1)
+    received = received_attention(encoded, real)  # (B, P, H)
+    assert received.shape == (3, 4, 4)
+    assert_close(received.sum(1), torch.ones(3, 4))
+    assert (received[~real] == 0).all()
+    provenance = [[(d, p) for p in range(4)] for d in range(3)]
+    ranked = top_paragraphs(encoded, provenance, k=2)
+    assert [len(r) for r in ranked] == [2, 2, 2]
+    assert ranked[2][0][:2] == (2, 0)  # example 2 has one real paragraph: it takes all the weight
+    assert ranked[2][0][2] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="return_attention"):
+        top_paragraphs(make_model().encode(src, mask), provenance, k=1)
+
+
+def test_heatmap_is_written_as_png(tmp_path):
+    path = plot_attention_heatmap(torch.rand(5, 4), tmp_path / "plots" / "attention.png",
+                                  labels=[f"doc 0 / par {p}" for p in range(5)], title="example 0")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match=r"\[P, heads\]"):
+        plot_attention_heatmap(torch.rand(2, 3, 4), tmp_path / "x.png")

@@ -1,0 +1,67 @@
+"""Tests of hiersum.scoring: every figure of a system agrees with its library, rows and tests."""
+
+import pytest
+import sacrebleu
+from rouge_score import rouge_scorer
+
+from hiersum.baselines import lead
+from hiersum.data.schema import Example
+from hiersum.metrics import ROUGE_KEYS, ROUGE_TYPES, split_sentences
+from hiersum.scoring import BootstrapConfig, ScoringConfig, score_split
+
+EXAMPLES = [
+    Example(id=f"e{i}", title="", documents=[[f"Sentence one about topic {i}. The cat sat on the mat {i} times.",
+                                              "Another paragraph mentions storms and airports."]],
+            references=[f"The cat sat on the mat {i} times.", "A cat on a mat."][: 1 + i % 2])
+    for i in range(8)
+]
+OUTPUTS = [f"the cat sat {i} times on a mat" for i in range(8)]
+
+
+def test_figures_equal_direct_library_calls():
+    scored = score_split(EXAMPLES, {"model": OUTPUTS}, ScoringConfig(bootstrap=BootstrapConfig(samples=200)))
+    assert set(scored.systems) == {"model", "lead", "oracle", "lexrank"}
+    model = scored.systems["model"]
+    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+    for name in ROUGE_TYPES:
+        best = [max(scorer.score("\n".join(split_sentences(r)), "\n".join(split_sentences(o)))[name].fmeasure
+                    for r in e.references) for o, e in zip(OUTPUTS, EXAMPLES, strict=True)]
+        assert model[name] == pytest.approx(100 * sum(best) / len(best))
+    streams = [[e.references[0] for e in EXAMPLES], [e.references[1] if len(e.references) > 1 else None
+                                                      for e in EXAMPLES]]
+    assert model["bleu"] == pytest.approx(sacrebleu.corpus_bleu(OUTPUTS, streams).score)
+    assert model["chrf"] == pytest.approx(sacrebleu.corpus_chrf(OUTPUTS, streams).score)
+    assert "nrefs:var" in model["bleu_signature"] and "nc:6" in model["chrf_signature"]
+    assert set(model["mean_over_references"]) == set(ROUGE_KEYS)
+    assert model["mean_over_references"]["rouge1"] <= model["rouge1"]
+    for key in ("rouge1", "bleu", "chrf", "length"):
+        low, high = model["ci"][key]
+        assert low <= model[key] <= high
+    assert model["n_examples"] == 8
+    leads = [lead(e) for e in EXAMPLES]
+    assert scored.systems["lead"]["bleu"] == pytest.approx(sacrebleu.corpus_bleu(leads, streams).score)
+
+
+def test_rows_average_to_the_corpus_figures():
+    scored = score_split(EXAMPLES, {"model": OUTPUTS}, ScoringConfig(baselines=["lead"]))
+    rows = [row for row in scored.rows if row["system"] == "model"]
+    assert [row["id"] for row in rows] == [e.id for e in EXAMPLES]
+    for key in ("rouge2", "rougeL_recall", "length", "novel_2gram"):
+        assert scored.systems["model"][key] == pytest.approx(sum(row[key] for row in rows) / len(rows))
+    assert scored.systems["model"]["mean_over_references"]["rouge1"] == pytest.approx(
+        sum(row["mean_rouge1"] for row in rows) / len(rows))
+    assert {row["system"] for row in scored.rows} == {"model", "lead"}
+
+
+def test_compare_and_no_bootstrap():
+    scored = score_split(EXAMPLES, {"model": OUTPUTS, "copy": list(OUTPUTS)}, ScoringConfig(baselines=[]),
+                         compare=[("model", "copy")])
+    test = scored.comparisons["model vs copy"]
+    assert test["rouge1"]["p_value"] == pytest.approx(1.0) and test["bleu"]["difference"] == 0.0
+    assert test["mean_over_references"]["rouge2"]["p_value"] == pytest.approx(1.0)
+    off = score_split(EXAMPLES, {"model": OUTPUTS}, ScoringConfig(baselines=[], bootstrap=BootstrapConfig(samples=0)))
+    assert "ci" not in off.systems["model"]
+    with pytest.raises(ValueError, match="expected 8 outputs"):
+        score_split(EXAMPLES, {"model": OUTPUTS[:3]}, ScoringConfig(baselines=[]))
+    with pytest.raises(ValueError, match="unknown"):
+        ScoringConfig(baselines=["textrank"])
