@@ -24,6 +24,7 @@ from rich.text import Text
 from torchmetrics.classification import MulticlassAccuracy
 from torchmetrics.text import Perplexity
 
+from hiersum.attention import top_paragraphs
 from hiersum.config import DecodeConfig
 from hiersum.data.batching import FlatLayout, collate, flat_layout, make_token_budget_batches
 from hiersum.data.schema import Batch, EncodedExample, Example
@@ -43,6 +44,9 @@ class Summary:
     score: float
     n_best: list[tuple[str, float]] = field(default_factory=list)
     """(summary, score) of the best hypotheses, best first (the first is ``summary``)."""
+    top_paragraphs: list[tuple[int, int, float]] | None = None
+    """(document index, paragraph index, weight) of the most attended paragraphs (document -1 is
+    the title), when asked for; see :func:`hiersum.attention.top_paragraphs`."""
 
 
 class ExamplesPerSecond(ProgressColumn):
@@ -101,10 +105,12 @@ def summarize_encoded(
     batch_tokens: int,
     device: torch.device | str = "cpu",
     precision: str = "32",
+    attention_top_k: int = 0,
 ) -> Iterator[tuple[list[int], list[Summary]]]:
     """Decode every example; yields (indices, summaries) batch by batch (sorted by size).
 
-    ``precision``: "32", or "bf16" / "16" to run under autocast.
+    ``precision``: "32", or "bf16" / "16" to run under autocast. ``attention_top_k`` > 0 adds each
+    example's most attended paragraphs (hierarchical models; costs one more encoder pass).
     """
     module.eval().to(device)
     for indices, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens,
@@ -115,13 +121,29 @@ def summarize_encoded(
             output = module.model.generate(
                 batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, **generate_kwargs(decode)
             )
+        ranked = [None] * len(batch) if not attention_top_k else most_attended(
+            module, batch, attention_top_k, device=device, precision=precision
+        )
         yield indices, [
             Summary(
                 id=batch.ids[i], summary=tokenizer.decode(hypotheses[0].tokens), score=float(hypotheses[0].score),
-                n_best=[(tokenizer.decode(h.tokens), float(h.score)) for h in hypotheses],
+                n_best=[(tokenizer.decode(h.tokens), float(h.score)) for h in hypotheses], top_paragraphs=ranked[i],
             )
             for i, hypotheses in enumerate(output.n_best)
         ]
+
+
+def most_attended(
+    module: HierSumModule, batch: Batch, k: int, *, device: torch.device | str, precision: str
+) -> list[list[tuple[int, int, float]]]:
+    """The ``k`` most attended paragraphs of each example of ``batch`` (hierarchical models only)."""
+    if module.model_config.encoder != "hierarchical":
+        raise ValueError("attention inspection needs a hierarchical model; this checkpoint is flat")
+    with autocast(device, precision):
+        encoded = module.model.encode(
+            batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True
+        )
+    return top_paragraphs(encoded, [source.provenance for source in batch.sources], k)
 
 
 @torch.inference_mode()

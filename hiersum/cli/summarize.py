@@ -92,6 +92,11 @@ def output_record(summary: Summary, source: EncodedExample, *, n_best: bool) -> 
     }
     if n_best:
         record["n_best"] = [{"summary": text, "score": score} for text, score in summary.n_best]
+    if summary.top_paragraphs is not None:
+        record["top_paragraphs"] = [
+            {"document": document, "paragraph": paragraph, "weight": weight}
+            for document, paragraph, weight in summary.top_paragraphs
+        ]
     return record
 
 
@@ -142,6 +147,8 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
     _checked_device(device, precision)
     decode: DecodeConfig = OmegaConf.to_object(cfg.decode)
     module = _load(checkpoint)
+    if cfg.attention and module.model_config.encoder != "hierarchical":
+        raise UsageError("attention=true needs a hierarchical model; this checkpoint is flat")
     tokenizer = module.tokenizer()
     selection = _selection(cfg, module)
     try:
@@ -168,7 +175,8 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
             results: list[dict[str, Any] | None] = [None] * len(encoded)
             next_index = 0  # first result of this window not yet written
             for indices, summaries in summarize_encoded(
-                module, encoded, tokenizer, decode, batch_tokens=cfg.batch_tokens, device=device, precision=precision
+                module, encoded, tokenizer, decode, batch_tokens=cfg.batch_tokens, device=device, precision=precision,
+                attention_top_k=cfg.attention_top_k if cfg.attention else 0,
             ):
                 for index, summary in zip(indices, summaries, strict=True):
                     results[index] = output_record(summary, encoded[index], n_best=decode.n_best > 1)

@@ -29,9 +29,8 @@ import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
-from hiersum.data.readers import parse_record, split_paragraphs
+from hiersum.data.readers import decoded_lines, load_json_object, parse_record, split_paragraphs
 from hiersum.data.schema import Example, RecordError
 
 FORMATS = ("auto", "native", "multinews", "text")
@@ -111,14 +110,11 @@ def _iter_json_records(
 ) -> Iterator[Record]:
     parse = parse_record if fmt == "native" else parse_multinews_record
     first_line: dict[str, int] = {}  # line of each id's first record
-    for line_number, raw in lines:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            yield RecordError(path, line_number, None, f"expected UTF-8 text, found invalid byte at {error.start}")
+    for item in decoded_lines(path, lines):
+        if isinstance(item, RecordError):
+            yield item
             continue
-        if not text.strip():
-            continue
+        line_number, text = item
         try:
             example = parse(text, path=path, line=line_number, require_summary=require_summary)
         except RecordError as error:
@@ -145,19 +141,9 @@ def _with_id(error: RecordError, text: str) -> RecordError:
     return error
 
 
-def _load_object(text: str, path: str, line: int) -> dict[str, Any]:
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RecordError(path, line, None, f"expected a JSON object, found invalid JSON ({error.msg})") from None
-    if not isinstance(record, dict):
-        raise RecordError(path, line, None, f"expected a JSON object, found {type(record).__name__}")
-    return record
-
-
 def parse_multinews_record(text: str, *, path: str, line: int, require_summary: bool = False) -> Example:
     """Parse and validate one Multi-News JSON line into an :class:`Example`."""
-    record = _load_object(text, path, line)
+    record = load_json_object(text, path=path, line=line)
     record_id = record.get("id", f"{Path(path).stem}-{line}")
     if not isinstance(record_id, (str, int)):
         raise RecordError(path, line, "id", f"expected a string, found {type(record_id).__name__}")

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from hiersum.data.schema import Example, RecordError
+
+RecordParser = Callable[..., Example]
+"""``parse(text, *, path, line, require_summary) -> Example``, raising :class:`RecordError`."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
@@ -67,14 +70,20 @@ def _parse_references(value: Any, path: str, line: int, require: bool) -> list[s
     return references
 
 
-def parse_record(text: str, *, path: str, line: int, require_summary: bool) -> Example:
-    """Parse and validate one JSONL line into an :class:`Example`."""
+def load_json_object(text: str, *, path: str, line: int) -> dict[str, Any]:
+    """The JSON object on one line, or a :class:`RecordError` saying what was found instead."""
     try:
         record = json.loads(text)
     except json.JSONDecodeError as error:
         raise RecordError(path, line, None, f"expected a JSON object, found invalid JSON ({error.msg})") from None
     if not isinstance(record, dict):
         raise RecordError(path, line, None, f"expected a JSON object, found {type(record).__name__}")
+    return record
+
+
+def parse_record(text: str, *, path: str, line: int, require_summary: bool) -> Example:
+    """Parse and validate one JSONL line into an :class:`Example`."""
+    record = load_json_object(text, path=path, line=line)
     record_id = record.get("id", f"{Path(path).stem}-{line}")
     if not isinstance(record_id, (str, int)):
         raise RecordError(path, line, "id", f"expected a string, found {type(record_id).__name__}")
@@ -91,26 +100,41 @@ def parse_record(text: str, *, path: str, line: int, require_summary: bool) -> E
     )
 
 
-def iter_jsonl(path: str | Path, *, require_summary: bool = True) -> Iterator[Example | RecordError]:
-    """Yield an :class:`Example` per non-blank line, or the :class:`RecordError` describing it.
+def decoded_lines(path: str, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, str] | RecordError]:
+    """(line number, text) of each non-blank line, or a :class:`RecordError` for invalid UTF-8."""
+    for line_number, raw in lines:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            yield RecordError(path, line_number, None, f"expected UTF-8 text, found invalid byte at {error.start}")
+            continue
+        if text.strip():
+            yield line_number, text
 
-    Yielding errors (instead of raising) lets batch summarization report a bad line
-    and carry on with the rest.
+
+def iter_records(
+    path: str | Path, parse: RecordParser, *, require_summary: bool = True
+) -> Iterator[Example | RecordError]:
+    """Yield ``parse(line)`` for each non-blank line of a JSONL file, or the :class:`RecordError`
+    describing the line. Yielding errors (instead of raising) lets batch summarization report
+    a bad line and carry on with the rest.
     """
     path = str(path)
     with open(path, "rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                yield RecordError(path, line_number, None, f"expected UTF-8 text, found invalid byte at {error.start}")
+        for item in decoded_lines(path, enumerate(handle, start=1)):
+            if isinstance(item, RecordError):
+                yield item
                 continue
-            if not text.strip():
-                continue
+            line_number, text = item
             try:
-                yield parse_record(text, path=path, line=line_number, require_summary=require_summary)
+                yield parse(text, path=path, line=line_number, require_summary=require_summary)
             except RecordError as error:
                 yield error
+
+
+def iter_jsonl(path: str | Path, *, require_summary: bool = True) -> Iterator[Example | RecordError]:
+    """Native JSONL records of ``path`` (see :func:`iter_records`)."""
+    return iter_records(path, parse_record, require_summary=require_summary)
 
 
 def read_jsonl(path: str | Path, *, require_summary: bool = True) -> list[Example]:

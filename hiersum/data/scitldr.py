@@ -12,11 +12,11 @@ One JSON object a line::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hiersum.data.readers import iter_records, load_json_object
 from hiersum.data.schema import Example, RecordError
 
 
@@ -29,12 +29,7 @@ def _strings(value: Any, path: str, line: int, name: str) -> list[str]:
 
 def parse_scitldr_record(text: str, *, path: str, line: int, require_summary: bool = True) -> Example:
     """Parse and validate one SciTLDR JSON line into an :class:`Example`."""
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RecordError(path, line, None, f"expected a JSON object, found invalid JSON ({error.msg})") from None
-    if not isinstance(record, dict):
-        raise RecordError(path, line, None, f"expected a JSON object, found {type(record).__name__}")
+    record = load_json_object(text, path=path, line=line)
     record_id = record.get("paper_id", f"{Path(path).stem}-{line}")
     if not isinstance(record_id, (str, int)):
         raise RecordError(path, line, "paper_id", f"expected a string, found {type(record_id).__name__}")
@@ -54,16 +49,4 @@ def parse_scitldr_record(text: str, *, path: str, line: int, require_summary: bo
 
 def iter_scitldr(path: str | Path, *, require_summary: bool = True) -> Iterator[Example | RecordError]:
     """Yield an :class:`Example` per non-blank line, or the :class:`RecordError` describing it."""
-    path = str(path)
-    with open(path, "rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                yield RecordError(path, line_number, None, f"expected UTF-8 text, found invalid byte at {error.start}")
-                continue
-            if text.strip():
-                try:
-                    yield parse_scitldr_record(text, path=path, line=line_number, require_summary=require_summary)
-                except RecordError as error:
-                    yield error
+    return iter_records(path, parse_scitldr_record, require_summary=require_summary)

@@ -55,6 +55,24 @@ def test_native_input_writes_every_field_and_n_best(checkpoint, tmp_path):
     assert not (tmp_path / "out.errors.jsonl").exists()
 
 
+def test_attention_adds_the_most_attended_paragraphs_with_their_provenance(checkpoint, tmp_path):
+    records = sample_records(2)
+    source = write_lines(tmp_path / "in.jsonl", [json.dumps(r) for r in records])
+    output = tmp_path / "out.jsonl"
+    run_cli("hiersum-summarize", base_args(
+        checkpoint, tmp_path, source, output, "decode=greedy", "decode.max_length=5", "attention=true",
+        "attention_top_k=2",
+    ))
+    for record, written in zip(records, read_jsonl(output), strict=True):
+        top = written["top_paragraphs"]
+        assert len(top) == 2 and top[0]["weight"] >= top[1]["weight"] > 0
+        for entry in top:
+            if entry["document"] == -1:  # the title paragraph
+                assert entry["paragraph"] == 0
+            else:
+                assert 0 <= entry["paragraph"] < len(record["documents"][entry["document"]].split("\n\n"))
+
+
 def test_stdin_to_stdout(checkpoint, tmp_path):
     records = sample_records(3)
     result = run_cli("hiersum-summarize", base_args(checkpoint, tmp_path, "-", "-", "decode=greedy"),
