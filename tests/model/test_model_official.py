@@ -92,7 +92,8 @@ def beam_settings():
 
 
 @pytest.mark.parametrize(
-    ("name", "expected"), beam_settings() or [pytest.param("none", {}, marks=pytest.mark.skip)]
+    ("name", "expected"),
+    beam_settings() or [pytest.param("none", {}, marks=pytest.mark.skip(reason=f"no official fixtures at {FIXTURE}"))],
 )
 def test_beam_search_matches_official(official_model, inputs, name, expected):
     beam, alpha, min_length, max_length = name.split("_")

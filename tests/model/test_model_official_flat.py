@@ -84,7 +84,7 @@ def test_flat_incremental_log_probs_match_official(flat_model, inputs):
 
 def beam_settings():
     if not (FIXTURE / "beam.json").is_file():
-        return [pytest.param("none", {}, marks=pytest.mark.skip(reason="no fixtures"))]
+        return [pytest.param("none", {}, marks=pytest.mark.skip(reason=f"no official fixtures at {FIXTURE}"))]
     return sorted(json.loads((FIXTURE / "beam.json").read_text()).items())
 
 
