@@ -135,7 +135,10 @@ class HierSumModule(pl.LightningModule):
 
     def tokenizer(self) -> SubwordTokenizer:
         if not self.tokenizer_json:
-            raise ValueError("this checkpoint carries no tokenizer; pass tokenizer.path=...")
+            raise ValueError(
+                "this checkpoint carries no tokenizer; import it again with "
+                "hiersum-import-hiersumm --tokenizer SPM_MODEL_OR_TOKENIZER_JSON"
+            )
         return SubwordTokenizer.from_str(self.tokenizer_json)
 
 

@@ -149,7 +149,10 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
     module = _load(checkpoint)
     if cfg.attention and module.model_config.encoder != "hierarchical":
         raise UsageError("attention=true needs a hierarchical model; this checkpoint is flat")
-    tokenizer = module.tokenizer()
+    try:
+        tokenizer = module.tokenizer()
+    except ValueError as error:
+        raise UsageError(f"{checkpoint}: {error}") from None
     selection = _selection(cfg, module)
     try:
         examples, errors = collect(read_records(source, input_format=str(cfg.input_format)))
