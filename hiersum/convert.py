@@ -293,7 +293,7 @@ def hiersum_checkpoint(
     """A hiersum checkpoint (as Lightning writes for :class:`~hiersum.lit_module.HierSumModule`) of an
     imported model: ``state_dict`` (keys ``model.*``), ``hyper_parameters`` (the module's keyword
     arguments, optimizer and data settings from ``opt``) and ``hiersum: {"tokenizer_json": ...}``
-    (None without ``tokenizer``: then give ``tokenizer.path=`` to the commands)."""
+    (None without ``tokenizer``: the commands then cannot decode text)."""
     optim, data = official_training_configs(opt)
     expected = (model.vocab_size, (model.pad_id, model.bos_id, model.eos_id))
     if tokenizer is not None and (tokenizer.vocab_size, astuple(tokenizer.special)) != expected:

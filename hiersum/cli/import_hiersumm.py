@@ -10,7 +10,7 @@ Example::
 The output is loaded by ``hiersum-evaluate`` / ``hiersum-summarize`` like a trained checkpoint.
 ``--tokenizer`` (the SentencePiece ``.model`` of the release, a ``tokenizer.json`` or an HF
 tokenizer directory) is stored inside it; without it no tokenizer is stored and the commands
-need ``tokenizer.path=...``.
+cannot turn ids into text (import again with ``--tokenizer``).
 """
 
 from __future__ import annotations

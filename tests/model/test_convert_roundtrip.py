@@ -109,7 +109,7 @@ def test_import_cli_writes_a_hiersum_checkpoint_that_load_checkpoint_reads(name,
     assert module.data_config.format == "wikisum"
     assert (module.data_config.max_paragraphs, module.data_config.eval_max_paragraphs) == (24, 40)
     assert module.tokenizer_json is None
-    with pytest.raises(ValueError, match="tokenizer.path"):
+    with pytest.raises(ValueError, match="hiersum-import-hiersumm --tokenizer"):
         module.tokenizer()
 
 
