@@ -4,43 +4,35 @@ shared/reference/hiersumm/README.md), and the checkpoint importer."""
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 import pytest
 import torch
 from torch.testing import assert_close
 
-from hiersum.convert import (
-    OFFICIAL_PAD_ID,
-    hiersum_from_official,
-    load_official_hiersumm,
-    official_key_to_ours,
-    parse_inter_layers,
-)
+from hiersum.convert import OFFICIAL_PAD_ID, hiersum_from_official, parse_inter_layers
+from tests.model import official_fixtures as fixtures
 
-REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "hiersumm"
-FIXTURE = REFERENCE / "fixtures" / "tiny_hier"
+NAME = "tiny_hier"
 
 
-def load(name: str):
-    if not FIXTURE.is_dir():
-        pytest.skip(f"official fixtures not found at {FIXTURE}")
-    with torch.serialization.safe_globals([argparse.Namespace]):
-        return torch.load(FIXTURE / name, map_location="cpu", weights_only=True)
+def load(file: str):
+    return fixtures.load(NAME, file)
 
 
 @pytest.fixture(scope="module")
 def official_model():
-    load("checkpoint.pt")  # skips without fixtures
-    return load_official_hiersumm(FIXTURE / "checkpoint.pt")
+    return fixtures.load_model(NAME)
 
 
 @pytest.fixture(scope="module")
 def inputs():
-    data = load("inputs.pt")
-    src = data["src"]  # (B, P, T)
-    return src, src.ne(OFFICIAL_PAD_ID), data["tgt"].t().contiguous()  # tgt: (S, B) -> (B, S)
+    return fixtures.load_inputs(NAME)
+
+
+@pytest.fixture(scope="module", params=fixtures.FIXTURE_NAMES)
+def model_and_inputs(request):
+    """The imported model and inputs of each fixture, hierarchical and flat."""
+    return fixtures.load_model(request.param), fixtures.load_inputs(request.param), request.param
 
 
 def test_imported_config(official_model):
@@ -62,43 +54,35 @@ def test_token_states_match_official(official_model, inputs):
     assert_close(out.memory, expected["memory"].transpose(0, 1), atol=1e-5, rtol=0)  # (M, B, D)
 
 
-def test_log_probs_match_official(official_model, inputs):
-    src, mask, tgt = inputs
-    expected = load("expected.pt")["log_probs"].transpose(0, 1)  # (S, B, V) -> (B, S, V)
+def test_log_probs_match_official(model_and_inputs):
+    model, (src, mask, tgt), name = model_and_inputs
+    expected = fixtures.load(name, "expected.pt")["log_probs"].transpose(0, 1)  # (S, B, V) -> (B, S, V)
     real = tgt.ne(OFFICIAL_PAD_ID)
     with torch.no_grad():
-        log_probs = official_model.log_probs(src, mask, tgt)
+        log_probs = model.log_probs(src, mask, tgt)
     assert_close(log_probs[real], expected[real], atol=1e-5, rtol=0)
 
 
-def test_incremental_log_probs_match_official(official_model, inputs):
-    src, mask, tgt = inputs
-    expected = load("expected.pt")["log_probs_incremental"].transpose(0, 1)
+def test_incremental_log_probs_match_official(model_and_inputs):
+    model, (src, mask, tgt), name = model_and_inputs
+    expected = fixtures.load(name, "expected.pt")["log_probs_incremental"].transpose(0, 1)
     real = tgt.ne(OFFICIAL_PAD_ID)
     with torch.no_grad():
-        state = official_model.init_decoder_state(official_model.encode(src, mask))
+        state = model.init_decoder_state(model.encode(src, mask))
         steps = []
         for t in range(tgt.size(1)):
-            out = official_model.step(tgt[:, t], state)
+            out = model.step(tgt[:, t], state)
             steps.append(out.log_probs)
             state = out.state
     assert_close(torch.stack(steps, 1)[real], expected[real], atol=1e-5, rtol=0)
 
 
-def beam_settings():
-    if not (FIXTURE / "beam.json").is_file():
-        return []
-    return sorted(json.loads((FIXTURE / "beam.json").read_text()).items())
-
-
-@pytest.mark.parametrize(
-    ("name", "expected"),
-    beam_settings() or [pytest.param("none", {}, marks=pytest.mark.skip(reason=f"no official fixtures at {FIXTURE}"))],
-)
-def test_beam_search_matches_official(official_model, inputs, name, expected):
-    beam, alpha, min_length, max_length = name.split("_")
-    src, mask, _ = inputs
-    out = official_model.generate(
+@pytest.mark.parametrize(("name", "setting", "expected"), fixtures.beam_cases())
+def test_beam_search_matches_official(name, setting, expected):
+    beam, alpha, min_length, max_length = setting.split("_")
+    model = fixtures.load_model(name)
+    src, mask, _ = fixtures.load_inputs(name)
+    out = model.generate(
         src,
         mask,
         beam_size=int(beam.removeprefix("beam")),
@@ -143,35 +127,6 @@ def test_untied_embeddings_are_refused():
     state["generator.0.weight"] = state["generator.0.weight"] + 1
     with pytest.raises(ValueError, match="shared"):
         hiersum_from_official({"model": state, "opt": checkpoint["opt"]})
-
-
-def test_every_official_key_of_the_paper_model_is_mapped():
-    """Every key of the paper-size official state dict maps to a key of a HierSum of that size."""
-    listing = REFERENCE / "state_dict_keys.txt"
-    if not listing.is_file():
-        pytest.skip(f"{listing} not found")
-    from hiersum.config import ModelConfig
-    from hiersum.model import HierSum
-
-    keys = [
-        line.split("\t")[0]
-        for line in listing.read_text().splitlines()
-        if line and not line.startswith("#")
-    ]
-    config = ModelConfig(
-        d_model=32,
-        heads=8,
-        ff_size=64,
-        encoder_layers=8,
-        inter_layers=[6, 7],
-        inter_heads=8,
-        decoder_layers=1,
-        dropout=0.0,
-        max_positions=16,
-    )
-    ours = set(HierSum(config, vocab_size=10, pad_id=6, bos_id=4, eos_id=5).state_dict())
-    mapped = {official_key_to_ours(k) for k in keys if not k.endswith((".pe", ".mask"))}
-    assert mapped == ours
 
 
 @pytest.mark.parametrize(

@@ -1,42 +1,29 @@
 """Equivalence of the flat baseline with the official hiersumm code (``-hier false``), through the
-``tiny_flat`` fixture it computed (see shared/reference/hiersumm/README.md)."""
+``tiny_flat`` fixture it computed (see shared/reference/hiersumm/README.md). Log-probabilities and
+beams of both fixtures are checked in test_model_official.py; the key mapping of both models here."""
 
 from __future__ import annotations
-
-import argparse
-import json
-from pathlib import Path
 
 import pytest
 import torch
 from torch.testing import assert_close
 
 from hiersum.config import ModelConfig
-from hiersum.convert import OFFICIAL_PAD_ID, load_official_hiersumm, official_key, official_key_to_ours
+from hiersum.convert import official_key, official_key_to_ours
 from hiersum.model import FlatEncoder, HierSum
+from tests.model import official_fixtures as fixtures
 
-REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "hiersumm"
-FIXTURE = REFERENCE / "fixtures" / "tiny_flat"
-
-
-def load(name: str):
-    if not FIXTURE.is_dir():
-        pytest.skip(f"official fixtures not found at {FIXTURE}")
-    with torch.serialization.safe_globals([argparse.Namespace]):
-        return torch.load(FIXTURE / name, map_location="cpu", weights_only=True)
+NAME = "tiny_flat"
 
 
 @pytest.fixture(scope="module")
 def flat_model() -> HierSum:
-    load("checkpoint.pt")  # skips without fixtures
-    return load_official_hiersumm(FIXTURE / "checkpoint.pt")
+    return fixtures.load_model(NAME)
 
 
 @pytest.fixture(scope="module")
 def inputs():
-    data = load("inputs.pt")
-    src = data["src"]  # (B, L)
-    return src, src.ne(OFFICIAL_PAD_ID), data["tgt"].t().contiguous()  # tgt: (S, B) -> (B, S)
+    return fixtures.load_inputs(NAME)
 
 
 def test_imported_flat_config(flat_model):
@@ -49,7 +36,7 @@ def test_imported_flat_config(flat_model):
 
 def test_flat_token_states_and_memory_match_official(flat_model, inputs):
     src, mask, _ = inputs
-    expected = load("expected.pt")
+    expected = fixtures.load(NAME, "expected.pt")
     with torch.no_grad():
         out = flat_model.encode(src, mask)
     assert out.token_states.shape == (3, src.size(1), 32)
@@ -59,54 +46,8 @@ def test_flat_token_states_and_memory_match_official(flat_model, inputs):
     assert_close(out.memory, expected["memory"].transpose(0, 1), atol=1e-5, rtol=0)
 
 
-def test_flat_log_probs_match_official(flat_model, inputs):
-    src, mask, tgt = inputs
-    expected = load("expected.pt")["log_probs"].transpose(0, 1)  # (S, B, V) -> (B, S, V)
-    real = tgt.ne(OFFICIAL_PAD_ID)
-    with torch.no_grad():
-        log_probs = flat_model.log_probs(src, mask, tgt)
-    assert_close(log_probs[real], expected[real], atol=1e-5, rtol=0)
-
-
-def test_flat_incremental_log_probs_match_official(flat_model, inputs):
-    src, mask, tgt = inputs
-    expected = load("expected.pt")["log_probs_incremental"].transpose(0, 1)
-    real = tgt.ne(OFFICIAL_PAD_ID)
-    with torch.no_grad():
-        state = flat_model.init_decoder_state(flat_model.encode(src, mask))
-        steps = []
-        for t in range(tgt.size(1)):
-            out = flat_model.step(tgt[:, t], state)
-            steps.append(out.log_probs)
-            state = out.state
-    assert_close(torch.stack(steps, 1)[real], expected[real], atol=1e-5, rtol=0)
-
-
-def beam_settings():
-    if not (FIXTURE / "beam.json").is_file():
-        return [pytest.param("none", {}, marks=pytest.mark.skip(reason=f"no official fixtures at {FIXTURE}"))]
-    return sorted(json.loads((FIXTURE / "beam.json").read_text()).items())
-
-
-@pytest.mark.parametrize(("name", "expected"), beam_settings())
-def test_flat_beam_search_matches_official(flat_model, inputs, name, expected):
-    beam, alpha, min_length, max_length = name.split("_")
-    src, mask, _ = inputs
-    out = flat_model.generate(
-        src,
-        mask,
-        beam_size=int(beam.removeprefix("beam")),
-        alpha=float(alpha.removeprefix("alpha")),
-        min_length=int(min_length.removeprefix("min")),
-        max_length=int(max_length.removeprefix("max")),
-        stopping="official",
-    )
-    assert out.sequences == expected["predictions"]
-    assert out.scores == pytest.approx(expected["scores"], abs=1e-5)
-
-
 def listed_keys(name: str) -> list[str]:
-    listing = REFERENCE / name
+    listing = fixtures.REFERENCE / name
     if not listing.is_file():
         pytest.skip(f"{listing} not found")
     return [line.split("\t")[0] for line in listing.read_text().splitlines() if line and not line.startswith("#")]
