@@ -4,14 +4,20 @@ Dimensions
     N  rows (examples, or examples x beams while decoding)
     L  new target tokens fed in this call (all of them when teacher forcing, 1 per step)
     S  target tokens consumed so far (cache length)
+    C  cache capacity (positions preallocated, C >= S)
     M  packed memory length
     D  model width
     H  heads
     E  head width, D / H
 
 Masks are boolean with True = real token. Teacher forcing and step-by-step decoding run the
-same code: a call appends its L tokens to the self-attention cache, and the memory keys and
-values are projected once in :meth:`TransformerDecoder.init_state`.
+same code: a call writes the keys/values of its L tokens into the self-attention cache at
+positions S..S+L-1, and the memory keys and values are projected once in
+:meth:`TransformerDecoder.init_state`.
+
+The self-attention cache is preallocated (one buffer per layer, grown by doubling if a call
+needs more room) and written in place, so a decoding step allocates no cache memory. Beam
+reordering copies the rows into a spare buffer of the same shape and the two swap.
 
 While beam searching, the N rows are B' examples x G beams, beams of an example consecutive.
 The memory keys/values stay per example ([B', H, M, E]); the G beams of an example are folded
@@ -21,7 +27,7 @@ into the query length of the context attention, so reordering beams never copies
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor, nn
@@ -32,19 +38,78 @@ from hiersum.model.layers import (
     FeedForward,
     KeyValue,
     MultiHeadAttention,
+    attention_mask,
     sinusoid_table,
 )
 
 
 @dataclass
-class LayerCache:
-    """Keys and values one decoder layer keeps between calls."""
+class SelfAttentionCache:
+    """Self-attention keys and values of the target tokens seen so far, written in place.
 
-    self_attn: KeyValue
-    """Self-attention keys/values of the target tokens seen so far, [N, H, S, E] each."""
-    memory: KeyValue
-    """Context-attention keys/values of the memory, [B', H, M, E] each (projected once, one per
-    example, shared by its beams)."""
+    ``buffers[i]`` is layer i's [N, 2, H, C, E] (keys at ``[:, 0]``, values at ``[:, 1]``); only
+    positions < S (the owning :class:`DecoderState`'s ``length``) hold data. ``spares`` (same
+    shapes, or None) receive the rows at the next :meth:`select_rows` with ``reuse=True``, which
+    hands the current buffers over as the new spares: beam search reorders without allocating.
+    """
+
+    buffers: list[Tensor]
+    spares: list[Tensor] | None = None
+
+    @classmethod
+    def allocate(cls, rows: int, *, layers: int, heads: int, head_dim: int, capacity: int, like: Tensor):
+        """Empty buffers for ``rows`` rows and ``capacity`` positions (dtype and device of ``like``)."""
+        return cls([like.new_empty(rows, 2, heads, capacity, head_dim) for _ in range(layers)])
+
+    @property
+    def capacity(self) -> int:
+        """C, positions the buffers hold."""
+        return self.buffers[0].size(3)
+
+    def layer(self, index: int, length: int) -> KeyValue:
+        """Layer ``index``'s keys/values of positions < ``length``, views [N, H, length, E]."""
+        used = self.buffers[index][:, :, :, :length]  # (N, 2, H, length, E)
+        return KeyValue(used[:, 0], used[:, 1])
+
+    def write(self, index: int, start: int, key_value: KeyValue) -> KeyValue:
+        """Store layer ``index``'s new keys/values [N, H, L, E] at positions start..start+L-1; return
+        the keys/values of positions < start + L (views)."""
+        end = start + key_value.length
+        buffer = self.buffers[index]
+        buffer[:, 0, :, start:end].copy_(key_value.keys)
+        buffer[:, 1, :, start:end].copy_(key_value.values)
+        return self.layer(index, end)
+
+    def reserve(self, needed: int, *, length: int) -> SelfAttentionCache:
+        """A cache with room for ``needed`` positions: this one, or a copy of its first ``length``
+        positions into buffers of capacity max(needed, 2 C)."""
+        if needed <= self.capacity:
+            return self
+        capacity = max(needed, 2 * self.capacity)
+        grown = []
+        for buffer in self.buffers:
+            new = buffer.new_empty(*buffer.shape[:3], capacity, buffer.size(4))
+            new[:, :, :, :length].copy_(buffer[:, :, :, :length])
+            grown.append(new)
+        return SelfAttentionCache(grown)
+
+    def select_rows(self, rows: Tensor, *, length: int, reuse: bool) -> SelfAttentionCache:
+        """Rows ``rows`` [N'] (long, into the N rows; repeats allowed) of the first ``length``
+        positions. ``reuse=True`` writes them into the spares and hands these buffers over as the
+        next spares: this cache must not be used afterwards. ``reuse=False`` allocates."""
+        n = rows.numel()
+        if reuse and self.spares is not None and n <= self.spares[0].size(0):
+            targets = [spare[:n] for spare in self.spares]  # (N', 2, H, C, E), contiguous
+        else:
+            targets = [buffer.new_empty(n, *buffer.shape[1:]) for buffer in self.buffers]
+        for buffer, target in zip(self.buffers, targets, strict=True):
+            used, into = buffer[:, :, :, :length], target[:, :, :, :length]
+            if used.requires_grad:  # out= does not support autograd
+                into.copy_(used.index_select(0, rows))
+            else:
+                torch.index_select(used, 0, rows, out=into)
+        spares = [buffer[:n] for buffer in self.buffers] if reuse and n <= self.buffers[0].size(0) else None
+        return SelfAttentionCache(targets, spares)
 
 
 @dataclass
@@ -53,52 +118,64 @@ class DecoderState:
 
     Rows come in groups of ``group_size`` consecutive rows (the beams of one example) that share
     one memory entry: row r reads memory entry r // group_size, so N = B' x group_size.
+
+    A state is consumed by the call that continues it: :class:`TransformerDecoder` writes into its
+    cache, and :meth:`reorder_beams` / :meth:`select_examples` reuse its buffers. Continue a state
+    only once, or copy it first with :meth:`reorder`.
     """
 
-    layers: list[LayerCache]
-    """One cache per decoder layer."""
-    memory_mask: Tensor
-    """[B', M] bool, True = real memory token."""
+    memory: list[KeyValue]
+    """Context-attention keys/values of the memory per decoder layer, [B', H, M, E] each
+    (projected once, one per example, shared by its beams)."""
+    memory_attn_mask: Tensor | None
+    """[B', 1, 1, M] bool, True = real memory token, ready for scaled_dot_product_attention;
+    None when every memory token is real."""
+    self_attn: SelfAttentionCache | None
+    """The keys/values of the S target tokens consumed, or None for a state that keeps none
+    (teacher forcing in one call; such a state cannot be continued)."""
     length: int
     """S, target tokens already consumed (the position of the next token)."""
     group_size: int = 1
     """G, rows per memory entry (beams per example)."""
 
-    def _with(
-        self, layers: list[LayerCache], memory_mask: Tensor | None = None, group_size: int | None = None
+    def _select(
+        self, rows: Tensor, *, reuse: bool, entries: Tensor | None = None, group_size: int | None = None
     ) -> DecoderState:
-        return DecoderState(
-            layers=layers,
-            memory_mask=self.memory_mask if memory_mask is None else memory_mask,
-            length=self.length,
+        """Rows ``rows`` of the cache; memory entries ``entries`` (None: the memory is kept)."""
+        memory, mask = self.memory, self.memory_attn_mask
+        if entries is not None:
+            memory = [kv.index_select(entries) for kv in memory]
+            mask = None if mask is None else mask.index_select(0, entries)
+        cache = None if self.self_attn is None else self.self_attn.select_rows(rows, length=self.length, reuse=reuse)
+        return replace(
+            self, memory=memory, memory_attn_mask=mask, self_attn=cache,
             group_size=self.group_size if group_size is None else group_size,
         )
 
     def reorder(self, indices: Tensor) -> DecoderState:
         """Rows ``indices`` [N'] (long, into the N rows), any of them, repeats allowed.
 
-        General but costly: the memory keys/values are copied per row (group size 1). Beam
-        search uses :meth:`tile`, :meth:`reorder_beams` and :meth:`select_examples` instead.
+        General but costly: the memory keys/values are copied per row (group size 1), and the
+        cache into new buffers (this state stays usable). Beam search uses :meth:`tile`,
+        :meth:`reorder_beams` and :meth:`select_examples` instead.
         """
         entries = indices.div(self.group_size, rounding_mode="floor")  # (N',) memory entry per row
-        layers = [
-            LayerCache(cache.self_attn.index_select(indices), cache.memory.index_select(entries))
-            for cache in self.layers
-        ]
-        return self._with(layers, self.memory_mask.index_select(0, entries), group_size=1)
+        return self._select(indices, reuse=False, entries=entries, group_size=1)
 
     def tile(self, beam_size: int) -> DecoderState:
         """Repeat every row ``beam_size`` times (consecutively); the memory is not copied."""
-        rows = torch.arange(self.memory_mask.size(0) * self.group_size, device=self.memory_mask.device)
-        rows = rows.repeat_interleave(beam_size)  # (N * beam_size,)
-        layers = [LayerCache(cache.self_attn.index_select(rows), cache.memory) for cache in self.layers]
-        return self._with(layers, group_size=self.group_size * beam_size)
+        rows = torch.arange(self.rows, device=self.memory[0].keys.device).repeat_interleave(beam_size)
+        return self._select(rows, reuse=False, group_size=self.group_size * beam_size)  # (N*beam_size,)
 
     def reorder_beams(self, indices: Tensor) -> DecoderState:
         """Rows ``indices`` [N]: ``indices[r]`` must be a row of r's own group (a beam of the same
-        example). Only the self-attention caches move."""
-        layers = [LayerCache(cache.self_attn.index_select(indices), cache.memory) for cache in self.layers]
-        return self._with(layers)
+        example). Only the self-attention caches move (into the spare buffers)."""
+        return self._select(indices, reuse=True)
+
+    @property
+    def rows(self) -> int:
+        """N, rows of the state."""
+        return self.memory[0].keys.size(0) * self.group_size
 
     def rows_of(self, examples: Tensor) -> Tensor:
         """The rows [b * G] of memory entries ``examples`` [b] (long), group by group."""
@@ -107,12 +184,7 @@ class DecoderState:
 
     def select_examples(self, examples: Tensor) -> DecoderState:
         """Keep memory entries ``examples`` [b] (long, into the B' entries) and their rows."""
-        rows = self.rows_of(examples)
-        layers = [
-            LayerCache(cache.self_attn.index_select(rows), cache.memory.index_select(examples))
-            for cache in self.layers
-        ]
-        return self._with(layers, self.memory_mask.index_select(0, examples))
+        return self._select(self.rows_of(examples), reuse=True, entries=examples)
 
 
 @dataclass
@@ -123,13 +195,6 @@ class DecoderOutput:
     """[N, L, D] final LayerNorm output for the L new tokens."""
     state: DecoderState
     """The state after consuming them."""
-
-
-@dataclass
-class DecoderLayerOutput:
-    states: Tensor
-    """[N, L, D]"""
-    cache: LayerCache
 
 
 class DecoderLayer(nn.Module):
@@ -145,25 +210,26 @@ class DecoderLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(
-        self, x: Tensor, cache: LayerCache, *, memory_mask: Tensor, group_size: int = 1
-    ) -> DecoderLayerOutput:
-        """x: [N, L, D] new tokens; cache holds S earlier ones; memory_mask: bool [B', M] with
-        N = B' x group_size (row r reads memory entry r // group_size)."""
+        self,
+        x: Tensor,
+        *,
+        index: int,
+        state: DecoderState,
+        cache: SelfAttentionCache | None,
+    ) -> Tensor:
+        """x: [N, L, D], the new tokens at positions S..S+L-1 (S = ``state.length``); ``index``:
+        this layer's number. Their keys/values go into ``cache`` (None: no cache, S must be 0).
+        Row r reads memory entry r // ``state.group_size``. Returns [N, L, D]."""
         N, L, D = x.shape
         h = self.self_attn_norm(x)
-        self_kv = cache.self_attn.append(self.self_attn.project_key_value(h))  # (N, H, S+L, E)
+        self_kv = self.self_attn.project_key_value(h)  # (N, H, L, E)
+        if cache is not None:
+            self_kv = cache.write(index, state.length, self_kv)  # (N, H, S+L, E)
         causal = causal_mask(L, self_kv.length, device=x.device)
         x = x + self.dropout(self.self_attn.attend(h, self_kv, mask=causal))
-        query = self.context_norm(x).reshape(-1, group_size * L, D)  # (B', G*L, D): beams as queries
-        context = self.context_attn.attend(
-            query,
-            cache.memory,
-            mask=memory_mask.unsqueeze(1),  # (B', 1, M)
-        ).view(N, L, D)
-        x = self.feed_forward(x + self.dropout(context))
-        return DecoderLayerOutput(
-            states=x, cache=LayerCache(self_attn=self_kv, memory=cache.memory)
-        )
+        query = self.context_norm(x).reshape(-1, state.group_size * L, D)  # (B', G*L, D): beams as queries
+        context = self.context_attn.attend_prepared(query, state.memory[index], state.memory_attn_mask)
+        return self.feed_forward(x + self.dropout(context.view(N, L, D)))
 
 
 def causal_mask(new: int, total: int, *, device: torch.device) -> Tensor | None:
@@ -202,38 +268,47 @@ class TransformerDecoder(nn.Module):
         )
         self.final_norm = nn.LayerNorm(config.d_model, eps=LAYER_NORM_EPS)
 
-    def init_state(self, memory: Tensor, memory_mask: Tensor) -> DecoderState:
-        """Empty self-attention caches and memory keys/values projected once per layer.
+    def init_state(
+        self, memory: Tensor, memory_mask: Tensor, *, cache_capacity: int | None = 0
+    ) -> DecoderState:
+        """A state before any target token, with the memory keys/values projected once per layer.
 
-        memory: [N, M, D]; memory_mask: bool [N, M], True = real token.
+        memory: [N, M, D]; memory_mask: bool [N, M], True = real token. ``cache_capacity``:
+        target positions to preallocate in the self-attention cache (it grows when a call needs
+        more); None keeps no cache, for feeding a whole target in one call.
         """
-        N, D = memory.size(0), self.d_model
-        empty = memory.new_zeros(N, self.heads, 0, D // self.heads)  # (N, H, 0, E)
-        layers = [
-            LayerCache(
-                self_attn=KeyValue(empty, empty),
-                memory=layer.context_attn.project_key_value(memory),
+        memory_attn_mask = None
+        if not bool(memory_mask.all()):
+            memory_attn_mask = attention_mask(memory_mask.unsqueeze(1), None)  # (N, 1, 1, M)
+        cache = None
+        if cache_capacity is not None:
+            cache = SelfAttentionCache.allocate(
+                memory.size(0), layers=len(self.layers), heads=self.heads,
+                head_dim=self.d_model // self.heads, capacity=cache_capacity, like=memory,
             )
-            for layer in self.layers
-        ]
-        return DecoderState(layers=layers, memory_mask=memory_mask, length=0)
+        return DecoderState(
+            memory=[layer.context_attn.project_key_value(memory) for layer in self.layers],
+            memory_attn_mask=memory_attn_mask,
+            self_attn=cache,
+            length=0,
+        )
 
     def forward(self, tokens: Tensor, state: DecoderState) -> DecoderOutput:
-        """Consume ``tokens`` [N, L], at positions S..S+L-1 where S = ``state.length``."""
+        """Consume ``tokens`` [N, L], at positions S..S+L-1 where S = ``state.length``.
+
+        The returned state shares (and this call writes into) the cache of ``state``.
+        """
         N, L = tokens.shape
         start = state.length
         if start + L > self.positions.size(0):
             raise ValueError(
                 f"target length {start + L} exceeds model.max_positions={self.positions.size(0)}"
             )
+        if state.self_attn is None and start > 0:
+            raise ValueError("this decoder state keeps no self-attention cache and cannot be continued")
+        cache = None if state.self_attn is None else state.self_attn.reserve(start + L, length=start)
         x = self.embeddings(tokens) * math.sqrt(self.d_model) + self.positions[start : start + L]
         x = self.dropout(x)  # (N, L, D)
-        caches = []
-        for layer, cache in zip(self.layers, state.layers, strict=True):
-            out = layer(x, cache, memory_mask=state.memory_mask, group_size=state.group_size)
-            x = out.states
-            caches.append(out.cache)
-        new_state = DecoderState(
-            layers=caches, memory_mask=state.memory_mask, length=start + L, group_size=state.group_size
-        )
-        return DecoderOutput(states=self.final_norm(x), state=new_state)
+        for index, layer in enumerate(self.layers):
+            x = layer(x, index=index, state=state, cache=cache)
+        return DecoderOutput(states=self.final_norm(x), state=replace(state, self_attn=cache, length=start + L))

@@ -53,12 +53,6 @@ class KeyValue:
         """M, the number of key positions."""
         return self.keys.size(2)
 
-    def append(self, other: KeyValue) -> KeyValue:
-        """Concatenate ``other`` after these positions (the self-attention cache grows by L)."""
-        return KeyValue(
-            torch.cat([self.keys, other.keys], 2), torch.cat([self.values, other.values], 2)
-        )
-
     def index_select(self, indices: Tensor) -> KeyValue:
         """Pick rows: ``indices`` [N'] long, into the N rows."""
         return KeyValue(self.keys.index_select(0, indices), self.values.index_select(0, indices))
@@ -112,9 +106,13 @@ class MultiHeadAttention(nn.Module):
         meaningless output. bias: float broadcastable to [N, L, M], added to the attention
         scores of every head (None: no bias). Returns [N, L, D].
         """
+        return self.attend_prepared(query, key_value, attention_mask(mask, bias))
+
+    def attend_prepared(self, query: Tensor, key_value: KeyValue, attn_mask: Tensor | None) -> Tensor:
+        """:meth:`attend` with the mask already made by :func:`attention_mask` ([N, 1, L, M],
+        broadcastable; None attends everywhere), for callers that reuse one mask at every step."""
         N, L, D = query.shape
         q = self.split_heads(self.query(query))  # (N, H, L, E)
-        attn_mask = attention_mask(mask, bias)  # (N, 1, L, M) or None
         if attn_mask is not None and attn_mask.is_floating_point():
             attn_mask = attn_mask.to(q.dtype)  # a float mask must match the queries (autocast)
         context = F.scaled_dot_product_attention(

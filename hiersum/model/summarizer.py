@@ -35,7 +35,7 @@ class PrefixState:
     prefix: Tensor
     """[N, S] long, the tokens fed so far (BOS first)."""
     start: DecoderState
-    """The state before any target token (empty self-attention caches)."""
+    """The state before any target token (it keeps no self-attention cache)."""
 
     def tile(self, beam_size: int) -> PrefixState:
         return PrefixState(self.prefix.repeat_interleave(beam_size, 0), self.start.tile(beam_size))
@@ -97,9 +97,10 @@ class HierSum(nn.Module):
         paragraph_graph: float [B, P, P], needed when ``config.graph`` is not ``none``."""
         return self.encoder(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention)
 
-    def init_decoder_state(self, encoded: EncoderOutput) -> DecoderState:
-        """A decoder state for B rows, with the memory keys/values projected once."""
-        return self.decoder.init_state(encoded.memory, encoded.memory_mask)
+    def init_decoder_state(self, encoded: EncoderOutput, *, cache_capacity: int | None = 0) -> DecoderState:
+        """A decoder state for B rows, with the memory keys/values projected once and room for
+        ``cache_capacity`` target positions in the self-attention cache (None: no cache)."""
+        return self.decoder.init_state(encoded.memory, encoded.memory_mask, cache_capacity=cache_capacity)
 
     def output_log_probs(self, states: Tensor) -> Tensor:
         """Decoder states [..., D] -> log-probabilities [..., V]."""
@@ -130,7 +131,7 @@ class HierSum(nn.Module):
 
     def decode_log_probs(self, encoded: EncoderOutput, tgt_in: Tensor) -> Tensor:
         """Teacher-forced log-probabilities [B, S, V] of ``tgt_in`` [B, S] given an encoder output."""
-        out = self.decoder(tgt_in, self.init_decoder_state(encoded))  # states (B, S, D)
+        out = self.decoder(tgt_in, self.init_decoder_state(encoded, cache_capacity=None))  # states (B, S, D)
         return self.output_log_probs(out.states)
 
     def forward(
@@ -177,7 +178,8 @@ class HierSum(nn.Module):
             if max_steps < 1:
                 raise ValueError(f"max_steps must be >= 1, found {max_steps}")
             max_length, min_length = min(max_length, max_steps), min(min_length, max_steps)
-        state = self.init_decoder_state(self.encode(src, src_mask, paragraph_graph=paragraph_graph))
+        encoded = self.encode(src, src_mask, paragraph_graph=paragraph_graph)
+        state = self.init_decoder_state(encoded, cache_capacity=max_length if use_cache else None)
         step = self.step
         if not use_cache:
             empty = torch.empty(src.size(0), 0, dtype=torch.long, device=src.device)  # (B, 0)

@@ -35,7 +35,7 @@ def test_cached_steps_equal_teacher_forcing(model, batch):
         state = out.state
         steps.append(out.log_probs)
     assert state.length == tgt.size(1)
-    assert state.layers[0].self_attn.keys.shape[2] == tgt.size(1)
+    assert state.self_attn.layer(0, state.length).keys.shape[2] == tgt.size(1)
     assert_close(torch.stack(steps, 1), full, atol=1e-5, rtol=0)
 
 

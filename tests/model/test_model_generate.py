@@ -256,8 +256,8 @@ def test_grouped_state_steps_equal_per_row_memory(model, batch):
     K = 3
     grouped = start.tile(K)  # memory shared per example
     copied = start.reorder(torch.arange(src.size(0)).repeat_interleave(K))  # memory copied per row
-    assert grouped.layers[0].memory.keys.size(0) == src.size(0)
-    assert copied.layers[0].memory.keys.size(0) == src.size(0) * K
+    assert grouped.memory[0].keys.size(0) == src.size(0)
+    assert copied.memory[0].keys.size(0) == src.size(0) * K
     tokens = tgt[:, 0].repeat_interleave(K)
     a, b = model.step(tokens, grouped), model.step(tokens, copied)
     assert_close(a.log_probs, b.log_probs, atol=1e-5, rtol=0)
