@@ -245,12 +245,15 @@ def beam_search(
         _constrain(log_probs, alive, t=t, eos_id=eos_id, min_length=min_length,
                    no_repeat_ngram_size=no_repeat_ngram_size)
         penalty = length_penalty(t + 1, alpha)
-        candidates = ((log_probs + cumulative.unsqueeze(1)) / penalty).view(-1, K * V)  # (b, K*V)
+        # An example's K best continuations are among the k best tokens of each of its beams.
+        k = min(K, V)
+        row_scores, row_tokens = log_probs.topk(k, dim=-1)  # (N, k)
+        candidates = ((row_scores + cumulative.unsqueeze(1)) / penalty).view(-1, K * k)  # (b, K*k)
         top_scores, top_ids = candidates.topk(K, dim=-1)  # (b, K)
         cumulative = (top_scores * penalty).view(-1)  # (b*K,)
         first_row = torch.arange(top_ids.size(0), device=top_ids.device).unsqueeze(1) * K  # (b, 1)
-        origin = (first_row + top_ids // V).view(-1)  # (b*K,) row of alive each new beam extends
-        new_tokens = top_ids % V  # (b, K)
+        origin = (first_row + top_ids // k).view(-1)  # (b*K,) row of alive each new beam extends
+        new_tokens = row_tokens.view(-1, K * k).gather(1, top_ids)  # (b, K)
         alive = torch.cat([alive[origin], new_tokens.view(-1, 1)], -1)  # (b*K, t + 2)
         ended = new_tokens.eq(eos_id)  # (b, K)
         if stopping == "full":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch.testing import assert_close
 
@@ -58,3 +59,50 @@ def test_reorder_selects_rows(model, batch):
     reordered = model.step(tgt[order, 1], state.reorder(order)).log_probs
     direct = model.step(tgt[:, 1], state).log_probs[order]
     assert_close(reordered, direct)
+
+
+def test_preallocated_cache_is_written_in_place(model, batch):
+    """With room for the whole target, stepping never reallocates the cache and still equals
+    teacher forcing; a smaller capacity grows and gives the same result."""
+    src, mask, tgt = batch
+    full = model.log_probs(src, mask, tgt)
+    encoded = model.encode(src, mask)
+    for capacity in (tgt.size(1), 2):
+        state = model.init_decoder_state(encoded, cache_capacity=capacity)
+        first_buffer = state.self_attn.buffers[0].data_ptr()
+        steps = []
+        for t in range(tgt.size(1)):
+            out = model.step(tgt[:, t], state)
+            state = out.state
+            steps.append(out.log_probs)
+        assert_close(torch.stack(steps, 1), full, atol=1e-5, rtol=0)
+        assert (state.self_attn.buffers[0].data_ptr() == first_buffer) == (capacity == tgt.size(1))
+        assert state.self_attn.capacity >= tgt.size(1)
+
+
+def test_beam_reorder_swaps_buffers_without_allocating(model, batch):
+    """reorder_beams writes into the spare buffers and keeps the old ones as the next spares;
+    the result equals the general (copying) reorder over several steps."""
+    src, mask, tgt = batch
+    K = 2
+    start = model.init_decoder_state(model.encode(src, mask), cache_capacity=8).tile(K)
+    fast, slow = start, start.reorder(torch.arange(start.rows))
+    generator = torch.Generator().manual_seed(1)
+    pointers = set()
+    for _ in range(5):
+        tokens = torch.randint(7, VOCAB, (fast.rows,), generator=generator)
+        a, b = model.step(tokens, fast), model.step(tokens, slow)
+        assert_close(a.log_probs, b.log_probs, atol=1e-5, rtol=0)
+        origin = torch.arange(fast.rows).view(-1, K)[:, torch.randint(0, K, (K,), generator=generator)]
+        fast, slow = a.state.reorder_beams(origin.reshape(-1)), b.state.reorder(origin.reshape(-1))
+        pointers.update(buffer.data_ptr() for buffer in fast.self_attn.buffers)
+    assert len(pointers) == 2 * len(model.decoder.layers)  # two buffers per layer, reused in turn
+
+
+def test_state_without_cache_cannot_be_continued(model, batch):
+    src, mask, tgt = batch
+    state = model.init_decoder_state(model.encode(src, mask), cache_capacity=None)
+    out = model.decoder(tgt, state)
+    assert out.state.self_attn is None and out.state.length == tgt.size(1)
+    with pytest.raises(ValueError, match="no self-attention cache"):
+        model.decoder(tgt[:, :1], out.state)
