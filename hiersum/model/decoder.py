@@ -17,7 +17,8 @@ positions S..S+L-1, and the memory keys and values are projected once in
 
 The self-attention cache is preallocated (one buffer per layer, grown by doubling if a call
 needs more room) and written in place, so a decoding step allocates no cache memory. Beam
-reordering copies the rows into a spare buffer of the same shape and the two swap.
+reordering copies only the rows that change, through a spare buffer of the same shape (or,
+when most rows change, gathers all rows into the spare and the two swap).
 
 While beam searching, the N rows are B' examples x G beams, beams of an example consecutive.
 The memory keys/values stay per example ([B', H, M, E]); the G beams of an example are folded
@@ -92,6 +93,31 @@ class SelfAttentionCache:
             new[:, :, :, :length].copy_(buffer[:, :, :, :length])
             grown.append(new)
         return SelfAttentionCache(grown)
+
+    def reorder(self, rows: Tensor, *, length: int) -> SelfAttentionCache:
+        """Row r takes the content of row ``rows[r]`` (long [N]), for the first ``length`` positions;
+        this cache must not be used afterwards.
+
+        Rows that keep their own content are not copied. When fewer than half of the rows move
+        (usual for a trained model's beams), the moved rows are gathered into the spares and
+        written back in place; otherwise all rows are gathered into the spares and the buffers
+        swap (:meth:`select_rows` with ``reuse=True``).
+        """
+        N = self.buffers[0].size(0)
+        moved = (rows != torch.arange(N, device=rows.device)).nonzero().squeeze(1)  # (c,)
+        if moved.numel() == 0:
+            return self
+        if 2 * moved.numel() > N or self.buffers[0].requires_grad:
+            return self.select_rows(rows, length=length, reuse=True)
+        spares = self.spares
+        if spares is None or spares[0].size(0) < moved.numel():
+            spares = [torch.empty_like(buffer) for buffer in self.buffers]
+        sources = rows.index_select(0, moved)  # (c,)
+        for buffer, spare in zip(self.buffers, spares, strict=True):
+            used, moved_rows = buffer[:, :, :, :length], spare[: moved.numel(), :, :, :length]
+            torch.index_select(used, 0, sources, out=moved_rows)
+            used.index_copy_(0, moved, moved_rows)
+        return SelfAttentionCache(self.buffers, spares)
 
     def select_rows(self, rows: Tensor, *, length: int, reuse: bool) -> SelfAttentionCache:
         """Rows ``rows`` [N'] (long, into the N rows; repeats allowed) of the first ``length``
@@ -169,8 +195,10 @@ class DecoderState:
 
     def reorder_beams(self, indices: Tensor) -> DecoderState:
         """Rows ``indices`` [N]: ``indices[r]`` must be a row of r's own group (a beam of the same
-        example). Only the self-attention caches move (into the spare buffers)."""
-        return self._select(indices, reuse=True)
+        example). Only the self-attention caches move (see :meth:`SelfAttentionCache.reorder`)."""
+        if self.self_attn is None:
+            return self
+        return replace(self, self_attn=self.self_attn.reorder(indices, length=self.length))
 
     @property
     def rows(self) -> int:

@@ -80,23 +80,30 @@ def test_preallocated_cache_is_written_in_place(model, batch):
         assert state.self_attn.capacity >= tgt.size(1)
 
 
-def test_beam_reorder_swaps_buffers_without_allocating(model, batch):
-    """reorder_beams writes into the spare buffers and keeps the old ones as the next spares;
-    the result equals the general (copying) reorder over several steps."""
+@torch.inference_mode()
+def test_beam_reorder_equals_copying_reorder_without_allocating(model, batch):
+    """reorder_beams (in place when few rows move, a buffer swap when most do) equals the general
+    copying reorder over several steps, and only ever uses two buffers per layer."""
     src, mask, tgt = batch
     K = 2
     start = model.init_decoder_state(model.encode(src, mask), cache_capacity=8).tile(K)
     fast, slow = start, start.reorder(torch.arange(start.rows))
+    rows = torch.arange(start.rows)
+    few_move = torch.tensor([1, 1, 2, 3, 4, 5])  # one row of example 0 moves
+    most_move = torch.tensor([1, 1, 3, 2, 4, 4])  # four of six rows move
     generator = torch.Generator().manual_seed(1)
     pointers = set()
-    for _ in range(5):
+    for origin in (few_move, most_move, rows, most_move, few_move, few_move):
         tokens = torch.randint(7, VOCAB, (fast.rows,), generator=generator)
         a, b = model.step(tokens, fast), model.step(tokens, slow)
         assert_close(a.log_probs, b.log_probs, atol=1e-5, rtol=0)
-        origin = torch.arange(fast.rows).view(-1, K)[:, torch.randint(0, K, (K,), generator=generator)]
-        fast, slow = a.state.reorder_beams(origin.reshape(-1)), b.state.reorder(origin.reshape(-1))
+        before = a.state.self_attn.buffers[0].data_ptr()
+        fast, slow = a.state.reorder_beams(origin), b.state.reorder(origin)
+        in_place = fast.self_attn.buffers[0].data_ptr() == before
+        assert in_place == (origin is not most_move)
         pointers.update(buffer.data_ptr() for buffer in fast.self_attn.buffers)
-    assert len(pointers) == 2 * len(model.decoder.layers)  # two buffers per layer, reused in turn
+    assert_close(model.step(tokens, fast).log_probs, model.step(tokens, slow).log_probs, atol=1e-5, rtol=0)
+    assert len(pointers) == 2 * len(model.decoder.layers)
 
 
 def test_state_without_cache_cannot_be_continued(model, batch):
