@@ -14,7 +14,7 @@ import pytorch_lightning as pl
 
 from hiersum.config import DecodeConfig
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.evaluation import summarize_encoded
+from hiersum.inference import summarize_encoded
 from hiersum.lit_module import HierSumModule
 from hiersum.metrics import ROUGE_TYPES, rouge_scores
 
@@ -56,7 +56,7 @@ class ValidationRouge(pl.Callback):
         batch_tokens = self.batch_tokens or datamodule.config.batch_tokens
         predictions = [""] * len(encoded)
         for indices, summaries in summarize_encoded(
-            pl_module, encoded, self._tokenizer, self.decode, batch_tokens=batch_tokens, device=pl_module.device
+            pl_module.model, encoded, self._tokenizer, self.decode, batch_tokens=batch_tokens, device=pl_module.device
         ):
             for index, summary in zip(indices, summaries, strict=True):
                 predictions[index] = summary.summary

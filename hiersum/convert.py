@@ -22,9 +22,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from hiersum.checkpoint import CHECKPOINT_EXTRA_KEY
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.lit_module import CHECKPOINT_EXTRA_KEY, HierSumModule
+from hiersum.lit_module import HierSumModule
 from hiersum.model.layers import sinusoid_table
 from hiersum.model.summarizer import HierSum
 

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torchmetrics.text import Perplexity
 
+from hiersum.checkpoint import CHECKPOINT_EXTRA_KEY, checkpoint_tokenizer_json, read_checkpoint, tokenizer_from_json
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -19,7 +20,6 @@ from hiersum.model.pooling import pooling_penalty
 from hiersum.model.summarizer import HierSum
 
 IGNORE_INDEX = -100
-CHECKPOINT_EXTRA_KEY = "hiersum"
 
 
 class NoamSchedule:
@@ -126,7 +126,7 @@ class HierSumModule(pl.LightningModule):
         checkpoint[CHECKPOINT_EXTRA_KEY] = {"tokenizer_json": self.tokenizer_json}
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        self.tokenizer_json = checkpoint.get(CHECKPOINT_EXTRA_KEY, {}).get("tokenizer_json")
+        self.tokenizer_json = checkpoint_tokenizer_json(checkpoint)
 
     @property
     def data_config(self) -> DataConfig | None:
@@ -134,12 +134,7 @@ class HierSumModule(pl.LightningModule):
         return DataConfig(**data) if data else None
 
     def tokenizer(self) -> SubwordTokenizer:
-        if not self.tokenizer_json:
-            raise ValueError(
-                "this checkpoint carries no tokenizer; import it again with "
-                "hiersum-import-hiersumm --tokenizer SPM_MODEL_OR_TOKENIZER_JSON"
-            )
-        return SubwordTokenizer.from_str(self.tokenizer_json)
+        return tokenizer_from_json(self.tokenizer_json)
 
 
 def load_checkpoint(path: str | Path, *, map_location: str | torch.device = "cpu") -> HierSumModule:
@@ -148,12 +143,7 @@ def load_checkpoint(path: str | Path, *, map_location: str | torch.device = "cpu
     Raises ``FileNotFoundError`` / ``ValueError`` with the path when the file is missing
     or is not a hiersum checkpoint.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    checkpoint = torch.load(path, map_location=map_location, weights_only=True)
-    if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint or "hyper_parameters" not in checkpoint:
-        raise ValueError(f"{path}: expected a hiersum checkpoint with 'state_dict' and 'hyper_parameters'")
+    checkpoint = read_checkpoint(path, map_location=map_location)
     module = HierSumModule(**checkpoint["hyper_parameters"])
     module.load_state_dict(checkpoint["state_dict"])
     module.on_load_checkpoint(checkpoint)

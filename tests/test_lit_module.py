@@ -1,6 +1,7 @@
 import pytest
 import torch
 
+from hiersum.checkpoint import load_summarizer
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.batching import collate
 from hiersum.data.schema import EncodedExample
@@ -42,13 +43,19 @@ def test_loss_is_mean_nll_over_real_target_tokens(module_and_batch):
     assert loss.item() == pytest.approx(-(picked[batch.tgt_mask]).mean().item(), rel=1e-5)
 
 
-def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(module_and_batch, tmp_path):
+LOADERS = pytest.mark.parametrize("load", [load_checkpoint, load_summarizer], ids=["lightning", "summarizer"])
+
+
+@LOADERS
+def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(module_and_batch, tmp_path, load):
+    """The Lightning module and the Lightning-free summarizer rebuild the same network."""
     module, batch = module_and_batch
     path = tmp_path / "m.ckpt"
     checkpoint = {"state_dict": module.state_dict(), "hyper_parameters": dict(module.hparams)}
     module.on_save_checkpoint(checkpoint)
     torch.save(checkpoint, path)
-    restored = load_checkpoint(path)
+    restored = load(path)
+    assert not restored.model.training
     module.eval()
     torch.testing.assert_close(
         restored.model.log_probs(batch.src, batch.src_mask, batch.tgt_in),
@@ -58,9 +65,10 @@ def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(module_and_batch, tm
     assert restored.data_config == DataConfig(path="x")
 
 
-def test_load_checkpoint_errors_name_the_path(tmp_path):
+@LOADERS
+def test_load_checkpoint_errors_name_the_path(tmp_path, load):
     with pytest.raises(FileNotFoundError, match="missing.ckpt"):
-        load_checkpoint(tmp_path / "missing.ckpt")
+        load(tmp_path / "missing.ckpt")
     torch.save({"weights": torch.zeros(1)}, tmp_path / "foreign.ckpt")
     with pytest.raises(ValueError, match="foreign.ckpt"):
-        load_checkpoint(tmp_path / "foreign.ckpt")
+        load(tmp_path / "foreign.ckpt")

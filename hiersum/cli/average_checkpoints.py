@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from hiersum.lit_module import CHECKPOINT_EXTRA_KEY
+from hiersum.checkpoint import CHECKPOINT_EXTRA_KEY
 
 DROPPED_KEYS = ("optimizer_states", "lr_schedulers", "callbacks", "loops")
 

@@ -36,15 +36,14 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
+from hiersum.checkpoint import Summarizer, load_summarizer
 from hiersum.cli.common import CONFIG_DIR
 from hiersum.cli.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
 from hiersum.config import DataConfig, DecodeConfig, register_configs
-from hiersum.data.datamodule import selection_config
 from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.schema import EncodedExample, Example, RecordError
-from hiersum.data.selection import SelectionConfig, encode_examples
-from hiersum.evaluation import PRECISIONS, Summary, progress_bar, summarize_encoded
-from hiersum.lit_module import HierSumModule, load_checkpoint
+from hiersum.data.selection import SelectionConfig, encode_examples, selection_config
+from hiersum.inference import PRECISIONS, Summary, progress_bar, summarize_encoded
 
 register_configs()
 
@@ -120,22 +119,22 @@ def _checked_device(device: str, precision: str) -> None:
         raise UsageError("precision=16 needs device=cuda (on cpu use precision=bf16)")
 
 
-def _load(checkpoint: str) -> HierSumModule:
+def _load(checkpoint: str) -> Summarizer:
     try:
-        return load_checkpoint(checkpoint)
+        return load_summarizer(checkpoint)
     except (OSError, ValueError, RuntimeError) as error:
         raise UsageError(f"cannot load checkpoint: {error}") from None
 
 
-def _selection(cfg: DictConfig, module: HierSumModule) -> SelectionConfig:
+def _selection(cfg: DictConfig, summarizer: Summarizer) -> SelectionConfig:
     """The checkpoint's paragraph selection (as for evaluation), with ``max_paragraphs`` etc.
     overridden when given."""
-    data = module.data_config or DataConfig(path="")
+    data = summarizer.data_config or DataConfig(path="")
     given = {name: cfg[name] for name in SELECTION_OVERRIDES if cfg.get(name) is not None}
     if "max_paragraphs" in given:
         given["eval_max_paragraphs"] = None  # the command line wins over the checkpoint's evaluation setting
     try:
-        return selection_config(replace(data, **given), graph=module.model_config.graph, evaluation=True)
+        return selection_config(replace(data, **given), graph=summarizer.model_config.graph, evaluation=True)
     except ValueError as error:
         raise UsageError(str(error)) from None
 
@@ -146,14 +145,14 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
     device, precision = str(cfg.device), str(cfg.precision)
     _checked_device(device, precision)
     decode: DecodeConfig = OmegaConf.to_object(cfg.decode)
-    module = _load(checkpoint)
-    if cfg.attention and module.model_config.encoder != "hierarchical":
+    summarizer = _load(checkpoint)
+    if cfg.attention and summarizer.model_config.encoder != "hierarchical":
         raise UsageError("attention=true needs a hierarchical model; this checkpoint is flat")
     try:
-        tokenizer = module.tokenizer()
+        tokenizer = summarizer.tokenizer()
     except ValueError as error:
         raise UsageError(f"{checkpoint}: {error}") from None
-    selection = _selection(cfg, module)
+    selection = _selection(cfg, summarizer)
     try:
         examples, errors = collect(read_records(source, input_format=str(cfg.input_format)))
     except InputError as error:
@@ -178,8 +177,8 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
             results: list[dict[str, Any] | None] = [None] * len(encoded)
             next_index = 0  # first result of this window not yet written
             for indices, summaries in summarize_encoded(
-                module, encoded, tokenizer, decode, batch_tokens=cfg.batch_tokens, device=device, precision=precision,
-                attention_top_k=cfg.attention_top_k if cfg.attention else 0,
+                summarizer.model, encoded, tokenizer, decode, batch_tokens=cfg.batch_tokens, device=device,
+                precision=precision, attention_top_k=cfg.attention_top_k if cfg.attention else 0,
             ):
                 for index, summary in zip(indices, summaries, strict=True):
                     results[index] = output_record(summary, encoded[index], n_best=decode.n_best > 1)

@@ -12,7 +12,7 @@ from hiersum.config import DataConfig, ModelConfig
 from hiersum.data.batching import TokenBudgetBatchSampler, collate, flat_layout
 from hiersum.data.corpora import read_split
 from hiersum.data.schema import EncodedExample, Example
-from hiersum.data.selection import SelectionConfig, encode_examples
+from hiersum.data.selection import encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.data.wikisum import read_wikisum
 
@@ -25,22 +25,6 @@ def split_path(data_dir: str | Path, split: str) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"data split '{split}' not found: expected the file {path}")
     return path
-
-
-def selection_config(config: DataConfig, *, graph: str = "none", evaluation: bool = False) -> SelectionConfig:
-    """Paragraph selection of ``config``; ``graph``: the model's paragraph graph (``model.graph``);
-    ``evaluation``: for a validation or test split (``data.eval_max_paragraphs`` applies)."""
-    max_paragraphs = config.max_paragraphs
-    if evaluation and config.eval_max_paragraphs:
-        max_paragraphs = config.eval_max_paragraphs
-    return SelectionConfig(
-        max_paragraphs=max_paragraphs,
-        max_paragraph_tokens=config.max_paragraph_tokens,
-        max_target_tokens=config.max_target_tokens,
-        selection=config.selection,
-        title_paragraph=config.title_paragraph,
-        graph=graph,
-    )
 
 
 class SummarizationDataModule(pl.LightningDataModule):

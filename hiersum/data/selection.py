@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hiersum.config import DataConfig
 from hiersum.data.graph import paragraph_graph
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -24,6 +25,22 @@ class SelectionConfig:
     title_paragraph: bool = True
     graph: str = "none"
     """Paragraph graph stored on each example (``model.graph``; see ``hiersum/data/graph.py``)."""
+
+
+def selection_config(config: DataConfig, *, graph: str = "none", evaluation: bool = False) -> SelectionConfig:
+    """Paragraph selection of ``config``; ``graph``: the model's paragraph graph (``model.graph``);
+    ``evaluation``: for a validation or test split (``data.eval_max_paragraphs`` applies)."""
+    max_paragraphs = config.max_paragraphs
+    if evaluation and config.eval_max_paragraphs:
+        max_paragraphs = config.eval_max_paragraphs
+    return SelectionConfig(
+        max_paragraphs=max_paragraphs,
+        max_paragraph_tokens=config.max_paragraph_tokens,
+        max_target_tokens=config.max_target_tokens,
+        selection=config.selection,
+        title_paragraph=config.title_paragraph,
+        graph=graph,
+    )
 
 
 def order_paragraphs(documents: Sequence[Sequence[str]], rule: str) -> list[tuple[int, int]]:

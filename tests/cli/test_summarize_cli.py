@@ -180,3 +180,14 @@ def test_resume_false_starts_afresh(checkpoint, tmp_path):
     output.write_text('{"id": "old"}\n', encoding="utf-8")
     run_cli("hiersum-summarize", base_args(checkpoint, tmp_path, source, output, "decode=greedy", "resume=false"))
     assert [r["id"] for r in read_jsonl(output)] == [r["id"] for r in sample_records(2)]
+
+
+def test_summarize_imports_neither_lightning_nor_torchmetrics():
+    """The script users run most often starts without Lightning's import cost (~6 s here)."""
+    probe = (
+        "import sys, hiersum.cli.summarize\n"
+        "print(sorted(m for m in ('pytorch_lightning', 'lightning_fabric', 'torchmetrics') if m in sys.modules))"
+    )
+    result = subprocess.run([str(BIN / "python"), "-c", probe], capture_output=True, text=True, check=True,
+                            env=cli_env(), timeout=300)
+    assert result.stdout.strip() == "[]"

@@ -139,10 +139,9 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     the checkpoint carries the SentencePiece tokenizer and decodes text like a trained one."""
     pytest.importorskip("google.protobuf")
     from hiersum.config import DataConfig, DecodeConfig
-    from hiersum.data.datamodule import selection_config
     from hiersum.data.schema import Example
-    from hiersum.data.selection import encode_examples
-    from hiersum.evaluation import summarize_encoded
+    from hiersum.data.selection import encode_examples, selection_config
+    from hiersum.inference import summarize_encoded
 
     torch.manual_seed(0)
     config = ModelConfig(d_model=8, heads=2, ff_size=8, encoder_layers=2, inter_layers=[1], inter_heads=2,
@@ -160,5 +159,5 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     selection = selection_config(DataConfig(path="", max_paragraphs=4, max_paragraph_tokens=16, title_paragraph=False))
     encoded = encode_examples([example], tokenizer, selection)
     decode = DecodeConfig(beam_size=2, alpha=0.0, min_length=3, max_length=6)
-    [(indices, summaries)] = list(summarize_encoded(module, encoded, tokenizer, decode, batch_tokens=512))
+    [(indices, summaries)] = list(summarize_encoded(module.model, encoded, tokenizer, decode, batch_tokens=512))
     assert indices == [0] and isinstance(summaries[0].summary, str) and summaries[0].summary
