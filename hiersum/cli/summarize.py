@@ -202,8 +202,13 @@ def _write_errors(path: Path, errors: list[RecordError]) -> None:
         path.unlink(missing_ok=True)
 
 
+_composed: list[bool] = []
+"""Holds True once Hydra composed the config and the task started."""
+
+
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="summarize")
 def _run(cfg: DictConfig) -> None:
+    _composed.append(True)
     try:
         result = summarize(cfg)
     except UsageError as error:
@@ -214,7 +219,14 @@ def _run(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    _run()
+    """Hydra reports its own errors (an unknown or mistyped option, a bad value for a typed field)
+    and exits 1 before the task starts; those are usage errors here, so they exit 2."""
+    try:
+        _run()
+    except SystemExit as exit_:
+        if exit_.code == 1 and not _composed:
+            sys.exit(EXIT_USAGE)
+        raise
 
 
 if __name__ == "__main__":

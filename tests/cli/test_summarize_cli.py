@@ -136,6 +136,16 @@ def test_usage_errors_exit_2_with_one_line(checkpoint, tmp_path, change, message
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("option", ["decode.beam_sise=5", "decode.beam_size=five", "no_such_option=1"])
+def test_options_hydra_refuses_exit_2_without_traceback(checkpoint, tmp_path, option):
+    source = write_lines(tmp_path / "in.jsonl", [json.dumps(sample_records(1)[0])])
+    result = run_cli("hiersum-summarize", [*base_args(checkpoint, tmp_path, source, tmp_path / "out.jsonl"), option],
+                     check=False)
+    assert result.returncode == 2
+    assert option.split("=")[0].split(".")[-1] in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_killed_run_resumes_with_every_id_exactly_once_in_input_order(checkpoint, tmp_path):
     records = sample_records(60)
     lines = [json.dumps(r) for r in records]
