@@ -3,6 +3,8 @@ the official SentencePiece tokenizer."""
 
 from __future__ import annotations
 
+import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from hiersum.data.tokenizer import load_tokenizer, train_tokenizer
 from hiersum.data.wikisum import load_shard, read_wikisum, shard_paths
 
 SPM = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "hiersumm" / "spm9998_3.model"
+MULTI_NEWS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "multi-news-sample" / "validation.jsonl"
 TEXTS = [
     "Marela Dostovin founded the Ilvane Institute in Ostrel.",
     "The Ilvane Institute trains glass makers in Ostrel.",
@@ -164,3 +167,20 @@ def test_official_sentencepiece_model_loads_with_its_special_ids():
     assert tokenizer.encode_batch(["a <Q> b"])[0].count(8) == 1
     text = "the school was founded in 1987 by the city council ."
     assert tokenizer.decode(tokenizer.encode_batch([text])[0] + [5, 9]) == text
+
+
+@pytest.mark.skipif(not (SPM.is_file() and MULTI_NEWS.is_file()),
+                    reason="official SentencePiece model or Multi-News sample not found")
+def test_official_tokenizer_encodes_like_sentencepiece_itself():
+    """The HF conversion gives sentencepiece's own ids on real news text (100 Multi-News documents)
+    and on text where normalisation matters (NFKC, ligatures, full-width letters, quotes, spaces)."""
+    sentencepiece = pytest.importorskip("sentencepiece")
+    pytest.importorskip("google.protobuf")
+    reference = sentencepiece.SentencePieceProcessor(model_file=str(SPM))
+    tokenizer = load_tokenizer(SPM)
+    texts = ["Café naïve — “quoted” 1987…", "ﬁne Ⅻ ＡＢＣ", "  leading,   inner  and trailing  ", "tab\there\nline",
+             "日本語 テキスト", "emoji 😀 and \u00a0no-break space"]
+    with open(MULTI_NEWS, encoding="utf-8") as handle:
+        texts += [json.loads(line)["document"][:3000] for line in itertools.islice(handle, 100)]
+    mismatched = [text[:60] for text in texts if tokenizer.encode_batch([text])[0] != reference.encode(text)]
+    assert mismatched == []
