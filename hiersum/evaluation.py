@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 from torchmetrics.classification import MulticlassAccuracy
@@ -17,6 +18,18 @@ from hiersum.inference import iter_batches, progress_bar, summarize_encoded
 from hiersum.lit_module import HierSumModule, target_labels
 from hiersum.report import library_versions
 from hiersum.scoring import ScoringConfig, score_split
+
+
+@dataclass
+class SplitEvaluation:
+    """What :func:`evaluate_split` returns: everything :func:`hiersum.report.write_report` writes."""
+
+    metrics: dict[str, Any]
+    """Corpus-level figures per system, with intervals (``metrics.json``)."""
+    predictions: list[dict[str, str]]
+    """``{"id", "summary", "reference"}`` per example, in order (``predictions.jsonl``)."""
+    rows: list[dict[str, Any]]
+    """Per-example figures of every system (``scores.csv``)."""
 
 
 @torch.inference_mode()
@@ -82,9 +95,9 @@ def evaluate_split(
     batch_tokens: int,
     device: torch.device | str = "cpu",
     scoring: ScoringConfig | None = None,
-) -> tuple[dict, list[dict]]:
-    """Decode ``encoded``, score the model and the baselines of ``scoring`` (default: lead, oracle,
-    lexrank, 1000 bootstrap resamples); return (metrics, prediction records).
+) -> SplitEvaluation:
+    """Decode ``encoded`` and score the model and the baselines of ``scoring`` (default: lead,
+    oracle, lexrank, 1000 bootstrap resamples).
 
     ``metrics`` = ``{split: {"model": {...}, "lead": {...}, "oracle": {...}, "lexrank": {...}},
     "n_examples": N, "decode": {...}}`` (keys of a system: :mod:`hiersum.scoring`).
@@ -105,4 +118,4 @@ def evaluate_split(
         {"id": example.id, "summary": prediction, "reference": example.references[0]}
         for example, prediction in zip(examples, predictions, strict=True)
     ]
-    return metrics, records
+    return SplitEvaluation(metrics=metrics, predictions=records, rows=scored.rows)

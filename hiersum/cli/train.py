@@ -86,12 +86,12 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         examples = datamodule.examples[cfg.eval_split]
         if data.limit_eval_examples:
             encoded, examples = encoded[: data.limit_eval_examples], examples[: data.limit_eval_examples]
-        scores, predictions = evaluate_split(
+        evaluation = evaluate_split(
             module, examples, encoded, tokenizer, decode, split=cfg.eval_split,
             batch_tokens=data.batch_tokens, device=_eval_device(trainer),
         )
-        metrics.update(scores)
-        write_report(run_dir, metrics, predictions)
+        metrics.update(evaluation.metrics)
+        write_report(run_dir, metrics, evaluation.predictions, rows=evaluation.rows)
         log.info("metrics and report written to %s", run_dir)
     if trainer.is_global_zero:
         print(f"run directory: {run_dir}")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,9 @@ def test_train_fast_dev_run_end_to_end_writes_report(tiny_corpus, tmp_path):
     main_table = (run_dir / "report.md").read_text().split("## Split: test")[1].split("\n\n")[1]
     assert main_table.count("| model |") == 1 and main_table.count("| oracle |") == 1
     assert (run_dir / "report.html").is_file()
+    with open(run_dir / "scores.csv", newline="") as handle:
+        systems = Counter(row["system"] for row in csv.DictReader(handle))
+    assert systems == {"model": 4, "lead": 4, "oracle": 4, "lexrank": 4}
     assert (run_dir / "tokenizer" / "tokenizer.json").is_file()
     assert (run_dir / ".hydra" / "config.yaml").is_file()
 
