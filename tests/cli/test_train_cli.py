@@ -35,6 +35,8 @@ def test_train_fast_dev_run_end_to_end_writes_report(tiny_corpus, tmp_path):
     assert systems == {"model": 4, "lead": 4, "oracle": 4, "lexrank": 4}
     assert (run_dir / "tokenizer" / "tokenizer.json").is_file()
     assert (run_dir / ".hydra" / "config.yaml").is_file()
+    epoch_lines = [line for line in (run_dir / "train.log").read_text().splitlines() if "epoch 0, step 1," in line]
+    assert len(epoch_lines) == 1 and "train/loss" in epoch_lines[0] and "val/loss" in epoch_lines[0]
 
 
 @pytest.mark.slow
