@@ -26,6 +26,7 @@ import hydra
 import torch
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from hiersum.cli.common import CONFIG_DIR
 from hiersum.config import DataConfig, DecodeConfig, register_configs
@@ -142,11 +143,22 @@ def _system_name(path: str, taken: Sequence[str]) -> str:
     return name if name not in taken else f"{name} (compare)"
 
 
+def _scoring(cfg: DictConfig) -> ScoringConfig:
+    """``baselines`` and ``bootstrap``, typed by their dataclasses; a bad value is a usage error."""
+    try:
+        bootstrap = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(BootstrapConfig), cfg.bootstrap))
+        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=bootstrap)
+    except OmegaConfBaseException as error:
+        raise UsageError(f"bootstrap.{error.key}: {str(error).splitlines()[0]}") from None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
 def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, Any]:
     """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics."""
     if (cfg.checkpoint is None) == (cfg.get("predictions") is None):
         raise UsageError("give exactly one of checkpoint=PATH (decode the split) and predictions=FILE (score outputs)")
-    scoring = ScoringConfig(baselines=list(cfg.baselines), bootstrap=BootstrapConfig(**cfg.bootstrap))
+    scoring = _scoring(cfg)
     run_dir = Path(cfg.paths.output_dir)
     metrics: dict[str, Any] = {}
     attention: list[Attention] = []

@@ -68,6 +68,21 @@ def test_predictions_mode_lists_missing_and_extra_ids(tiny_corpus, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("option", "message"), [
+    ("bootstrap.samples=abc", "bootstrap.samples: Value 'abc'"),
+    ("bootstrap.level=2", "bootstrap.level must be in (0, 1), found 2.0"),
+    ("baselines=[lead,lexrnk]", "baselines: unknown ['lexrnk']"),
+])
+def test_bad_scoring_settings_exit_2_with_one_line(tiny_corpus, tmp_path, option, message):
+    _first_paragraph_predictions(tiny_corpus, "validation", tmp_path / "p.jsonl")
+    args = [f"predictions={tmp_path / 'p.jsonl'}", f"data.path={tiny_corpus}", "split=validation", option,
+            f"hydra.run.dir={tmp_path / 'eval'}"]
+    result = run_cli("hiersum-evaluate", args, check=False)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not SCITLDR.is_dir(), reason="shared SciTLDR-A data not present")
 def test_predictions_mode_on_real_scitldr_dev(tmp_path):
     records = [json.loads(line) for line in (SCITLDR / "dev.jsonl").read_text().splitlines()]
