@@ -28,7 +28,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from hiersum.cli.common import CONFIG_DIR
+from hiersum.cli.common import CONFIG_DIR, EXIT_USAGE, UsageError, run_entry_point, task_started
 from hiersum.config import DataConfig, DecodeConfig, register_configs
 from hiersum.data.batching import collate
 from hiersum.data.corpora import read_split
@@ -43,12 +43,7 @@ from hiersum.scoring import BootstrapConfig, ScoringConfig, score_split
 log = logging.getLogger(__name__)
 register_configs()
 
-EXIT_USAGE = 2
 N_IDS_SHOWN = 10
-
-
-class UsageError(ValueError):
-    """A problem with the command itself; reported in one line, exit status 2."""
 
 
 SELECTION_FIELDS = ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "selection", "title_paragraph")
@@ -229,6 +224,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, A
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="evaluate")
 def _run(cfg: DictConfig) -> None:
+    task_started()
     try:
         evaluate(cfg, list(HydraConfig.get().overrides.task))
     except (UsageError, RecordError) as error:
@@ -237,7 +233,7 @@ def _run(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    _run()
+    run_entry_point(_run)
 
 
 if __name__ == "__main__":

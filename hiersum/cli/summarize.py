@@ -37,7 +37,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from hiersum.checkpoint import Summarizer, load_summarizer
-from hiersum.cli.common import CONFIG_DIR
+from hiersum.cli.common import CONFIG_DIR, EXIT_USAGE, UsageError, run_entry_point, task_started
 from hiersum.cli.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
 from hiersum.config import DataConfig, DecodeConfig, register_configs
 from hiersum.data.formats import STDIN, InputError, read_records
@@ -47,12 +47,8 @@ from hiersum.inference import PRECISIONS, Summary, progress_bar, summarize_encod
 
 register_configs()
 
-EXIT_OK, EXIT_USAGE, EXIT_RECORD_ERRORS = 0, 2, 3
+EXIT_OK, EXIT_RECORD_ERRORS = 0, 3
 SELECTION_OVERRIDES = ("max_paragraphs", "max_paragraph_tokens", "selection")
-
-
-class UsageError(Exception):
-    """A problem with the command itself; reported in one line, exit status 2."""
 
 
 @dataclass(frozen=True)
@@ -202,13 +198,9 @@ def _write_errors(path: Path, errors: list[RecordError]) -> None:
         path.unlink(missing_ok=True)
 
 
-_composed: list[bool] = []
-"""Holds True once Hydra composed the config and the task started."""
-
-
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="summarize")
 def _run(cfg: DictConfig) -> None:
-    _composed.append(True)
+    task_started()
     try:
         result = summarize(cfg)
     except UsageError as error:
@@ -219,14 +211,7 @@ def _run(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    """Hydra reports its own errors (an unknown or mistyped option, a bad value for a typed field)
-    and exits 1 before the task starts; those are usage errors here, so they exit 2."""
-    try:
-        _run()
-    except SystemExit as exit_:
-        if exit_.code == 1 and not _composed:
-            sys.exit(EXIT_USAGE)
-        raise
+    run_entry_point(_run)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from hiersum.cli.common import CONFIG_DIR
+from hiersum.cli.common import CONFIG_DIR, run_entry_point, task_started
 from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, TokenizerConfig, register_configs
 from hiersum.data.corpora import read_split
 from hiersum.data.datamodule import SummarizationDataModule, split_path
@@ -107,8 +107,13 @@ def _eval_device(trainer: pl.Trainer) -> torch.device:
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="train")
-def main(cfg: DictConfig) -> None:
+def _run(cfg: DictConfig) -> None:
+    task_started()
     train(cfg)
+
+
+def main() -> None:
+    run_entry_point(_run)
 
 
 if __name__ == "__main__":

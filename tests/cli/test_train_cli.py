@@ -95,3 +95,12 @@ def test_ddp_two_cpu_processes_train_a_few_steps(tiny_corpus, tmp_path):
     assert "world_size: 2" in result.stdout + result.stderr or "GLOBAL_RANK: 1" in result.stdout + result.stderr
     assert f"run directory: {run_dir}" in result.stdout
     assert (run_dir / "csv" / "metrics.csv").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["hiersum-train", "hiersum-evaluate"])
+def test_an_option_hydra_refuses_is_a_usage_error(command, tmp_path):
+    result = run_cli(command, ["trainer.max_epoch=3" if command == "hiersum-train" else "bootstrap.sample=3",
+                               f"hydra.run.dir={tmp_path / 'run'}"], check=False)
+    assert result.returncode == 2
+    assert ("max_epoch" in result.stderr or "sample" in result.stderr) and "Traceback" not in result.stderr
