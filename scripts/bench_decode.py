@@ -32,6 +32,7 @@ import torch
 from omegaconf import OmegaConf
 
 from hiersum.config import ModelConfig
+from hiersum.decoding.generate import GenerationOptions, generate
 from hiersum.model import HierSum
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "model"
@@ -59,13 +60,14 @@ def run_case(args: argparse.Namespace, model_name: str, search: str, cache: bool
     src = torch.randint(3, args.vocab, (args.batch, args.paragraphs, args.tokens), device=device)  # (B, P, T)
     mask = torch.ones_like(src, dtype=torch.bool)
     beam = 1 if search == "greedy" else args.beam
-    options = dict(beam_size=beam, greedy=search == "greedy", stopping="full", use_cache=cache)
+    options = dict(beam_size=beam, greedy=search == "greedy", stopping="full")
 
     def decode(steps: int) -> float:
         if device.type == "cuda":
             torch.cuda.synchronize()
         start = time.perf_counter()
-        out = model.generate(src, mask, min_length=steps, max_length=steps, **options)
+        options_at = GenerationOptions(min_length=steps, max_length=steps, **options)
+        out = generate(model, src, mask, options_at, use_cache=cache)
         if device.type == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from hiersum.attention import plot_attention_heatmap, received_attention, top_paragraphs
+from hiersum.decoding.attention import plot_attention_heatmap, received_attention, top_paragraphs
 from hiersum.model.encoder import EncoderOutput
 from tests.model.model_testkit import make_batch, make_model
 

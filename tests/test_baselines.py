@@ -1,10 +1,10 @@
-"""Tests of hiersum.baselines: lead, greedy oracle, LexRank."""
+"""Tests of hiersum.evaluation.baselines: lead, greedy oracle, LexRank."""
 
 import pytest
 from rouge_score import rouge_scorer
 
-from hiersum.baselines import baseline_summaries, lead, lexrank, lexrank_order, oracle, source_sentences
 from hiersum.data.schema import Example
+from hiersum.evaluation.baselines import baseline_summaries, lead, lexrank, lexrank_order, oracle, source_sentences
 
 EXAMPLE = Example(
     id="x",

@@ -1,12 +1,12 @@
 import pytest
 import torch
 
-from hiersum.checkpoint import load_summarizer
+from hiersum.checkpoints.io import load_summarizer
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.batching import collate
 from hiersum.data.schema import EncodedExample
 from hiersum.data.tokenizer import train_tokenizer
-from hiersum.lit_module import HierSumModule, NoamSchedule, load_checkpoint, module_hparams
+from hiersum.training.module import HierSumModule, NoamSchedule, load_checkpoint, module_hparams
 
 TINY = ModelConfig(d_model=16, heads=2, ff_size=32, encoder_layers=2, inter_layers=[1], inter_heads=2,
                    decoder_layers=1, dropout=0.0)

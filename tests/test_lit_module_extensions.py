@@ -12,8 +12,8 @@ from hiersum.data.batching import collate, flat_layout
 from hiersum.data.graph import similarity_graph
 from hiersum.data.schema import EncodedExample
 from hiersum.data.tokenizer import train_tokenizer
-from hiersum.lit_module import HierSumModule, module_hparams
 from hiersum.model.pooling import pooling_penalty
+from hiersum.training.module import HierSumModule, module_hparams
 
 TINY = ModelConfig(d_model=16, heads=2, ff_size=32, encoder_layers=2, inter_layers=[1], inter_heads=2,
                    decoder_layers=1, dropout=0.0)

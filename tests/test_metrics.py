@@ -1,4 +1,4 @@
-"""Tests of hiersum.metrics against direct rouge-score and sacrebleu calls."""
+"""Tests of hiersum.evaluation.metrics against direct rouge-score and sacrebleu calls."""
 
 import math
 
@@ -6,7 +6,7 @@ import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
 
-from hiersum.metrics import (
+from hiersum.evaluation.metrics import (
     ROUGE_KEYS,
     ROUGE_TYPES,
     bleu_score,

@@ -1,11 +1,11 @@
-"""Tests of hiersum.report: files written, their content, atomic writes."""
+"""Tests of hiersum.evaluation.report: files written, their content, atomic writes."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from hiersum.report import (
+from hiersum.evaluation.report import (
     library_versions,
     render_markdown,
     write_json_atomic,
@@ -148,7 +148,7 @@ def test_write_predictions_unicode(tmp_path):
 
 def _scored_metrics():
     from hiersum.data.schema import Example
-    from hiersum.scoring import BootstrapConfig, ScoringConfig, score_split
+    from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
 
     examples = [Example(id=f"e{i}", title="", documents=[[f"The cat sat on mat {i}. Storms closed airports."]],
                         references=[f"A cat sat on mat {i}.", "Cats sit."]) for i in range(6)]
@@ -198,7 +198,7 @@ def test_html_report_is_self_contained_with_plots_and_scores_csv(tmp_path):
 def test_attention_heatmaps_are_embedded(tmp_path):
     import numpy as np
 
-    from hiersum.report import Attention, render_html
+    from hiersum.evaluation.report import Attention, render_html
 
     rng = np.random.default_rng(0)
     pooling = rng.dirichlet(np.ones(5), size=(3, 2))  # (P=3, H=2, T=5)

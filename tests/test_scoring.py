@@ -1,13 +1,13 @@
-"""Tests of hiersum.scoring: every figure of a system agrees with its library, rows and tests."""
+"""Tests of hiersum.evaluation.scoring: every figure of a system agrees with its library, rows and tests."""
 
 import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
 
-from hiersum.baselines import lead
 from hiersum.data.schema import Example
-from hiersum.metrics import ROUGE_KEYS, ROUGE_TYPES, split_sentences
-from hiersum.scoring import BootstrapConfig, ScoringConfig, score_split
+from hiersum.evaluation.baselines import lead
+from hiersum.evaluation.metrics import ROUGE_KEYS, ROUGE_TYPES, split_sentences
+from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
 
 EXAMPLES = [
     Example(id=f"e{i}", title="", documents=[[f"Sentence one about topic {i}. The cat sat on the mat {i} times.",

@@ -1,12 +1,18 @@
-"""Tests of hiersum.stats: bootstrap intervals and the paired bootstrap test."""
+"""Tests of hiersum.evaluation.stats: bootstrap intervals and the paired bootstrap test."""
 
 import numpy as np
 import pytest
 import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF
 
-from hiersum.metrics import reference_streams
-from hiersum.stats import bootstrap_indices, confidence_interval, mean_metric, paired_bootstrap, sacrebleu_metric
+from hiersum.evaluation.metrics import reference_streams
+from hiersum.evaluation.stats import (
+    bootstrap_indices,
+    confidence_interval,
+    mean_metric,
+    paired_bootstrap,
+    sacrebleu_metric,
+)
 
 HYPOTHESES = [
     "the cat sat on the mat",

@@ -11,7 +11,7 @@ metric, read from the newest checkpoint of ``<run>/checkpoints``), so train with
 point tensors are averaged (in float64, cast back), integer buffers must agree. The result is the
 best checkpoint with its weights replaced and its optimizer, scheduler and callback states dropped
 (an evaluation checkpoint, not one to resume from); it loads with
-:func:`hiersum.lit_module.load_checkpoint` (``weights_only=True``). Default output:
+:func:`hiersum.training.module.load_checkpoint` (``weights_only=True``). Default output:
 ``<run>/checkpoints/averaged-top<K>.ckpt`` or ``averaged.ckpt`` beside the first checkpoint.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from hiersum.checkpoint import CHECKPOINT_EXTRA_KEY
+from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY
 
 DROPPED_KEYS = ("optimizer_states", "lr_schedulers", "callbacks", "loops")
 

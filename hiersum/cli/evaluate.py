@@ -7,7 +7,7 @@ Examples::
     hiersum-evaluate predictions=a.jsonl compare=b.jsonl data=multinews data.path=/data/mn split=validation
 
 Writes ``metrics.json``, ``report.md``, ``report.html``, ``scores.csv`` and ``predictions.jsonl`` in
-the run directory (see :mod:`hiersum.report` and :mod:`hiersum.scoring`). Exit status 2 with a
+the run directory (see :mod:`hiersum.evaluation.report` and :mod:`hiersum.evaluation.scoring`). Exit status 2 with a
 one-line message for a usage error (both or neither of ``checkpoint`` and ``predictions``, a
 missing file, predictions that do not match the split's ids).
 """
@@ -35,10 +35,10 @@ from hiersum.data.corpora import read_split
 from hiersum.data.datamodule import SummarizationDataModule, split_path
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.evaluation import decode_split, reference_token_scores
-from hiersum.lit_module import HierSumModule, load_checkpoint
-from hiersum.report import Attention, library_versions, write_report
-from hiersum.scoring import BootstrapConfig, ScoringConfig, score_split
+from hiersum.evaluation.report import Attention, library_versions, write_report
+from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
+from hiersum.evaluation.split import decode_split, reference_token_scores
+from hiersum.training.module import HierSumModule, load_checkpoint
 
 log = logging.getLogger(__name__)
 register_configs()

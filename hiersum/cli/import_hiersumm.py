@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from hiersum.convert import hiersum_checkpoint, hiersum_from_official, read_official_checkpoint
+from hiersum.checkpoints.official import hiersum_checkpoint, hiersum_from_official, read_official_checkpoint
 from hiersum.data.tokenizer import load_tokenizer
 
 

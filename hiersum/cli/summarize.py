@@ -36,18 +36,18 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
-from hiersum.checkpoint import Summarizer, load_summarizer
+from hiersum.checkpoints.io import Summarizer, load_summarizer
 from hiersum.cli.common import CONFIG_DIR, EXIT_USAGE, UsageError, run_entry_point, task_started
-from hiersum.cli.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
 from hiersum.config import DataConfig, DecodeConfig, register_configs
 from hiersum.data.formats import STDIN, InputError, read_records
+from hiersum.data.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig, encode_examples, selection_config
-from hiersum.inference import PRECISIONS, Summary, progress_bar, summarize_encoded
+from hiersum.decoding.inference import PRECISIONS, Summary, progress_bar, summarize_encoded
 
 register_configs()
 
-EXIT_OK, EXIT_RECORD_ERRORS = 0, 3
+EXIT_RECORD_ERRORS = 3
 SELECTION_OVERRIDES = ("max_paragraphs", "max_paragraph_tokens", "selection")
 
 

@@ -24,9 +24,9 @@ from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, T
 from hiersum.data.corpora import read_split
 from hiersum.data.datamodule import SummarizationDataModule, split_path
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
-from hiersum.evaluation import evaluate_split
-from hiersum.lit_module import HierSumModule, load_checkpoint, module_hparams
-from hiersum.report import write_report
+from hiersum.evaluation.report import write_report
+from hiersum.evaluation.split import evaluate_split
+from hiersum.training.module import HierSumModule, load_checkpoint, module_hparams
 
 log = logging.getLogger(__name__)
 register_configs()

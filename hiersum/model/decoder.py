@@ -15,10 +15,7 @@ same code: a call writes the keys/values of its L tokens into the self-attention
 positions S..S+L-1, and the memory keys and values are projected once in
 :meth:`TransformerDecoder.init_state`.
 
-The self-attention cache is preallocated (one buffer per layer, grown by doubling if a call
-needs more room) and written in place, so a decoding step allocates no cache memory. Beam
-reordering copies only the rows that change, through a spare buffer of the same shape (or,
-when most rows change, gathers all rows into the spare and the two swap).
+The self-attention cache and the decoder state live in :mod:`hiersum.model.cache`.
 
 While beam searching, the N rows are B' examples x G beams, beams of an example consecutive.
 The memory keys/values stay per example ([B', H, M, E]); the G beams of an example are folded
@@ -34,10 +31,10 @@ import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
+from hiersum.model.cache import DecoderState, SelfAttentionCache
 from hiersum.model.layers import (
     LAYER_NORM_EPS,
     FeedForward,
-    KeyValue,
     MultiHeadAttention,
     attention_mask,
     sinusoid_table,
@@ -45,174 +42,13 @@ from hiersum.model.layers import (
 
 
 @dataclass
-class SelfAttentionCache:
-    """Self-attention keys and values of the target tokens seen so far, written in place.
+class DecoderStep:
+    """One decoding step of every live row (what :meth:`HierSum.step` returns to the search)."""
 
-    ``buffers[i]`` is layer i's [N, 2, H, C, E] (keys at ``[:, 0]``, values at ``[:, 1]``); only
-    positions < S (the owning :class:`DecoderState`'s ``length``) hold data. ``spares`` (same
-    shapes, or None) receive the rows at the next :meth:`select_rows` with ``reuse=True``, which
-    hands the current buffers over as the new spares: beam search reorders without allocating.
-    """
-
-    buffers: list[Tensor]
-    spares: list[Tensor] | None = None
-
-    @classmethod
-    def allocate(cls, rows: int, *, layers: int, heads: int, head_dim: int, capacity: int, like: Tensor):
-        """Empty buffers for ``rows`` rows and ``capacity`` positions (dtype and device of ``like``)."""
-        return cls([like.new_empty(rows, 2, heads, capacity, head_dim) for _ in range(layers)])
-
-    @property
-    def capacity(self) -> int:
-        """C, positions the buffers hold."""
-        return self.buffers[0].size(3)
-
-    def layer(self, index: int, length: int) -> KeyValue:
-        """Layer ``index``'s keys/values of positions < ``length``, views [N, H, length, E]."""
-        used = self.buffers[index][:, :, :, :length]  # (N, 2, H, length, E)
-        return KeyValue(used[:, 0], used[:, 1])
-
-    def write(self, index: int, start: int, key_value: KeyValue) -> KeyValue:
-        """Store layer ``index``'s new keys/values [N, H, L, E] at positions start..start+L-1; return
-        the keys/values of positions < start + L (views)."""
-        end = start + key_value.length
-        buffer = self.buffers[index]
-        buffer[:, 0, :, start:end].copy_(key_value.keys)
-        buffer[:, 1, :, start:end].copy_(key_value.values)
-        return self.layer(index, end)
-
-    def reserve(self, needed: int, *, length: int) -> SelfAttentionCache:
-        """A cache with room for ``needed`` positions: this one, or a copy of its first ``length``
-        positions into buffers of capacity max(needed, 2 C)."""
-        if needed <= self.capacity:
-            return self
-        capacity = max(needed, 2 * self.capacity)
-        grown = []
-        for buffer in self.buffers:
-            new = buffer.new_empty(*buffer.shape[:3], capacity, buffer.size(4))
-            new[:, :, :, :length].copy_(buffer[:, :, :, :length])
-            grown.append(new)
-        return SelfAttentionCache(grown)
-
-    def reorder(self, rows: Tensor, *, length: int) -> SelfAttentionCache:
-        """Row r takes the content of row ``rows[r]`` (long [N]), for the first ``length`` positions;
-        this cache must not be used afterwards.
-
-        Rows that keep their own content are not copied. When fewer than half of the rows move
-        (usual for a trained model's beams), the moved rows are gathered into the spares and
-        written back in place; otherwise all rows are gathered into the spares and the buffers
-        swap (:meth:`select_rows` with ``reuse=True``).
-        """
-        N = self.buffers[0].size(0)
-        moved = (rows != torch.arange(N, device=rows.device)).nonzero().squeeze(1)  # (c,)
-        if moved.numel() == 0:
-            return self
-        if 2 * moved.numel() > N or self.buffers[0].requires_grad:
-            return self.select_rows(rows, length=length, reuse=True)
-        spares = self.spares
-        if spares is None or spares[0].size(0) < moved.numel():
-            spares = [torch.empty_like(buffer) for buffer in self.buffers]
-        sources = rows.index_select(0, moved)  # (c,)
-        for buffer, spare in zip(self.buffers, spares, strict=True):
-            used, moved_rows = buffer[:, :, :, :length], spare[: moved.numel(), :, :, :length]
-            torch.index_select(used, 0, sources, out=moved_rows)
-            used.index_copy_(0, moved, moved_rows)
-        return SelfAttentionCache(self.buffers, spares)
-
-    def select_rows(self, rows: Tensor, *, length: int, reuse: bool) -> SelfAttentionCache:
-        """Rows ``rows`` [N'] (long, into the N rows; repeats allowed) of the first ``length``
-        positions. ``reuse=True`` writes them into the spares and hands these buffers over as the
-        next spares: this cache must not be used afterwards. ``reuse=False`` allocates."""
-        n = rows.numel()
-        if reuse and self.spares is not None and n <= self.spares[0].size(0):
-            targets = [spare[:n] for spare in self.spares]  # (N', 2, H, C, E), contiguous
-        else:
-            targets = [buffer.new_empty(n, *buffer.shape[1:]) for buffer in self.buffers]
-        for buffer, target in zip(self.buffers, targets, strict=True):
-            used, into = buffer[:, :, :, :length], target[:, :, :, :length]
-            if used.requires_grad:  # out= does not support autograd
-                into.copy_(used.index_select(0, rows))
-            else:
-                torch.index_select(used, 0, rows, out=into)
-        spares = [buffer[:n] for buffer in self.buffers] if reuse and n <= self.buffers[0].size(0) else None
-        return SelfAttentionCache(targets, spares)
-
-
-@dataclass
-class DecoderState:
-    """Everything the decoder needs to continue a batch of sequences.
-
-    Rows come in groups of ``group_size`` consecutive rows (the beams of one example) that share
-    one memory entry: row r reads memory entry r // group_size, so N = B' x group_size.
-
-    A state is consumed by the call that continues it: :class:`TransformerDecoder` writes into its
-    cache, and :meth:`reorder_beams` / :meth:`select_examples` reuse its buffers. Continue a state
-    only once, or copy it first with :meth:`reorder`.
-    """
-
-    memory: list[KeyValue]
-    """Context-attention keys/values of the memory per decoder layer, [B', H, M, E] each
-    (projected once, one per example, shared by its beams)."""
-    memory_attn_mask: Tensor | None
-    """[B', 1, 1, M] bool, True = real memory token, ready for scaled_dot_product_attention;
-    None when every memory token is real."""
-    self_attn: SelfAttentionCache | None
-    """The keys/values of the S target tokens consumed, or None for a state that keeps none
-    (teacher forcing in one call; such a state cannot be continued)."""
-    length: int
-    """S, target tokens already consumed (the position of the next token)."""
-    group_size: int = 1
-    """G, rows per memory entry (beams per example)."""
-
-    def _select(
-        self, rows: Tensor, *, reuse: bool, entries: Tensor | None = None, group_size: int | None = None
-    ) -> DecoderState:
-        """Rows ``rows`` of the cache; memory entries ``entries`` (None: the memory is kept)."""
-        memory, mask = self.memory, self.memory_attn_mask
-        if entries is not None:
-            memory = [kv.index_select(entries) for kv in memory]
-            mask = None if mask is None else mask.index_select(0, entries)
-        cache = None if self.self_attn is None else self.self_attn.select_rows(rows, length=self.length, reuse=reuse)
-        return replace(
-            self, memory=memory, memory_attn_mask=mask, self_attn=cache,
-            group_size=self.group_size if group_size is None else group_size,
-        )
-
-    def reorder(self, indices: Tensor) -> DecoderState:
-        """Rows ``indices`` [N'] (long, into the N rows), any of them, repeats allowed.
-
-        General but costly: the memory keys/values are copied per row (group size 1), and the
-        cache into new buffers (this state stays usable). Beam search uses :meth:`tile`,
-        :meth:`reorder_beams` and :meth:`select_examples` instead.
-        """
-        entries = indices.div(self.group_size, rounding_mode="floor")  # (N',) memory entry per row
-        return self._select(indices, reuse=False, entries=entries, group_size=1)
-
-    def tile(self, beam_size: int) -> DecoderState:
-        """Repeat every row ``beam_size`` times (consecutively); the memory is not copied."""
-        rows = torch.arange(self.rows, device=self.memory[0].keys.device).repeat_interleave(beam_size)
-        return self._select(rows, reuse=False, group_size=self.group_size * beam_size)  # (N*beam_size,)
-
-    def reorder_beams(self, indices: Tensor) -> DecoderState:
-        """Rows ``indices`` [N]: ``indices[r]`` must be a row of r's own group (a beam of the same
-        example). Only the self-attention caches move (see :meth:`SelfAttentionCache.reorder`)."""
-        if self.self_attn is None:
-            return self
-        return replace(self, self_attn=self.self_attn.reorder(indices, length=self.length))
-
-    @property
-    def rows(self) -> int:
-        """N, rows of the state."""
-        return self.memory[0].keys.size(0) * self.group_size
-
-    def rows_of(self, examples: Tensor) -> Tensor:
-        """The rows [b * G] of memory entries ``examples`` [b] (long), group by group."""
-        G = self.group_size
-        return (examples.unsqueeze(1) * G + torch.arange(G, device=examples.device)).view(-1)  # (b*G,)
-
-    def select_examples(self, examples: Tensor) -> DecoderState:
-        """Keep memory entries ``examples`` [b] (long, into the B' entries) and their rows."""
-        return self._select(self.rows_of(examples), reuse=True, entries=examples)
+    log_probs: Tensor
+    """[N, V] log p(next token | prefix, source)."""
+    state: DecoderState
+    """The state after consuming the fed tokens."""
 
 
 @dataclass

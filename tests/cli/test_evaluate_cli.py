@@ -11,8 +11,8 @@ import pytest
 import torch
 from rouge_score import rouge_scorer
 
-from hiersum.lit_module import load_checkpoint
-from hiersum.metrics import ROUGE_TYPES, split_sentences
+from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
+from hiersum.training.module import load_checkpoint
 from tests.cli.cli_testkit import run_cli, train_args
 from tests.conftest import SHARED_DIR
 

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from hiersum.cli.jsonl_output import JsonlAppender, OutputError, completed_ids
 from hiersum.data.formats import InputError, detect_json_format, read_records
+from hiersum.data.jsonl_output import JsonlAppender, OutputError, completed_ids
 from hiersum.data.schema import Example, RecordError
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from hiersum.convert import OFFICIAL_PAD_ID, load_official_hiersumm
+from hiersum.checkpoints.official import OFFICIAL_PAD_ID, load_official_hiersumm
 from hiersum.model import HierSum
 
 REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "hiersumm"

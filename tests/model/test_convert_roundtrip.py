@@ -11,11 +11,17 @@ import pytest
 import torch
 from torch.testing import assert_close
 
+from hiersum.checkpoints.official import (
+    hiersum_checkpoint,
+    hiersum_from_official,
+    load_official_hiersumm,
+    official_checkpoint,
+)
 from hiersum.cli.import_hiersumm import main as import_main
 from hiersum.config import ModelConfig
-from hiersum.convert import hiersum_checkpoint, hiersum_from_official, load_official_hiersumm, official_checkpoint
-from hiersum.lit_module import load_checkpoint
+from hiersum.decoding.generate import GenerationOptions, generate
 from hiersum.model import HierSum
+from hiersum.training.module import load_checkpoint
 from tests.model.model_testkit import BOS, EOS, PAD, VOCAB
 
 OTHER_SIZES = {
@@ -58,8 +64,8 @@ def assert_same_model(imported: HierSum, original: HierSum, name: str) -> None:
     with torch.no_grad():
         assert_close(imported.encode(src, mask).token_states, original.encode(src, mask).token_states, rtol=0, atol=0)
         assert_close(imported.log_probs(src, mask, tgt), original.log_probs(src, mask, tgt), rtol=0, atol=0)
-    settings = dict(beam_size=3, alpha=0.4, min_length=2, max_length=8, stopping="official")
-    assert imported.generate(src, mask, **settings).sequences == original.generate(src, mask, **settings).sequences
+    options = GenerationOptions(beam_size=3, alpha=0.4, min_length=2, max_length=8, stopping="official")
+    assert generate(imported, src, mask, options).sequences == generate(original, src, mask, options).sequences
 
 
 @pytest.mark.parametrize("name", sorted(OTHER_SIZES))
@@ -141,7 +147,7 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     from hiersum.config import DataConfig, DecodeConfig
     from hiersum.data.schema import Example
     from hiersum.data.selection import encode_examples, selection_config
-    from hiersum.inference import summarize_encoded
+    from hiersum.decoding.inference import summarize_encoded
 
     torch.manual_seed(0)
     config = ModelConfig(d_model=8, heads=2, ff_size=8, encoder_layers=2, inter_layers=[1], inter_heads=2,

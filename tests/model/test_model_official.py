@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from hiersum.convert import OFFICIAL_PAD_ID, hiersum_from_official, parse_inter_layers
+from hiersum.checkpoints.official import OFFICIAL_PAD_ID, hiersum_from_official, parse_inter_layers
+from hiersum.decoding.generate import GenerationOptions, generate
 from tests.model import official_fixtures as fixtures
 
 NAME = "tiny_hier"
@@ -82,15 +83,11 @@ def test_beam_search_matches_official(name, setting, expected):
     beam, alpha, min_length, max_length = setting.split("_")
     model = fixtures.load_model(name)
     src, mask, _ = fixtures.load_inputs(name)
-    out = model.generate(
-        src,
-        mask,
-        beam_size=int(beam.removeprefix("beam")),
-        alpha=float(alpha.removeprefix("alpha")),
-        min_length=int(min_length.removeprefix("min")),
-        max_length=int(max_length.removeprefix("max")),
+    out = generate(model, src, mask, GenerationOptions(
+        beam_size=int(beam.removeprefix("beam")), alpha=float(alpha.removeprefix("alpha")),
+        min_length=int(min_length.removeprefix("min")), max_length=int(max_length.removeprefix("max")),
         stopping="official",
-    )
+    ))
     assert out.sequences == expected["predictions"]
     assert out.scores == pytest.approx(expected["scores"], abs=1e-5)
 

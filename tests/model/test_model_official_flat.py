@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch.testing import assert_close
 
+from hiersum.checkpoints.official import official_key, official_key_to_ours
 from hiersum.config import ModelConfig
-from hiersum.convert import official_key, official_key_to_ours
 from hiersum.model import FlatEncoder, HierSum
 from tests.model import official_fixtures as fixtures
 

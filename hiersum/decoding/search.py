@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import torch
 from torch import Tensor
@@ -73,16 +73,21 @@ class SearchState(Protocol):
 
 
 StateT = TypeVar("StateT", bound=SearchState)
+StateT_co = TypeVar("StateT_co", bound=SearchState, covariant=True)
 
 
-@dataclass
-class StepOutput(Generic[StateT]):
-    """One decoding step of every live row."""
+class StepOutput(Protocol[StateT_co]):
+    """What a step returns for every live row (:class:`hiersum.model.decoder.DecoderStep` is one)."""
 
-    log_probs: Tensor
-    """[N, V] log p(next token | prefix, source)."""
-    state: StateT
-    """The state after consuming the fed tokens."""
+    @property
+    def log_probs(self) -> Tensor:
+        """[N, V] log p(next token | prefix, source)."""
+        ...
+
+    @property
+    def state(self) -> StateT_co:
+        """The state after consuming the fed tokens."""
+        ...
 
 
 StepFn = Callable[[Tensor, StateT], StepOutput[StateT]]

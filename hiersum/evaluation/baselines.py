@@ -2,7 +2,7 @@
 
 ``lead``
     The leading words of the source (paragraphs in order), as many as the first reference has
-    (:func:`hiersum.metrics.lead_baseline`).
+    (:func:`hiersum.evaluation.metrics.lead_baseline`).
 ``oracle``
     Greedy extractive oracle (Nallapati et al. 2017, as in PreSumm): source sentences are added one
     at a time, each time the one that most raises the mean of ROUGE-1 and ROUGE-2 F1 against the
@@ -19,7 +19,7 @@
     ``lexrank`` package is unmaintained since 2018.
 
 Source sentences: every paragraph of every document (the title left out) split with
-:func:`hiersum.metrics.split_sentences`.
+:func:`hiersum.evaluation.metrics.split_sentences`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from rouge_score import rouge_scorer
 
 from hiersum.data.graph import similarity_graph
 from hiersum.data.schema import Example
-from hiersum.metrics import lead_baseline, rouge_scorer_instance, split_sentences
+from hiersum.evaluation.metrics import lead_baseline, rouge_scorer_instance, split_sentences
 
 BASELINES = ("lead", "oracle", "lexrank")
 ORACLE_MAX_SENTENCES = 5

@@ -14,15 +14,15 @@ from hiersum.config import DecodeConfig
 from hiersum.data.batching import flat_layout
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.inference import iter_batches, progress_bar, summarize_encoded
-from hiersum.lit_module import HierSumModule, target_labels
-from hiersum.report import library_versions
-from hiersum.scoring import ScoringConfig, score_split
+from hiersum.decoding.inference import iter_batches, progress_bar, summarize_encoded
+from hiersum.evaluation.report import library_versions
+from hiersum.evaluation.scoring import ScoringConfig, score_split
+from hiersum.training.module import HierSumModule, target_labels
 
 
 @dataclass
 class SplitEvaluation:
-    """What :func:`evaluate_split` returns: everything :func:`hiersum.report.write_report` writes."""
+    """What :func:`evaluate_split` returns: everything :func:`hiersum.evaluation.report.write_report` writes."""
 
     metrics: dict[str, Any]
     """Corpus-level figures per system, with intervals (``metrics.json``)."""
@@ -100,7 +100,7 @@ def evaluate_split(
     oracle, lexrank, 1000 bootstrap resamples).
 
     ``metrics`` = ``{split: {"model": {...}, "lead": {...}, "oracle": {...}, "lexrank": {...}},
-    "n_examples": N, "decode": {...}}`` (keys of a system: :mod:`hiersum.scoring`).
+    "n_examples": N, "decode": {...}}`` (keys of a system: :mod:`hiersum.evaluation.scoring`).
     """
     predictions = decode_split(module, encoded, tokenizer, decode, split=split, batch_tokens=batch_tokens,
                                device=device)

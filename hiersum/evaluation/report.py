@@ -13,13 +13,13 @@ The metrics dict handed to :func:`write_report` is laid out as::
         "checkpoint": "...", "split": "test", "decode": {...}, "versions": {...},
     }
 
-(every key of a system is listed in :mod:`hiersum.scoring`: precision / recall, chrF,
+(every key of a system is listed in :mod:`hiersum.evaluation.scoring`: precision / recall, chrF,
 ``mean_over_references``, ``ci``, lengths, n-gram ratios; baselines ``oracle`` and ``lexrank`` sit
 beside ``lead``; paired tests under the top-level ``significance``: ``{split: {"A vs B": {metric:
 {"difference", "ci", "p_value"}}}}``).
 
 A top-level entry is a split when its value is a dict of systems, each a dict holding at
-least one ROUGE figure. ``report.html`` is self-contained: its plots (:mod:`hiersum.plots`) are
+least one ROUGE figure. ``report.html`` is self-contained: its plots (:mod:`hiersum.evaluation.plots`) are
 embedded as base64 PNG. Every file is written atomically (a temporary file in the same
 folder, then ``os.replace``), so a crash never leaves a half-written report behind.
 """
@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hiersum import plots
-from hiersum.metrics import NGRAM_ORDERS, ROUGE_TYPES
+from hiersum.evaluation import plots
+from hiersum.evaluation.metrics import NGRAM_ORDERS, ROUGE_TYPES
 
 # (metrics key, column header) of the results table, in order.
 TABLE_COLUMNS = (
@@ -406,7 +406,7 @@ def write_report(
     attention: Sequence[Attention] = (),
 ) -> dict[str, Path]:
     """Write ``metrics.json``, ``report.md``, ``report.html``, and when given ``predictions.jsonl``
-    and ``scores.csv`` (``rows``: per-example figures, see :mod:`hiersum.scoring`).
+    and ``scores.csv`` (``rows``: per-example figures, see :mod:`hiersum.evaluation.scoring`).
 
     ``curves_csv``: the Lightning CSV log whose curves the HTML report draws (default
     ``<run_dir>/csv/metrics.csv`` when it exists). Returns the written paths under the keys

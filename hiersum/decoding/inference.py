@@ -11,7 +11,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 import torch
 from rich.console import Console
@@ -26,11 +25,12 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from hiersum.attention import top_paragraphs
 from hiersum.config import DecodeConfig
 from hiersum.data.batching import FlatLayout, collate, flat_layout, make_token_budget_batches
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.decoding.attention import top_paragraphs
+from hiersum.decoding.generate import GenerationOptions, generate
 from hiersum.model.summarizer import HierSum
 
 PRECISIONS: dict[str, torch.dtype | None] = {"32": None, "bf16": torch.bfloat16, "16": torch.float16}
@@ -46,7 +46,7 @@ class Summary:
     """(summary, score) of the best hypotheses, best first (the first is ``summary``)."""
     top_paragraphs: list[tuple[int, int, float]] | None = None
     """(document index, paragraph index, weight) of the most attended paragraphs (document -1 is
-    the title), when asked for; see :func:`hiersum.attention.top_paragraphs`."""
+    the title), when asked for; see :func:`hiersum.decoding.attention.top_paragraphs`."""
 
 
 class ExamplesPerSecond(ProgressColumn):
@@ -61,15 +61,6 @@ def progress_bar(description: str) -> Progress:
     return Progress(
         TextColumn(description), BarColumn(), MofNCompleteColumn(), ExamplesPerSecond(), TimeRemainingColumn(),
         console=Console(stderr=True), disable=not sys.stderr.isatty(),
-    )
-
-
-def generate_kwargs(decode: DecodeConfig) -> dict[str, Any]:
-    """The keyword arguments of ``HierSum.generate`` that ``decode`` sets."""
-    return dict(
-        beam_size=decode.beam_size, alpha=decode.alpha, min_length=decode.min_length,
-        max_length=decode.max_length, stopping=decode.stopping, no_repeat_ngram_size=decode.no_repeat_ngram_size,
-        n_best=decode.n_best, greedy=decode.greedy, max_steps=decode.max_steps,
     )
 
 
@@ -114,14 +105,13 @@ def summarize_encoded(
     example's most attended paragraphs (hierarchical models; costs one more encoder pass).
     """
     model.eval().to(device)
+    options = GenerationOptions.from_config(decode)
     for indices, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens,
                                        max_batch_size=decode.batch_size,
                                        flat=flat_layout(model.config, tokenizer)):
         batch.to(device)
         with autocast(device, precision):
-            output = model.generate(
-                batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, **generate_kwargs(decode)
-            )
+            output = generate(model, batch.src, batch.src_mask, options, paragraph_graph=batch.paragraph_graph)
         ranked = [None] * len(batch) if not attention_top_k else most_attended(
             model, batch, attention_top_k, device=device, precision=precision
         )

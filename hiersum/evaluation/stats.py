@@ -54,7 +54,7 @@ def sacrebleu_metric(
     metric: Metric, predictions: Sequence[str], streams: Sequence[Sequence[str | None]]
 ) -> Resamplable:
     """A sacrebleu corpus metric (e.g. ``BLEU()``, ``CHRF()``) over ``predictions`` and reference
-    ``streams`` (:func:`hiersum.metrics.reference_streams`); ``point`` equals ``corpus_score``."""
+    ``streams`` (:func:`hiersum.evaluation.metrics.reference_streams`); ``point`` equals ``corpus_score``."""
     statistics = metric._extract_corpus_statistics(list(predictions), streams)
     point = metric._aggregate_and_compute(statistics).score
     table = np.asarray(statistics, dtype=np.float64)  # (N, number of statistics)

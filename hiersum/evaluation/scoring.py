@@ -1,5 +1,5 @@
-"""Score systems on one split: every metric of :mod:`hiersum.metrics`, baselines, bootstrap
-intervals and paired tests (:mod:`hiersum.stats`), and the per-example rows of ``scores.csv``.
+"""Score systems on one split: every metric of :mod:`hiersum.evaluation.metrics`, baselines, bootstrap
+intervals and paired tests (:mod:`hiersum.evaluation.stats`), and the per-example rows of ``scores.csv``.
 
 The figures of one system (a dict under ``metrics[split][system]``)::
 
@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hiersum.baselines import BASELINES, baseline_summaries
 from hiersum.data.schema import Example
-from hiersum.metrics import (
+from hiersum.evaluation.baselines import BASELINES, baseline_summaries
+from hiersum.evaluation.metrics import (
     NGRAM_ORDERS,
     ROUGE_KEYS,
     SACREBLEU_METRICS,
@@ -33,7 +33,7 @@ from hiersum.metrics import (
     rouge_max_and_mean,
     text_statistics,
 )
-from hiersum.stats import (
+from hiersum.evaluation.stats import (
     Resamplable,
     bootstrap_indices,
     confidence_interval,

@@ -1,16 +1,17 @@
 """hiersum checkpoint files: reading them safely, and the model and tokenizer they carry.
 
 A checkpoint is what Lightning's ``ModelCheckpoint`` saves for a
-:class:`hiersum.lit_module.HierSumModule` (or what ``hiersum-import-hiersumm`` writes in the same
+:class:`hiersum.training.module.HierSumModule` (or what ``hiersum-import-hiersumm`` writes in the same
 format): ``hyper_parameters`` (the module's keyword arguments: model, optim and data configs as
 dicts, vocabulary size, special ids), ``state_dict`` (the network under ``model.``) and
 ``hiersum.tokenizer_json``. :func:`load_summarizer` rebuilds the network alone, without
 importing Lightning, for the summarization script; training and evaluation use
-:func:`hiersum.lit_module.load_checkpoint`.
+:func:`hiersum.training.module.load_checkpoint`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,20 @@ def tokenizer_from_json(tokenizer_json: str | None) -> SubwordTokenizer:
     return SubwordTokenizer.from_str(tokenizer_json)
 
 
+def network_from_hparams(hparams: Mapping[str, Any]) -> HierSum:
+    """A freshly initialised network of the sizes and special ids a checkpoint records."""
+    return HierSum(
+        ModelConfig(**hparams["model"]), vocab_size=hparams["vocab_size"],
+        pad_id=hparams["pad_id"], bos_id=hparams["bos_id"], eos_id=hparams["eos_id"],
+    )
+
+
+def data_config_from_hparams(hparams: Mapping[str, Any]) -> DataConfig | None:
+    """The data settings a checkpoint records, or None."""
+    data = hparams.get("data")
+    return DataConfig(**data) if data else None
+
+
 @dataclass
 class Summarizer:
     """A trained network with what decoding needs from its checkpoint."""
@@ -83,17 +98,13 @@ def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu
     """
     checkpoint = read_checkpoint(path, map_location=map_location)
     hparams = checkpoint["hyper_parameters"]
-    model = HierSum(
-        ModelConfig(**hparams["model"]), vocab_size=hparams["vocab_size"],
-        pad_id=hparams["pad_id"], bos_id=hparams["bos_id"], eos_id=hparams["eos_id"],
-    )
+    model = network_from_hparams(hparams)
     weights = {
         name[len(MODEL_PREFIX):]: tensor
         for name, tensor in checkpoint["state_dict"].items() if name.startswith(MODEL_PREFIX)
     }
     model.load_state_dict(weights)
-    data = hparams.get("data")
     return Summarizer(
-        model=model.eval(), data_config=DataConfig(**data) if data else None,
+        model=model.eval(), data_config=data_config_from_hparams(hparams),
         tokenizer_json=checkpoint_tokenizer_json(checkpoint),
     )

@@ -21,9 +21,9 @@ import pytorch_lightning as pl
 
 from hiersum.config import DecodeConfig
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.inference import summarize_encoded
-from hiersum.lit_module import HierSumModule
-from hiersum.metrics import ROUGE_TYPES, rouge_scores
+from hiersum.decoding.inference import summarize_encoded
+from hiersum.evaluation.metrics import ROUGE_TYPES, rouge_scores
+from hiersum.training.module import HierSumModule
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +31,7 @@ log = logging.getLogger(__name__)
 class EpochSummary(pl.Callback):
     """One log line per training epoch on rank 0: ``epoch 3, step 628, 212 s: train/loss 1.43, val/loss 0.41, ...``."""
 
-    def __init__(self) -> None:
-        self._start = time.monotonic()
+    _start = 0.0
 
     def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._start = time.monotonic()

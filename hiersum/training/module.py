@@ -12,12 +12,18 @@ import torch
 import torch.nn.functional as F
 from torchmetrics.text import Perplexity
 
-from hiersum.checkpoint import CHECKPOINT_EXTRA_KEY, checkpoint_tokenizer_json, read_checkpoint, tokenizer_from_json
+from hiersum.checkpoints.io import (
+    CHECKPOINT_EXTRA_KEY,
+    checkpoint_tokenizer_json,
+    data_config_from_hparams,
+    network_from_hparams,
+    read_checkpoint,
+    tokenizer_from_json,
+)
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.pooling import pooling_penalty
-from hiersum.model.summarizer import HierSum
 
 IGNORE_INDEX = -100
 
@@ -62,9 +68,9 @@ class HierSumModule(pl.LightningModule):
     ) -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer_json"])
-        self.model_config = ModelConfig(**model)
+        self.model = network_from_hparams(self.hparams)
+        self.model_config = self.model.config
         self.optim_config = OptimConfig(**optim)
-        self.model = HierSum(self.model_config, vocab_size=vocab_size, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
         self.tokenizer_json = tokenizer_json
         self.val_perplexity = Perplexity(ignore_index=IGNORE_INDEX)
 
@@ -130,8 +136,7 @@ class HierSumModule(pl.LightningModule):
 
     @property
     def data_config(self) -> DataConfig | None:
-        data = self.hparams.get("data")
-        return DataConfig(**data) if data else None
+        return data_config_from_hparams(self.hparams)
 
     def tokenizer(self) -> SubwordTokenizer:
         return tokenizer_from_json(self.tokenizer_json)

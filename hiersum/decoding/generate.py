@@ -1,0 +1,139 @@
+"""Generation with a network: encode once, then greedy or beam search over its decoder steps.
+
+:func:`generate` is the one entry point; :class:`GenerationOptions` holds the search settings
+(:meth:`GenerationOptions.from_config` reads them from a :class:`hiersum.config.DecodeConfig`).
+The network is driven through :meth:`HierSum.step`; with ``use_cache=False`` an uncached step
+(:class:`PrefixState`, the whole prefix fed again at each step) checks the cache.
+
+Dimensions
+    B  batch
+    N  rows fed to the decoder at a step
+    S  tokens generated so far
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from hiersum.config import DecodeConfig
+from hiersum.decoding.search import STOPPING_RULES, GenerationOutput, beam_search, greedy_search
+from hiersum.model.decoder import DecoderState, DecoderStep
+from hiersum.model.summarizer import HierSum
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """Search settings of :func:`generate` (defaults: the official hiersumm search, beam 5)."""
+
+    beam_size: int = 5
+    """K; 1 is greedy decoding through the beam search."""
+    alpha: float = 0.0
+    """GNMT length penalty exponent: score / ((5 + len) / 6) ** alpha."""
+    min_length: int = 0
+    """EOS is forbidden before this many tokens."""
+    max_length: int = 100
+    """At most this many tokens (EOS included)."""
+    stopping: str = "official"
+    """``official`` or ``full``: see :mod:`hiersum.decoding.search`."""
+    no_repeat_ngram_size: int = 0
+    """n-gram blocking (3 = trigram blocking; 0 = off)."""
+    n_best: int = 1
+    """Hypotheses per example in ``GenerationOutput.n_best`` (<= ``beam_size``; 1 with greedy)."""
+    greedy: bool = False
+    """Run :func:`~hiersum.decoding.search.greedy_search` instead (``beam_size`` ignored)."""
+    max_steps: int | None = None
+    """Hard cap on decoding steps, over ``max_length`` and ``min_length`` (None: no cap)."""
+
+    def __post_init__(self) -> None:
+        if self.stopping not in STOPPING_RULES:
+            raise ValueError(f"stopping must be one of {STOPPING_RULES}, found {self.stopping!r}")
+        if self.beam_size < 1:
+            raise ValueError(f"beam_size must be >= 1, found {self.beam_size}")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, found {self.max_steps}")
+        if self.greedy and self.n_best != 1:
+            raise ValueError(f"greedy search returns one hypothesis; found n_best={self.n_best}")
+
+    @classmethod
+    def from_config(cls, decode: DecodeConfig) -> GenerationOptions:
+        """The search settings of a decode config (its ``batch_size`` is not a search setting)."""
+        return cls(
+            beam_size=decode.beam_size, alpha=decode.alpha, min_length=decode.min_length,
+            max_length=decode.max_length, stopping=decode.stopping, no_repeat_ngram_size=decode.no_repeat_ngram_size,
+            n_best=decode.n_best, greedy=decode.greedy, max_steps=decode.max_steps,
+        )
+
+
+@dataclass
+class PrefixState:
+    """Decoding state without the self-attention cache: the whole prefix is fed again at each step
+    (for benchmarks and to check the cache; the memory keys/values are still projected once)."""
+
+    prefix: Tensor
+    """[N, S] long, the tokens fed so far."""
+    start: DecoderState
+    """The state before any target token (it keeps no self-attention cache)."""
+
+    def tile(self, beam_size: int) -> PrefixState:
+        return PrefixState(self.prefix.repeat_interleave(beam_size, 0), self.start.tile(beam_size))
+
+    def reorder_beams(self, indices: Tensor) -> PrefixState:
+        return PrefixState(self.prefix.index_select(0, indices), self.start.reorder_beams(indices))
+
+    def select_examples(self, examples: Tensor) -> PrefixState:
+        rows = self.start.rows_of(examples)
+        return PrefixState(self.prefix.index_select(0, rows), self.start.select_examples(examples))
+
+
+@dataclass
+class UncachedStep:
+    """A step like :meth:`HierSum.step` that runs the decoder over the whole prefix (no cache)."""
+
+    model: HierSum
+
+    def __call__(self, tokens: Tensor, state: PrefixState) -> DecoderStep:
+        prefix = torch.cat([state.prefix, tokens.unsqueeze(1)], 1)  # (N, S+1)
+        out = self.model.decoder(prefix, state.start)  # states (N, S+1, D)
+        log_probs = self.model.output_log_probs(out.states[:, -1])  # (N, V)
+        return DecoderStep(log_probs=log_probs, state=PrefixState(prefix, state.start))  # type: ignore[arg-type]
+
+
+@torch.no_grad()
+def generate(
+    model: HierSum,
+    src: Tensor,
+    src_mask: Tensor,
+    options: GenerationOptions | None = None,
+    *,
+    paragraph_graph: Tensor | None = None,
+    use_cache: bool = True,
+) -> GenerationOutput:
+    """Summaries of a batch (call ``model.eval()`` first to switch dropout off).
+
+    src: long [B, P, T] ([B, L] for a flat model); src_mask: bool, same shape, True = real token;
+    options: the search settings (None: :class:`GenerationOptions` defaults); paragraph_graph:
+    float [B, P, P], needed when ``model.config.graph`` is not ``none``; ``use_cache=False``
+    recomputes the decoder over the whole prefix at every step.
+    """
+    options = options or GenerationOptions()
+    max_length, min_length = options.max_length, options.min_length
+    if options.max_steps is not None:
+        max_length, min_length = min(max_length, options.max_steps), min(min_length, options.max_steps)
+    encoded = model.encode(src, src_mask, paragraph_graph=paragraph_graph)
+    state = model.init_decoder_state(encoded, cache_capacity=max_length if use_cache else None)
+    step = model.step
+    if not use_cache:
+        empty = torch.empty(src.size(0), 0, dtype=torch.long, device=src.device)  # (B, 0)
+        state, step = PrefixState(empty, state), UncachedStep(model)
+    common = dict(
+        batch_size=src.size(0), bos_id=model.bos_id, eos_id=model.eos_id, alpha=options.alpha,
+        min_length=min_length, max_length=max_length, no_repeat_ngram_size=options.no_repeat_ngram_size,
+        device=src.device,
+    )
+    if options.greedy:
+        return greedy_search(step, state, **common)
+    return beam_search(step, state, beam_size=options.beam_size, stopping=options.stopping, n_best=options.n_best,
+                       **common)
