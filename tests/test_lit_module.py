@@ -6,7 +6,7 @@ from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.batching import collate
 from hiersum.data.schema import EncodedExample
 from hiersum.data.tokenizer import train_tokenizer
-from hiersum.training.module import HierSumModule, NoamSchedule, load_checkpoint, module_hparams
+from hiersum.training.module import HierSumModule, NoamSchedule, module_hparams
 
 TINY = ModelConfig(d_model=16, heads=2, ff_size=32, encoder_layers=2, inter_layers=[1], inter_heads=2,
                    decoder_layers=1, dropout=0.0)
@@ -43,18 +43,14 @@ def test_loss_is_mean_nll_over_real_target_tokens(module_and_batch):
     assert loss.item() == pytest.approx(-(picked[batch.tgt_mask]).mean().item(), rel=1e-5)
 
 
-LOADERS = pytest.mark.parametrize("load", [load_checkpoint, load_summarizer], ids=["lightning", "summarizer"])
-
-
-@LOADERS
-def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(module_and_batch, tmp_path, load):
-    """The Lightning module and the Lightning-free summarizer rebuild the same network."""
+def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(module_and_batch, tmp_path):
+    """A checkpoint of the LightningModule rebuilds the same network without Lightning."""
     module, batch = module_and_batch
     path = tmp_path / "m.ckpt"
     checkpoint = {"state_dict": module.state_dict(), "hyper_parameters": dict(module.hparams)}
     module.on_save_checkpoint(checkpoint)
     torch.save(checkpoint, path)
-    restored = load(path)
+    restored = load_summarizer(path)
     assert not restored.model.training
     module.eval()
     torch.testing.assert_close(
@@ -65,10 +61,9 @@ def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(module_and_batch, tm
     assert restored.data_config == DataConfig(path="x")
 
 
-@LOADERS
-def test_load_checkpoint_errors_name_the_path(tmp_path, load):
+def test_load_checkpoint_errors_name_the_path(tmp_path):
     with pytest.raises(FileNotFoundError, match="missing.ckpt"):
-        load(tmp_path / "missing.ckpt")
+        load_summarizer(tmp_path / "missing.ckpt")
     torch.save({"weights": torch.zeros(1)}, tmp_path / "foreign.ckpt")
     with pytest.raises(ValueError, match="foreign.ckpt"):
-        load(tmp_path / "foreign.ckpt")
+        load_summarizer(tmp_path / "foreign.ckpt")

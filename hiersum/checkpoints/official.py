@@ -8,7 +8,7 @@ table. :func:`official_key` is the inverse renaming, used to export a HierSum in
 (:func:`official_checkpoint`), e.g. to test the importer on models of any size.
 
 :func:`hiersum_checkpoint` turns an imported model into a normal hiersum checkpoint (what
-``hiersum-import-hiersumm`` writes), which ``hiersum.training.module.load_checkpoint`` loads.
+``hiersum-import-hiersumm`` writes), which :func:`hiersum.checkpoints.io.load_summarizer` loads.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY
+from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY, MODEL_PREFIX
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.layers import sinusoid_table
 from hiersum.model.summarizer import HierSum
-from hiersum.training.module import HierSumModule
 
 OFFICIAL_PAD_ID, OFFICIAL_BOS_ID, OFFICIAL_EOS_ID = 6, 4, 5
 """Special ids of the official SentencePiece vocabulary."""
@@ -306,10 +305,8 @@ def hiersum_checkpoint(
         "model": asdict(model.config), "optim": asdict(optim), "data": asdict(data), "vocab_size": model.vocab_size,
         "pad_id": model.pad_id, "bos_id": model.bos_id, "eos_id": model.eos_id,
     }
-    module = HierSumModule(**hparams)
-    module.model.load_state_dict(model.state_dict())
     return {
-        "state_dict": module.state_dict(),
+        "state_dict": {MODEL_PREFIX + name: tensor for name, tensor in model.state_dict().items()},
         "hyper_parameters": hparams,
         CHECKPOINT_EXTRA_KEY: {"tokenizer_json": tokenizer.to_str() if tokenizer else None},
     }

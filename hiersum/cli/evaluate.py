@@ -28,6 +28,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from hiersum.checkpoints.io import load_summarizer
 from hiersum.cli.common import CONFIG_DIR, EXIT_USAGE, UsageError, run_entry_point, task_started
 from hiersum.config import DataConfig, DecodeConfig, register_configs
 from hiersum.data.batching import collate
@@ -38,7 +39,7 @@ from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.report import Attention, library_versions, write_report
 from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
-from hiersum.training.module import HierSumModule, load_checkpoint
+from hiersum.model.summarizer import HierSum
 
 log = logging.getLogger(__name__)
 register_configs()
@@ -111,18 +112,18 @@ def match_predictions(
 
 @torch.inference_mode()
 def attention_maps(
-    module: HierSumModule, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *,
+    model: HierSum, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *,
     device: torch.device | str = "cpu",
 ) -> list[Attention]:
     """Pooling weights and inter-paragraph attention of the last inter layer for ``encoded``
     (real paragraphs and tokens only); empty for a model without inter-paragraph layers."""
-    config = module.model_config
+    config = model.config
     if config.encoder != "hierarchical" or not list(config.inter_layers) or not encoded:
         return []
     special = tokenizer.special
     batch = collate(list(encoded), pad_id=special.pad, bos_id=special.bos, eos_id=special.eos).to(device)
-    module.eval().to(device)
-    output = module.model.encode(batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph,
+    model.eval().to(device)
+    output = model.encode(batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph,
                                  return_attention=True)
     pooling, inter = output.pooling_weights[-1].float().cpu(), output.inter_attention[-1].float().cpu()
     maps = []
@@ -161,20 +162,20 @@ def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, A
     curves = cfg.get("run_dir")
 
     if cfg.checkpoint is not None:
-        module = load_checkpoint(cfg.checkpoint)
-        tokenizer = module.tokenizer()
-        data = effective_data_config(module.data_config, OmegaConf.to_object(cfg.data), overrides or [])
+        summarizer = load_summarizer(cfg.checkpoint)
+        model, tokenizer = summarizer.model, summarizer.tokenizer()
+        data = effective_data_config(summarizer.data_config, OmegaConf.to_object(cfg.data), overrides or [])
         decode: DecodeConfig = OmegaConf.to_object(cfg.decode)
-        datamodule = SummarizationDataModule(data, tokenizer, model=module.model_config)
+        datamodule = SummarizationDataModule(data, tokenizer, model=model.config)
         encoded = datamodule.load_split(cfg.split)
         examples = datamodule.examples[cfg.split]
         if data.limit_eval_examples:
             encoded, examples = encoded[: data.limit_eval_examples], examples[: data.limit_eval_examples]
-        outputs = decode_split(module, encoded, tokenizer, decode, split=cfg.split, batch_tokens=data.batch_tokens,
+        outputs = decode_split(model, encoded, tokenizer, decode, split=cfg.split, batch_tokens=data.batch_tokens,
                                device=cfg.device)
-        token_scores = reference_token_scores(module, encoded, tokenizer, batch_tokens=data.batch_tokens,
+        token_scores = reference_token_scores(model, encoded, tokenizer, batch_tokens=data.batch_tokens,
                                               device=cfg.device)
-        attention = attention_maps(module, encoded[: cfg.attention_examples], tokenizer, device=cfg.device)
+        attention = attention_maps(model, encoded[: cfg.attention_examples], tokenizer, device=cfg.device)
         metrics.update({"checkpoint": str(cfg.checkpoint), "decode": OmegaConf.to_container(cfg.decode)})
         curves = curves or Path(cfg.checkpoint).resolve().parent.parent
     else:

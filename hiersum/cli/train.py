@@ -19,6 +19,7 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from hiersum.checkpoints.io import load_summarizer
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task_started
 from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, TokenizerConfig, register_configs
 from hiersum.data.corpora import read_split
@@ -26,7 +27,7 @@ from hiersum.data.datamodule import SummarizationDataModule, split_path
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
 from hiersum.evaluation.report import write_report
 from hiersum.evaluation.split import evaluate_split
-from hiersum.training.module import HierSumModule, load_checkpoint, module_hparams
+from hiersum.training.module import HierSumModule, module_hparams
 
 log = logging.getLogger(__name__)
 register_configs()
@@ -80,14 +81,13 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": best_checkpoint(trainer)}
     metrics["validation_loss"] = _as_float(trainer.callback_metrics.get("val/loss"))
     if cfg.eval_split and trainer.is_global_zero:
-        if metrics["best_checkpoint"]:
-            module = load_checkpoint(metrics["best_checkpoint"])
+        model = load_summarizer(metrics["best_checkpoint"]).model if metrics["best_checkpoint"] else module.model
         encoded = datamodule.load_split(cfg.eval_split)
         examples = datamodule.examples[cfg.eval_split]
         if data.limit_eval_examples:
             encoded, examples = encoded[: data.limit_eval_examples], examples[: data.limit_eval_examples]
         evaluation = evaluate_split(
-            module, examples, encoded, tokenizer, decode, split=cfg.eval_split,
+            model, examples, encoded, tokenizer, decode, split=cfg.eval_split,
             batch_tokens=data.batch_tokens, device=_eval_device(trainer),
         )
         metrics.update(evaluation.metrics)

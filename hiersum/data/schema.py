@@ -65,6 +65,10 @@ class EncodedExample:
         return sum(len(p) for p in self.paragraphs)
 
 
+IGNORE_INDEX = -100
+"""Label of a padding position in :meth:`Batch.target_labels` (the ignore index of the losses and metrics)."""
+
+
 @dataclass
 class Batch:
     """A padded batch.
@@ -95,3 +99,7 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def target_labels(self) -> torch.Tensor:
+        """``tgt_out`` with padding replaced by :data:`IGNORE_INDEX`: [B, S]."""
+        return self.tgt_out.masked_fill(~self.tgt_mask, IGNORE_INDEX)

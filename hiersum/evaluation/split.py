@@ -12,12 +12,12 @@ from torchmetrics.text import Perplexity
 
 from hiersum.config import DecodeConfig
 from hiersum.data.batching import flat_layout
-from hiersum.data.schema import EncodedExample, Example
+from hiersum.data.schema import IGNORE_INDEX, EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.inference import iter_batches, progress_bar, summarize_encoded
 from hiersum.evaluation.report import library_versions
 from hiersum.evaluation.scoring import ScoringConfig, score_split
-from hiersum.training.module import HierSumModule, target_labels
+from hiersum.model.summarizer import HierSum
 
 
 @dataclass
@@ -34,41 +34,33 @@ class SplitEvaluation:
 
 @torch.inference_mode()
 def reference_token_scores(
-    module: HierSumModule, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *,
+    model: HierSum, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *,
     batch_tokens: int, device: torch.device | str = "cpu",
 ) -> dict[str, float]:
     """Teacher-forced scores of the references (with EOS) under the model (torchmetrics):
     ``perplexity`` = exp(mean token NLL) and ``token_accuracy`` = % of reference tokens that are the
     model's most probable next token."""
-    perplexity = Perplexity(ignore_index=-100).to(device)
+    perplexity = Perplexity(ignore_index=IGNORE_INDEX).to(device)
     accuracy = None
-    module.eval().to(device)
+    model.eval().to(device)
     for _, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens, max_batch_size=64,
-                                 flat=flat_layout(module.model_config, tokenizer)):
+                                 flat=flat_layout(model.config, tokenizer)):
         batch.to(device)
-        log_probs = module.model.log_probs(
+        log_probs = model.log_probs(
             batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph
         )  # (B, S, V)
-        labels = target_labels(batch)
+        labels = batch.target_labels()
         perplexity.update(log_probs, labels)
         if accuracy is None:
-            accuracy = MulticlassAccuracy(num_classes=log_probs.size(-1), average="micro", ignore_index=-100)
+            accuracy = MulticlassAccuracy(num_classes=log_probs.size(-1), average="micro", ignore_index=IGNORE_INDEX)
             accuracy = accuracy.to(device)
         accuracy.update(log_probs.flatten(0, 1), labels.flatten())
     return {"perplexity": float(perplexity.compute()),
             "token_accuracy": 100.0 * float(accuracy.compute()) if accuracy is not None else 0.0}
 
 
-def reference_perplexity(
-    module: HierSumModule, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *,
-    batch_tokens: int, device: torch.device | str = "cpu",
-) -> float:
-    """exp(mean token NLL) of the references (with EOS) under the model, teacher-forced."""
-    return reference_token_scores(module, encoded, tokenizer, batch_tokens=batch_tokens, device=device)["perplexity"]
-
-
 def decode_split(
-    module: HierSumModule, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, decode: DecodeConfig, *,
+    model: HierSum, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, decode: DecodeConfig, *,
     split: str, batch_tokens: int, device: torch.device | str = "cpu",
 ) -> list[str]:
     """The model's summary of each of ``encoded``, in order (with a progress bar)."""
@@ -76,7 +68,7 @@ def decode_split(
     with progress_bar(f"decoding {split}") as bar:
         task = bar.add_task("decode", total=len(encoded))
         for indices, batch_summaries in summarize_encoded(
-            module.model, encoded, tokenizer, decode, batch_tokens=batch_tokens, device=device
+            model, encoded, tokenizer, decode, batch_tokens=batch_tokens, device=device
         ):
             for index, summary in zip(indices, batch_summaries, strict=True):
                 summaries[index] = summary.summary
@@ -85,7 +77,7 @@ def decode_split(
 
 
 def evaluate_split(
-    module: HierSumModule,
+    model: HierSum,
     examples: Sequence[Example],
     encoded: Sequence[EncodedExample],
     tokenizer: SubwordTokenizer,
@@ -102,11 +94,11 @@ def evaluate_split(
     ``metrics`` = ``{split: {"model": {...}, "lead": {...}, "oracle": {...}, "lexrank": {...}},
     "n_examples": N, "decode": {...}}`` (keys of a system: :mod:`hiersum.evaluation.scoring`).
     """
-    predictions = decode_split(module, encoded, tokenizer, decode, split=split, batch_tokens=batch_tokens,
+    predictions = decode_split(model, encoded, tokenizer, decode, split=split, batch_tokens=batch_tokens,
                                device=device)
     scored = score_split(examples, {"model": predictions}, scoring)
     scored.systems["model"].update(
-        reference_token_scores(module, encoded, tokenizer, batch_tokens=batch_tokens, device=device)
+        reference_token_scores(model, encoded, tokenizer, batch_tokens=batch_tokens, device=device)
     )
     metrics = {
         split: scored.systems,

@@ -4,7 +4,6 @@ validation loss and perplexity, noam schedule."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
@@ -17,15 +16,12 @@ from hiersum.checkpoints.io import (
     checkpoint_tokenizer_json,
     data_config_from_hparams,
     network_from_hparams,
-    read_checkpoint,
     tokenizer_from_json,
 )
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
-from hiersum.data.schema import Batch
+from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.pooling import pooling_penalty
-
-IGNORE_INDEX = -100
 
 
 class NoamSchedule:
@@ -44,14 +40,10 @@ class NoamSchedule:
         return self.lr * self.d_model**-0.5 * min(step**-0.5, step * self.warmup_steps**-1.5)
 
 
-def target_labels(batch: Batch) -> torch.Tensor:
-    """``tgt_out`` with padding replaced by the ignore index: [B, S]."""
-    return batch.tgt_out.masked_fill(~batch.tgt_mask, IGNORE_INDEX)
-
-
 class HierSumModule(pl.LightningModule):
     """Trains :class:`HierSum`. Receives plain config values (saved as hyper-parameters)
-    and builds the network itself, so ``load_checkpoint`` can rebuild it.
+    and builds the network itself, so a checkpoint alone rebuilds it
+    (:func:`hiersum.checkpoints.io.load_summarizer`).
     """
 
     def __init__(
@@ -85,7 +77,7 @@ class HierSumModule(pl.LightningModule):
 
     def smoothed_nll(self, batch: Batch, log_probs: torch.Tensor) -> torch.Tensor:
         """Label-smoothed NLL of ``batch.tgt_out`` under ``log_probs`` [B, S, V], per target token."""
-        labels = target_labels(batch)
+        labels = batch.target_labels()
         n_tokens = int(batch.tgt_mask.sum())
         return F.cross_entropy(
             log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX,
@@ -112,7 +104,7 @@ class HierSumModule(pl.LightningModule):
         log_probs = self.model.log_probs(
             batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph
         )  # (B, S, V)
-        labels = target_labels(batch)
+        labels = batch.target_labels()
         n_tokens = int(batch.tgt_mask.sum())
         nll = F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX)
         self.val_perplexity(log_probs, labels)
@@ -140,19 +132,6 @@ class HierSumModule(pl.LightningModule):
 
     def tokenizer(self) -> SubwordTokenizer:
         return tokenizer_from_json(self.tokenizer_json)
-
-
-def load_checkpoint(path: str | Path, *, map_location: str | torch.device = "cpu") -> HierSumModule:
-    """Rebuild a :class:`HierSumModule` from a checkpoint, loaded with ``weights_only=True``.
-
-    Raises ``FileNotFoundError`` / ``ValueError`` with the path when the file is missing
-    or is not a hiersum checkpoint.
-    """
-    checkpoint = read_checkpoint(path, map_location=map_location)
-    module = HierSumModule(**checkpoint["hyper_parameters"])
-    module.load_state_dict(checkpoint["state_dict"])
-    module.on_load_checkpoint(checkpoint)
-    return module.eval()
 
 
 def module_hparams(

@@ -11,8 +11,8 @@ import pytest
 import torch
 from rouge_score import rouge_scorer
 
+from hiersum.checkpoints.io import load_summarizer
 from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
-from hiersum.training.module import load_checkpoint
 from tests.cli.cli_testkit import run_cli, train_args
 from tests.conftest import SHARED_DIR
 
@@ -116,15 +116,15 @@ def test_average_checkpoints_gives_a_loadable_mean(trained_run, tmp_path):
     best = Path(json.loads((trained_run / "metrics.json").read_text())["best_checkpoint"])
     output = tmp_path / "avg.ckpt"
     run_cli("hiersum-average-checkpoints", [str(best), str(last), "--output", str(output)])
-    averaged = load_checkpoint(output).state_dict()
-    first, second = load_checkpoint(best).state_dict(), load_checkpoint(last).state_dict()
+    averaged = load_summarizer(output).model.state_dict()
+    first, second = load_summarizer(best).model.state_dict(), load_summarizer(last).model.state_dict()
     for key, tensor in averaged.items():
         if tensor.is_floating_point():
             torch.testing.assert_close(tensor, (first[key] + second[key]) / 2)
     # From the run directory: ModelCheckpoint's ranking (save_top_k=1: the best checkpoint alone).
     result = run_cli("hiersum-average-checkpoints", [str(trained_run), "--top-k", "3"])
     assert f"by val/loss: {best.name}" in result.stdout
-    ranked = load_checkpoint(trained_run / "checkpoints" / "averaged-top1.ckpt").state_dict()
+    ranked = load_summarizer(trained_run / "checkpoints" / "averaged-top1.ckpt").model.state_dict()
     for key, tensor in ranked.items():
         torch.testing.assert_close(tensor, first[key])
     bad = run_cli("hiersum-average-checkpoints", [str(tmp_path / "missing.ckpt")], check=False)
@@ -143,4 +143,4 @@ def test_validation_rouge_callback_selects_checkpoints(tiny_corpus, tmp_path):
     assert len(rows) == 2 and all(0.0 <= float(row["val/rougeL"]) <= 100.0 for row in rows)
     result = run_cli("hiersum-average-checkpoints", [str(run_dir), "--top-k", "2"])
     assert "averaging the 2 best checkpoints by val/rougeL" in result.stdout
-    load_checkpoint(run_dir / "checkpoints" / "averaged-top2.ckpt")
+    load_summarizer(run_dir / "checkpoints" / "averaged-top2.ckpt")

@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
+from hiersum.checkpoints.io import load_summarizer, read_checkpoint
 from hiersum.checkpoints.official import (
     hiersum_checkpoint,
     hiersum_from_official,
@@ -21,7 +22,6 @@ from hiersum.cli.import_hiersumm import main as import_main
 from hiersum.config import ModelConfig
 from hiersum.decoding.generate import GenerationOptions, generate
 from hiersum.model import HierSum
-from hiersum.training.module import load_checkpoint
 from tests.model.model_testkit import BOS, EOS, PAD, VOCAB
 
 OTHER_SIZES = {
@@ -101,7 +101,7 @@ def test_inter_layers_of_opt_must_match_the_weights():
 
 
 @pytest.mark.parametrize("name", sorted(OTHER_SIZES))
-def test_import_cli_writes_a_hiersum_checkpoint_that_load_checkpoint_reads(name, tmp_path, capsys):
+def test_import_cli_writes_a_hiersum_checkpoint_that_load_summarizer_reads(name, tmp_path, capsys):
     original = random_model(name)
     checkpoint = official_checkpoint(original)
     checkpoint["opt"] = argparse.Namespace(**vars(checkpoint["opt"]), lr=3.0, warmup_steps=8000, beta1=0.9,
@@ -109,14 +109,15 @@ def test_import_cli_writes_a_hiersum_checkpoint_that_load_checkpoint_reads(name,
     torch.save(checkpoint, tmp_path / "official.pt")
     import_main(["--checkpoint", str(tmp_path / "official.pt"), "--output", str(tmp_path / "model.ckpt")])
     assert "model.ckpt" in capsys.readouterr().out
-    module = load_checkpoint(tmp_path / "model.ckpt")
-    assert_same_model(module.model, original, name)
-    assert module.hparams["optim"]["warmup_steps"] == 8000 and module.hparams["optim"]["lr"] == 3.0
-    assert module.data_config.format == "wikisum"
-    assert (module.data_config.max_paragraphs, module.data_config.eval_max_paragraphs) == (24, 40)
-    assert module.tokenizer_json is None
+    summarizer = load_summarizer(tmp_path / "model.ckpt")
+    assert_same_model(summarizer.model, original, name)
+    optim = read_checkpoint(tmp_path / "model.ckpt")["hyper_parameters"]["optim"]
+    assert optim["warmup_steps"] == 8000 and optim["lr"] == 3.0
+    assert summarizer.data_config.format == "wikisum"
+    assert (summarizer.data_config.max_paragraphs, summarizer.data_config.eval_max_paragraphs) == (24, 40)
+    assert summarizer.tokenizer_json is None
     with pytest.raises(ValueError, match="hiersum-import-hiersumm --tokenizer"):
-        module.tokenizer()
+        summarizer.tokenizer()
 
 
 def test_import_cli_reports_a_bad_checkpoint(tmp_path, capsys):
@@ -156,8 +157,8 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     torch.save(official_checkpoint(model), tmp_path / "official.pt")
     import_main(["--checkpoint", str(tmp_path / "official.pt"), "--output", str(tmp_path / "m.ckpt"),
                  "--tokenizer", str(SPM)])
-    module = load_checkpoint(tmp_path / "m.ckpt")
-    tokenizer = module.tokenizer()
+    summarizer = load_summarizer(tmp_path / "m.ckpt")
+    tokenizer = summarizer.tokenizer()
     special = tokenizer.special
     assert (special.pad, special.bos, special.eos, tokenizer.vocab_size) == (6, 4, 5, 32000)
     example = Example(id="e", title="", documents=[["the school was founded in 1987 .", "it has 300 pupils ."]],
@@ -165,5 +166,5 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     selection = selection_config(DataConfig(path="", max_paragraphs=4, max_paragraph_tokens=16, title_paragraph=False))
     encoded = encode_examples([example], tokenizer, selection)
     decode = DecodeConfig(beam_size=2, alpha=0.0, min_length=3, max_length=6)
-    [(indices, summaries)] = list(summarize_encoded(module.model, encoded, tokenizer, decode, batch_tokens=512))
+    [(indices, summaries)] = list(summarize_encoded(summarizer.model, encoded, tokenizer, decode, batch_tokens=512))
     assert indices == [0] and isinstance(summaries[0].summary, str) and summaries[0].summary
