@@ -1,28 +1,124 @@
 """Typed configuration schemas, registered with Hydra's ConfigStore.
 
 Every YAML file under ``conf/`` is validated against one of these dataclasses at
-composition time, so a misspelt key or a wrong type fails before training starts.
-Each dataclass checks its own invariants in ``__post_init__``.
+composition time, so a misspelt key, a wrong type or a value outside a fixed set of choices
+(an :class:`enum.Enum` field) fails before training starts. The primary configs (``train.yaml``,
+``evaluate.yaml``, ``summarize.yaml``) extend :class:`TrainConfig`, :class:`EvaluateConfig` and
+:class:`SummarizeConfig`; the files of a group (``conf/<group>/*.yaml``) extend ``<group>/schema``.
+
+The defaults of a group's dataclass are those of the group's default preset (e.g. ``ModelConfig`` =
+``conf/model/small.yaml``), so a preset holds only what differs from its parent. Each dataclass
+checks its own invariants in ``__post_init__``.
+
+Fixed choices are :class:`ConfigEnum` members, which are strings (``config.graph == "none"``);
+:func:`config_dict` turns a config into plain values (what checkpoints store). This module imports
+nothing from hiersum.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from enum import Enum
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 
+class ConfigEnum(str, Enum):
+    """A fixed choice of a config field: a ``str`` equal to its value, printed as its value.
+
+    Member names equal their values: OmegaConf looks a YAML or command-line string up by name and
+    refuses any other at composition. An integer from the command line (``precision=16``) is looked
+    up by its digits.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    @classmethod
+    def _missing_(cls, value: object) -> ConfigEnum | None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return cls.__members__.get(str(value))
+        return None
+
+    @classmethod
+    def coerce(cls, value: Any, key: str) -> Any:
+        """``value`` as a member (from a member or its string); ``ValueError`` naming ``key`` otherwise."""
+        try:
+            return cls(value)
+        except ValueError:
+            choices = ", ".join(repr(member.value) for member in cls)
+            raise ValueError(f"{key} must be one of {choices}, found {value!r}") from None
+
+
+class Graph(ConfigEnum):
+    """``model.graph``: the paragraph graph biasing the inter-paragraph attention."""
+
+    none = "none"
+    similarity = "similarity"
+    discourse = "discourse"
+
+
+class Selection(ConfigEnum):
+    """``data.selection``: the order paragraphs are kept in."""
+
+    first = "first"
+    round_robin = "round_robin"
+
+
+class Stopping(ConfigEnum):
+    """``decode.stopping``: when beam search ends an example."""
+
+    full = "full"
+    official = "official"
+
+
+Precision = ConfigEnum("Precision", [("32", "32"), ("bf16", "bf16"), ("16", "16")])
+"""``hiersum-summarize precision``: float32, or autocast to bfloat16 / float16."""
+
+
+class Baseline(ConfigEnum):
+    """``hiersum-evaluate baselines``: the baselines built from the examples
+    (``hiersum.evaluation.baselines.BASELINES``)."""
+
+    lead = "lead"
+    oracle = "oracle"
+    lexrank = "lexrank"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def config_dict(config: Any) -> dict[str, Any]:
+    """``asdict(config)`` with plain values only (an enum member becomes its string): what a checkpoint
+    stores, loadable with ``torch.load(weights_only=True)`` and rebuilt by ``Schema(**values)``."""
+    return _plain(asdict(config))
+
+
 @dataclass
 class ModelConfig:
-    """Sizes of the hierarchical summarizer (Liu & Lapata 2019)."""
+    """Sizes of the hierarchical summarizer (Liu & Lapata 2019); defaults = ``conf/model/small.yaml``."""
 
-    d_model: int = 256
+    d_model: int = 128
     """Width of every token and paragraph state (D)."""
     heads: int = 4
     """Attention heads of the local (paragraph-level) and decoder layers."""
-    ff_size: int = 1024
+    ff_size: int = 256
     """Inner width of the position-wise feed-forward blocks."""
     encoder_layers: int = 4
     """Total encoder layers, local and inter-paragraph together."""
@@ -32,33 +128,26 @@ class ModelConfig:
     """Pooling heads of an inter-paragraph layer (paragraph vector = heads x D/heads)."""
     decoder_layers: int = 2
     """Transformer decoder layers."""
-    dropout: float = 0.1
+    dropout: float = 0.0
     """Dropout on embeddings, attention outputs and feed-forward blocks."""
     max_positions: int = 5000
     """Length of the sinusoid tables (tokens per paragraph, paragraphs, summary length)."""
     encoder: str = "hierarchical"
-    """``hierarchical`` (the paper's model) or ``flat`` (the FT baseline: the selected paragraphs
-    joined with a separator token into one sequence [B, L], a plain transformer encoder)."""
+    """A registered encoder (``hiersum.model.encoders.ENCODERS``, checked there): ``hierarchical`` (the
+    paper's model) or ``flat`` (the FT baseline: the selected paragraphs joined with a separator token
+    into one sequence [B, L], a plain transformer encoder)."""
     flat_max_tokens: int = 500
     """Flat encoder only: source tokens kept after joining the paragraphs (EOS is appended)."""
-    graph: str = "none"
+    graph: Graph = Graph.none
     """Paragraph graph biasing the inter-paragraph attention: ``none`` (official), ``similarity``
     (tf-idf cosine) or ``discourse`` (shared entity mentions); see ``hiersum/data/graph.py``."""
     pooling_penalty: float = 0.0
     """Weight of the pooling diversity penalty ||A A^T - I||_F^2 added to the training loss (0: off)."""
 
     def __post_init__(self) -> None:
-        if self.encoder not in ("hierarchical", "flat"):
-            raise ValueError(f"model.encoder must be 'hierarchical' or 'flat', found {self.encoder!r}")
-        if self.graph not in ("none", "similarity", "discourse"):
-            raise ValueError(f"model.graph must be 'none', 'similarity' or 'discourse', found {self.graph!r}")
+        self.graph = Graph.coerce(self.graph, "model.graph")
         if self.pooling_penalty < 0:
             raise ValueError(f"model.pooling_penalty must be >= 0, found {self.pooling_penalty}")
-        if self.encoder == "flat" and (list(self.inter_layers) or self.graph != "none" or self.pooling_penalty):
-            raise ValueError(
-                "model.encoder=flat has no inter-paragraph layers: set model.inter_layers=[], model.graph=none "
-                f"and model.pooling_penalty=0 (found {list(self.inter_layers)}, {self.graph!r}, {self.pooling_penalty})"
-            )
         if self.flat_max_tokens < 1:
             raise ValueError(f"model.flat_max_tokens must be >= 1, found {self.flat_max_tokens}")
         if self.d_model % self.heads:
@@ -82,7 +171,7 @@ class ModelConfig:
 
 @dataclass
 class TokenizerConfig:
-    """Where the subword tokenizer comes from."""
+    """Where the subword tokenizer comes from; defaults = ``conf/tokenizer/default.yaml``."""
 
     path: str | None = None
     """A local HF tokenizer directory or a ``tokenizer.json``; None trains one on the train split."""
@@ -100,26 +189,27 @@ class TokenizerConfig:
 
 @dataclass
 class DataConfig:
-    """Which corpus to read and how to turn an example into a [P, T] grid of token ids."""
+    """Which corpus to read and how to turn an example into a [P, T] grid of token ids; defaults =
+    ``conf/data/sample.yaml`` (except ``path``, which every preset gives)."""
 
     path: str = MISSING
-    """Folder holding ``{train,validation,test}.jsonl`` (format ``jsonl``) or the ranked WikiSum
-    shards ``WIKI.{train,valid,test}.N.pt`` (format ``wikisum``)."""
+    """Folder holding the splits, e.g. ``{train,validation,test}.jsonl`` (format ``jsonl``), ``{train,dev,test}.jsonl``
+    (``scitldr``) or the ranked WikiSum shards ``WIKI.{train,valid,test}.N.pt`` (``wikisum``)."""
     format: str = "jsonl"
-    """``jsonl`` (native JSONL text), ``multinews`` (Multi-News JSONL), ``scitldr`` (SciTLDR JSONL, several
-    references; ``hiersum/data/corpora.py``) or ``wikisum`` (the official ranked WikiSum release: SentencePiece
-    ids, read by ``hiersum/data/wikisum.py``; needs ``tokenizer=official_spm``)."""
-    max_paragraphs: int = 16
+    """A registered data format (``hiersum.data.registry.FORMATS``, checked there): ``jsonl`` (native JSONL
+    text), ``multinews`` (Multi-News JSONL), ``scitldr`` (SciTLDR JSONL, several references) or ``wikisum``
+    (the official ranked WikiSum release: SentencePiece ids; needs ``tokenizer=official_spm``)."""
+    max_paragraphs: int = 12
     """P: paragraphs kept per example."""
     max_paragraph_tokens: int = 48
     """T: tokens kept per paragraph."""
-    max_target_tokens: int = 128
+    max_target_tokens: int = 96
     """Summary tokens kept for training (BOS and EOS excluded)."""
-    selection: str = "first"
+    selection: Selection = Selection.first
     """``first`` (document order) or ``round_robin`` (first paragraph of each document, then second...)."""
     title_paragraph: bool = True
     """Put the example's title (topic or entity), when it has one, as paragraph 0."""
-    batch_tokens: int = 8192
+    batch_tokens: int = 6144
     """Token budget of a batch: examples x P x T of the longest example in the batch."""
     max_batch_size: int = 64
     """Upper bound on examples per batch."""
@@ -131,41 +221,79 @@ class DataConfig:
     """P for the validation and test splits (None: ``max_paragraphs``); the paper trains on 24, tests on 40."""
 
     def __post_init__(self) -> None:
-        if self.format not in ("jsonl", "multinews", "scitldr", "wikisum"):
-            raise ValueError(
-                f"data.format must be 'jsonl', 'multinews', 'scitldr' or 'wikisum', found {self.format!r}"
-            )
         if self.eval_max_paragraphs is not None and self.eval_max_paragraphs < 1:
             raise ValueError(f"data.eval_max_paragraphs must be >= 1 or null, found {self.eval_max_paragraphs}")
-        if self.selection not in ("first", "round_robin"):
-            raise ValueError(f"data.selection must be 'first' or 'round_robin', found {self.selection!r}")
+        self.selection = Selection.coerce(self.selection, "data.selection")
         for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"data.{name} must be >= 1, found {getattr(self, name)}")
 
 
+NOAM_SCHEDULER = "hiersum.training.schedule.noam_scheduler"
+"""``_target_`` of the noam schedule (:func:`hiersum.training.schedule.noam_scheduler`)."""
+
+
+def _adam() -> dict[str, Any]:
+    return {"_target_": "torch.optim.Adam", "_partial_": True, "lr": 1.0, "betas": [0.9, 0.998], "eps": 1e-9,
+            "weight_decay": 0.0}
+
+
+def _noam() -> dict[str, Any]:
+    return {"_target_": NOAM_SCHEDULER, "_partial_": True, "lr": 0.3, "warmup_steps": 300, "d_model": None}
+
+
 @dataclass
 class OptimConfig:
-    """Adam with the noam schedule: lr * d^-0.5 * min(step^-0.5, step * warmup^-1.5)."""
+    """The optimizer and its learning-rate schedule, built with ``hydra.utils.instantiate`` by
+    :meth:`hiersum.training.module.HierSumModule.configure_optimizers`.
 
-    lr: float = 2.0
-    """Noam scale factor (the paper uses 3 with warm-up 8000)."""
-    warmup_steps: int = 400
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.998])
-    eps: float = 1e-9
-    weight_decay: float = 0.0
+    ``optimizer`` and ``scheduler`` are MISSING in the schema, so that a preset gives each whole (no key
+    of another optimizer merged in); ``conf/optim/noam.yaml`` (the default) gives Adam at base lr 1.0 times
+    the noam factor ``lr * d^-0.5 * min(step^-0.5, step * warmup^-1.5)``. Built in Python without them,
+    ``OptimConfig()`` takes those of ``conf/optim/noam.yaml``.
+    """
+
+    optimizer: dict[str, Any] = MISSING
+    """A partial optimizer (``_partial_: true``), called with the parameters: ``instantiate(optimizer)(params)``."""
+    scheduler: dict[str, Any] | None = MISSING
+    """A partial LR scheduler, called with the optimizer and stepped after every update; a ``d_model``
+    key left null is filled with ``model.d_model``. None: the optimizer's constant lr."""
     label_smoothing: float = 0.1
+    """Label smoothing of the training loss."""
 
     def __post_init__(self) -> None:
-        if self.warmup_steps < 1:
-            raise ValueError(f"optim.warmup_steps must be >= 1, found {self.warmup_steps}")
+        if self.optimizer == MISSING:
+            self.optimizer = _adam()
+        if self.scheduler == MISSING:
+            self.scheduler = _noam()
+        for name in ("optimizer", "scheduler"):
+            node = getattr(self, name)
+            if (node is not None or name == "optimizer") and not (isinstance(node, Mapping) and "_target_" in node):
+                raise ValueError(f"optim.{name} must be a mapping with a _target_, found {node!r}")
+        warmup = (self.scheduler or {}).get("warmup_steps")
+        if warmup is not None and warmup < 1:
+            raise ValueError(f"optim.scheduler.warmup_steps must be >= 1, found {warmup}")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"optim.label_smoothing must be in [0, 1), found {self.label_smoothing}")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> OptimConfig:
+        """From a checkpoint's ``optim`` hyper-parameters, including the flat shape of earlier versions
+        (``lr``, ``warmup_steps``, ``betas``, ``eps``, ``weight_decay``, ``label_smoothing``: Adam + noam)."""
+        values = dict(values)
+        legacy = {key: values.pop(key) for key in ("lr", "warmup_steps", "betas", "eps", "weight_decay")
+                  if key in values}
+        if legacy:
+            optimizer, scheduler = _adam(), _noam()
+            optimizer.update({key: legacy[key] for key in ("betas", "eps", "weight_decay") if key in legacy})
+            scheduler.update({key: legacy[key] for key in ("lr", "warmup_steps") if key in legacy})
+            values = {"optimizer": optimizer, "scheduler": scheduler, **values}
+        return cls(**values)
 
 
 @dataclass
 class DecodeConfig:
-    """Beam search settings (beam_size 1 is greedy decoding)."""
+    """Beam search settings (beam_size 1 is greedy decoding); defaults = ``conf/decode/default.yaml``."""
 
     beam_size: int = 4
     alpha: float = 0.6
@@ -174,7 +302,7 @@ class DecodeConfig:
     max_length: int = 80
     batch_size: int = 16
     """Examples per decoding batch (each expanded to beam_size rows)."""
-    stopping: str = "full"
+    stopping: Stopping = Stopping.full
     """``full``: an example ends once beam_size hypotheses ended (fairseq / HF style);
     ``official``: it ends when its best beam ends (the official hiersumm rule)."""
     no_repeat_ngram_size: int = 0
@@ -188,8 +316,7 @@ class DecodeConfig:
     """Hard cap on decoding steps, over max_length and min_length (None: no cap)."""
 
     def __post_init__(self) -> None:
-        if self.stopping not in ("full", "official"):
-            raise ValueError(f"decode.stopping must be 'full' or 'official', found {self.stopping!r}")
+        self.stopping = Stopping.coerce(self.stopping, "decode.stopping")
         if self.beam_size < 1:
             raise ValueError(f"decode.beam_size must be >= 1, found {self.beam_size}")
         if self.no_repeat_ngram_size < 0:
@@ -206,19 +333,119 @@ class DecodeConfig:
             )
 
 
+@dataclass
+class BootstrapConfig:
+    """Bootstrap resampling of the examples (intervals and paired tests); ``hiersum-evaluate bootstrap``."""
+
+    samples: int = 1000
+    """Resamples; 0 turns intervals and paired tests off."""
+    seed: int = 12345
+    level: float = 0.95
+    """Coverage of the intervals (percentile bootstrap)."""
+
+    def __post_init__(self) -> None:
+        if self.samples < 0:
+            raise ValueError(f"bootstrap.samples must be >= 0, found {self.samples}")
+        if not 0.0 < self.level < 1.0:
+            raise ValueError(f"bootstrap.level must be in (0, 1), found {self.level}")
+
+
+@dataclass
+class TrainConfig:
+    """``conf/train.yaml`` (``hiersum-train``): its top-level keys, whose values the YAML gives, and its
+    groups. ``trainer``, ``callbacks`` and ``logger`` are ``_target_`` nodes for ``hydra.utils.instantiate``."""
+
+    task_name: str = MISSING
+    seed: int = MISSING
+    eval_split: str | None = MISSING
+    """After fitting, decode and score this split with the best checkpoint (None: skip)."""
+    model: ModelConfig = MISSING
+    tokenizer: TokenizerConfig = MISSING
+    data: DataConfig = MISSING
+    optim: OptimConfig = MISSING
+    decode: DecodeConfig = MISSING
+    trainer: dict[str, Any] = MISSING
+    callbacks: dict[str, Any] = field(default_factory=dict)
+    logger: dict[str, Any] = field(default_factory=dict)
+    paths: dict[str, Any] = MISSING
+
+
+@dataclass
+class EvaluateConfig:
+    """``conf/evaluate.yaml`` (``hiersum-evaluate``): its top-level keys, whose values the YAML gives."""
+
+    task_name: str = MISSING
+    checkpoint: str | None = MISSING
+    predictions: str | None = MISSING
+    name: str = MISSING
+    compare: str | None = MISSING
+    split: str = MISSING
+    device: str = MISSING
+    run_dir: str | None = MISSING
+    attention_examples: int = MISSING
+    baselines: list[Baseline] = MISSING
+    bootstrap: BootstrapConfig = MISSING
+    data: DataConfig = MISSING
+    decode: DecodeConfig = MISSING
+    paths: dict[str, Any] = MISSING
+
+
+@dataclass
+class SummarizeConfig:
+    """``conf/summarize.yaml`` (``hiersum-summarize``): its top-level keys, whose values the YAML gives.
+    ``input_format`` stays a string: its values come from the data format registry
+    (``hiersum.data.formats.input_formats``)."""
+
+    task_name: str = MISSING
+    checkpoint: str = MISSING
+    input: str = MISSING
+    input_format: str = MISSING
+    output: str = MISSING
+    resume: bool = MISSING
+    device: str = MISSING
+    precision: Precision = MISSING  # type: ignore[valid-type]
+    batch_tokens: int = MISSING
+    sort_window: int = MISSING
+    max_paragraphs: int | None = MISSING
+    max_paragraph_tokens: int | None = MISSING
+    selection: Selection | None = MISSING
+    attention: bool = MISSING
+    attention_top_k: int = MISSING
+    decode: DecodeConfig = MISSING
+    paths: dict[str, Any] = MISSING
+
+
+_registered: list[bool] = []
+
+
 def register_configs() -> None:
-    """Register the schemas so ``conf/<group>/*.yaml`` files are validated against them."""
+    """Register the schemas so ``conf/<group>/*.yaml`` files and the primary configs are validated
+    against them; the first call registers, later ones do nothing."""
+    if _registered:
+        return
     store = ConfigStore.instance()
     store.store(group="model", name="schema", node=ModelConfig)
     store.store(group="tokenizer", name="schema", node=TokenizerConfig)
     store.store(group="data", name="schema", node=DataConfig)
     store.store(group="optim", name="schema", node=OptimConfig)
     store.store(group="decode", name="schema", node=DecodeConfig)
+    store.store(name="train_schema", node=TrainConfig)
+    store.store(name="evaluate_schema", node=EvaluateConfig)
+    store.store(name="summarize_schema", node=SummarizeConfig)
+    _registered.append(True)
 
 
-def to_dataclass(schema: type, node: Any) -> Any:
-    """Build (and so validate) a schema dataclass from a DictConfig or dict."""
+class UsageError(ValueError):
+    """A problem with the command itself (a bad option or value, a missing or unreadable file): the
+    entry points report it in one line on stderr and exit with status 2 (``hiersum.cli.common``)."""
+
+
+def typed_config(node: Any) -> Any:
+    """The schema dataclass of a composed config node (``OmegaConf.to_object``); a value that its
+    ``__post_init__`` refuses is a :class:`UsageError`."""
     from omegaconf import OmegaConf
 
-    values = OmegaConf.to_container(node, resolve=True) if not isinstance(node, dict) else dict(node)
-    return schema(**values)
+    try:
+        return OmegaConf.to_object(node)
+    except ValueError as error:
+        raise UsageError(str(error)) from None

@@ -1,4 +1,4 @@
-"""Attention inspection: most attended paragraphs and the heatmap."""
+"""Attention inspection: most attended paragraphs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from hiersum.decoding.attention import plot_attention_heatmap, received_attention, top_paragraphs
+from hiersum.decoding.attention import received_attention, top_paragraphs
 from hiersum.model.encoder import EncoderOutput
 from tests.model.model_testkit import make_batch, make_model
 
@@ -41,11 +41,3 @@ def test_received_attention_of_a_model_sums_to_one_over_real_paragraphs():
     assert ranked[2][0][2] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="return_attention"):
         top_paragraphs(make_model().encode(src, mask), provenance, k=1)
-
-
-def test_heatmap_is_written_as_png(tmp_path):
-    path = plot_attention_heatmap(torch.rand(5, 4), tmp_path / "plots" / "attention.png",
-                                  labels=[f"doc 0 / par {p}" for p in range(5)], title="example 0")
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    with pytest.raises(ValueError, match=r"\[P, heads\]"):
-        plot_attention_heatmap(torch.rand(2, 3, 4), tmp_path / "x.png")

@@ -1,76 +1,313 @@
-"""Every config group composes, validates against its schema and instantiates."""
+"""Every config composes and validates against its schema at composition time; presets inherit and hold
+only what differs; the optimizer and LR schedule are built from the config; checkpoints store plain values."""
 
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import pytest
+import pytorch_lightning as pl
+import torch
+import yaml
 from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 from omegaconf.errors import ValidationError
+from pytorch_lightning.strategies import DDPStrategy
 
+from hiersum.checkpoints.official import official_training_configs
 from hiersum.cli.common import CONFIG_DIR
-from hiersum.cli.train import instantiate_group
-from hiersum.config import ModelConfig, register_configs
+from hiersum.config import (
+    Baseline,
+    BootstrapConfig,
+    DataConfig,
+    DecodeConfig,
+    EvaluateConfig,
+    Graph,
+    ModelConfig,
+    OptimConfig,
+    Selection,
+    Stopping,
+    SummarizeConfig,
+    TokenizerConfig,
+    TrainConfig,
+    config_dict,
+    register_configs,
+)
+from hiersum.data.tokenizer import train_tokenizer
+from hiersum.evaluation.baselines import BASELINES
+from hiersum.model.encoders import validate_encoder
+from hiersum.training.module import HierSumModule, module_hparams
+from hiersum.training.schedule import NoamSchedule
 
 register_configs()
+
+SCHEMAS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "optim": OptimConfig,
+           "decode": DecodeConfig}
+DEFAULT_PRESETS = {"model": "small", "tokenizer": "default", "data": "sample", "optim": "noam", "decode": "default"}
+TRAIN_GROUPS = ("model", "tokenizer", "data", "optim", "decode", "trainer", "callbacks", "logger", "debug",
+                "experiment")
+ENTRY_POINTS = {  # primary config -> (schema, overrides that give its mandatory values)
+    "train": (TrainConfig, []),
+    "evaluate": (EvaluateConfig, []),
+    "summarize": (SummarizeConfig, ["checkpoint=x.ckpt", "input=in.jsonl", "output=out.jsonl"]),
+}
 
 
 def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in (Path(CONFIG_DIR) / group).glob("*.yaml"))
 
 
-def compose_train(overrides: list[str], tmp_path: Path):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("train", overrides=overrides, return_hydra_config=True)
+def compose_config(name: str, overrides: list[str], tmp_path: Path, config_dir: str = CONFIG_DIR):
+    """The composed config as a task sees it (hydra node removed, ``paths`` resolvable)."""
+    with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
+        cfg = compose(name, overrides=overrides, return_hydra_config=True)
     HydraConfig.instance().set_config(cfg)
-    OmegaConf.update(cfg, "paths.output_dir", str(tmp_path), force_add=True)
+    with open_dict(cfg):
+        del cfg["hydra"]
+        cfg.paths.output_dir = str(tmp_path)
     return cfg
 
 
+def composes(name: str, overrides: list[str]) -> None:
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        compose(name, overrides=overrides)
+
+
+def instantiate_group(group: Any) -> list[Any]:
+    return [instantiate(node) for node in (group or {}).values() if node is not None and "_target_" in node]
+
+
+# --- every preset composes, validates and builds ---------------------------------------------------
+
+
 @pytest.mark.parametrize(
-    "override",
-    [f"{group}={option}" for group in ("model", "data", "optim", "decode", "trainer", "callbacks", "logger", "debug",
-                                         "tokenizer")
-     for option in group_options(group) if option != "schema"],
+    "override", [f"{group}={option}" for group in TRAIN_GROUPS for option in group_options(group) if option != "schema"]
 )
-def test_every_train_group_option_composes_and_builds(override, tmp_path):
-    cfg = compose_train([override, "data.path=/tmp"], tmp_path)
-    for group in ("model", "data", "optim", "decode", "tokenizer"):
-        typed = OmegaConf.to_object(cfg[group])
-        assert type(typed).__name__.endswith("Config")
-    callbacks = instantiate_group(cfg.get("callbacks"))
-    loggers = instantiate_group(cfg.get("logger"))
-    if override.startswith("trainer=") and override != "trainer=cpu":
-        return  # gpu/ddp trainers need the hardware; their composition is what is tested here
-    trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers)
-    assert trainer.max_epochs == cfg.trainer.max_epochs or cfg.trainer.get("fast_dev_run")
+def test_every_train_preset_composes_and_validates_against_the_schema(override, tmp_path):
+    cfg = compose_config("train", [override, "data.path=/tmp/corpus"], tmp_path)
+    typed = OmegaConf.to_object(cfg)  # every group built (so validated) by its dataclass, interpolations resolved
+    assert isinstance(typed, TrainConfig)
+    for group, schema in SCHEMAS.items():
+        assert type(getattr(typed, group)) is schema
+    assert typed.data.path == "/tmp/corpus"
+    callbacks = instantiate_group(cfg.callbacks)
+    assert all(isinstance(callback, pl.Callback) for callback in callbacks)
+    assert len(callbacks) == len(cfg.callbacks)
+    assert len(instantiate_group(cfg.logger)) == len(cfg.logger)
 
 
-@pytest.mark.parametrize("name", ["evaluate", "summarize"])
-def test_other_entry_point_configs_compose(name):
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_every_entry_point_config_composes_and_validates(name, tmp_path):
+    schema, overrides = ENTRY_POINTS[name]
+    typed = OmegaConf.to_object(compose_config(name, [*overrides, "data.path=/tmp/corpus"] if name != "summarize"
+                                               else overrides, tmp_path))
+    assert isinstance(typed, schema)
+    assert typed.task_name == name and isinstance(typed.decode, DecodeConfig)
+    if name == "evaluate":
+        assert typed.bootstrap == BootstrapConfig() and typed.baselines == list(Baseline)
+        assert typed.checkpoint is None and typed.data.path == "/tmp/corpus"
+    if name == "summarize":
+        assert (typed.checkpoint, typed.precision, typed.selection) == ("x.ckpt", "32", None)
+
+
+@pytest.mark.parametrize("data", group_options("data"))
+def test_data_presets_compose_in_evaluate(data, tmp_path):
+    typed = OmegaConf.to_object(compose_config("evaluate", [f"data={data}", "data.path=/x", "decode=greedy"], tmp_path))
+    assert isinstance(typed.data, DataConfig) and typed.decode.greedy
+
+
+def test_cpu_trainer_preset_builds_a_trainer(tmp_path):
+    cfg = compose_config("train", ["trainer=cpu"], tmp_path)
+    trainer = instantiate(cfg.trainer, callbacks=instantiate_group(cfg.callbacks), logger=False)
+    assert isinstance(trainer, pl.Trainer)
+    assert (trainer.max_epochs, trainer.num_devices, trainer.precision) == (12, 1, "32-true")
+    assert type(trainer.accelerator).__name__ == "CPUAccelerator"
+    assert trainer.max_epochs == cfg.trainer.max_epochs
+
+
+def test_fast_dev_run_builds_a_fast_dev_run_trainer(tmp_path):
+    cfg = compose_config("train", ["debug=fast_dev_run"], tmp_path)
+    trainer = instantiate(cfg.trainer, logger=False)
+    assert trainer.fast_dev_run is True and cfg.data.limit_eval_examples == 4 and cfg.decode.max_length == 20
+
+
+def test_gpu_trainer_preset(tmp_path):
+    cfg = compose_config("train", ["trainer=gpu"], tmp_path)
+    assert (cfg.trainer.accelerator, cfg.trainer.devices, cfg.trainer.precision, cfg.trainer.max_time) == (
+        "gpu", 1, "bf16-mixed", None)
+    assert cfg.trainer.max_epochs == 12 and cfg.trainer.use_distributed_sampler is False  # from trainer=cpu
+    accelerator = "gpu" if torch.cuda.is_available() else "cpu"  # everything else builds on this machine
+    trainer = instantiate(cfg.trainer, accelerator=accelerator, logger=False)
+    assert trainer.precision == "bf16-mixed" and trainer.num_devices == 1
+
+
+def test_ddp_trainer_preset(tmp_path):
+    cfg = compose_config("train", ["trainer=ddp"], tmp_path)
+    assert (cfg.trainer.accelerator, cfg.trainer.devices, cfg.trainer.num_nodes, cfg.trainer.strategy) == (
+        "auto", 2, 1, "ddp")
+    assert cfg.trainer.precision == "32-true" and cfg.trainer.max_time is None
+    # on CPU as documented in conf/trainer/ddp.yaml: trainer=ddp trainer.accelerator=cpu trainer.devices=2
+    trainer = instantiate(cfg.trainer, accelerator="cpu", logger=False)
+    assert isinstance(trainer.strategy, DDPStrategy) and trainer.num_devices == 2 and trainer.num_nodes == 1
+
+
+# --- errors at composition -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "override"), [
+    ("train", "model.graph=simlarity"),
+    ("train", "decode.stopping=eager"),
+    ("train", "data.selection=rr"),
+    ("evaluate", "decode.stopping=eager"),
+    ("evaluate", "data.selection=rr"),
+    ("evaluate", "baselines=[lead,lexrnk]"),
+    ("summarize", "precision=64"),
+    ("summarize", "selection=rr"),
+    ("summarize", "decode.stopping=eager"),
+])
+def test_a_value_outside_a_fixed_choice_fails_at_composition(name, override):
+    with pytest.raises(ConfigCompositionException):
+        composes(name, [*ENTRY_POINTS[name][1], override])
+
+
+@pytest.mark.parametrize(("name", "override"), [
+    ("train", "sed=7"),
+    ("train", "eval_splt=test"),
+    ("evaluate", "checkpont=x.ckpt"),
+    ("evaluate", "bootstrap.sample=10"),
+    ("summarize", "checkpont=x.ckpt"),
+    ("summarize", "beam_sise=3"),
+    ("train", "model.d_modle=64"),
+    ("train", "optim.lr=1.0"),  # the keys of the optimizer and scheduler are under optim.optimizer / optim.scheduler
+])
+def test_a_misspelt_key_fails_at_composition(name, override):
+    with pytest.raises(ConfigCompositionException):
+        composes(name, [*ENTRY_POINTS[name][1], override])
+
+
+@pytest.mark.parametrize(("name", "override"), [
+    ("train", "seed=abc"),
+    ("train", "model.heads=many"),
+    ("evaluate", "attention_examples=many"),
+    ("evaluate", "bootstrap.samples=abc"),
+    ("summarize", "resume=maybe"),
+    ("summarize", "batch_tokens=lots"),
+])
+def test_a_wrong_type_fails_at_composition(name, override):
+    with pytest.raises((ConfigCompositionException, ValidationError)):
+        composes(name, [*ENTRY_POINTS[name][1], override])
+
+
+def test_an_added_key_and_valid_choices_compose(tmp_path):
+    cfg = compose_config("summarize", [*ENTRY_POINTS["summarize"][1], "+bogus=1", "precision=16",
+                                       "selection=round_robin", "decode.stopping=official"], tmp_path)
+    assert cfg.bogus == 1
+    typed = OmegaConf.to_object(cfg)
+    assert (typed.precision, typed.selection, typed.decode.stopping) == ("16", "round_robin", "official")
+    assert str(typed.precision) == "16" and f"{typed.selection}" == "round_robin"
+
+
+def test_a_misspelt_key_in_a_preset_file_fails_at_composition(tmp_path):
+    config_dir = tmp_path / "conf"
+    shutil.copytree(CONFIG_DIR, config_dir)
+    with open(config_dir / "model" / "tiny.yaml", "a") as handle:
+        handle.write("d_modle: 32\n")
+    with pytest.raises(ConfigCompositionException):
+        compose_config("train", ["model=tiny"], tmp_path, config_dir=str(config_dir))
+
+
+def test_register_configs_registers_once():
+    register_configs()
+    repository = ConfigStore.instance().repo
+    assert {"train_schema.yaml", "evaluate_schema.yaml", "summarize_schema.yaml"} <= set(repository)
+    assert all("schema.yaml" in repository[group] for group in SCHEMAS)
+
+
+# --- defaults and presets --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("group", sorted(SCHEMAS))
+def test_each_dataclass_default_is_its_default_preset(group, tmp_path):
+    preset = OmegaConf.to_object(compose_config("train", [], tmp_path)[group])
+    schema = SCHEMAS[group]
+    default = schema(path=preset.path) if group == "data" else schema()
+    assert preset == default
+    if group not in ("data", "optim"):  # the schema node itself (no MISSING field) holds the same values
+        assert OmegaConf.to_object(OmegaConf.structured(schema)) == default
+
+
+def test_evaluate_bootstrap_defaults_are_bootstrap_config(tmp_path):
+    assert OmegaConf.to_object(compose_config("evaluate", [], tmp_path)).bootstrap == BootstrapConfig()
+
+
+def _parent_values(group: str, parent: str, tmp_path: Path) -> dict[str, Any]:
+    if parent == "schema":
+        return OmegaConf.to_container(OmegaConf.structured(SCHEMAS[group]), enum_to_str=True)
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose(name, overrides=["checkpoint=x.ckpt", "+input=a"] if name == "evaluate" else
-                      ["checkpoint=x.ckpt", "input=a", "output=b"])
-    assert cfg.checkpoint == "x.ckpt" and OmegaConf.to_object(cfg.decode).beam_size >= 1
+        cfg = compose("train", overrides=[f"{group}={parent}", "data.path=/x"])
+    return OmegaConf.to_container(cfg[group], enum_to_str=True)
 
 
-def test_paper_model_config_matches_the_paper():
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("train", overrides=["model=paper"])
-    model = OmegaConf.to_object(cfg.model)
+@pytest.mark.parametrize("group", ["model", "data", "decode", "tokenizer", "optim", "trainer", "callbacks",
+                                   "logger"])
+def test_presets_hold_only_what_differs_from_their_parent(group, tmp_path):
+    """A preset inherits through its defaults list (``schema`` or another preset of its group) and gives
+    only the values that differ from it."""
+    for option in group_options(group):
+        raw = yaml.safe_load((Path(CONFIG_DIR) / group / f"{option}.yaml").read_text()) or {}
+        parents = [entry for entry in raw.pop("defaults", []) if entry != "_self_"]
+        if not parents:
+            assert group in ("trainer", "callbacks", "logger"), f"{group}/{option} does not extend its schema"
+            continue
+        inherited = _parent_values(group, parents[0], tmp_path)
+        repeated = sorted(key for key, value in raw.items() if key in inherited and inherited[key] == value)
+        assert not repeated, f"{group}/{option}.yaml repeats {repeated} of {parents[0]}"
+
+
+def test_flat_presets_are_their_hierarchical_presets_without_inter_layers(tmp_path):
+    for flat, hierarchical in [("flat_paper", "paper"), ("flat_small", "small"), ("flat_tiny", "tiny")]:
+        flat_model = OmegaConf.to_object(compose_config("train", [f"model={flat}"], tmp_path).model)
+        base = OmegaConf.to_object(compose_config("train", [f"model={hierarchical}"], tmp_path).model)
+        assert flat_model.encoder == "flat" and list(flat_model.inter_layers) == []
+        assert (flat_model.d_model, flat_model.heads, flat_model.ff_size, flat_model.encoder_layers,
+                flat_model.decoder_layers, flat_model.dropout) == (
+            base.d_model, base.heads, base.ff_size, base.encoder_layers, base.decoder_layers, base.dropout)
+
+
+def test_paper_model_config_matches_the_paper(tmp_path):
+    model = OmegaConf.to_object(compose_config("train", ["model=paper"], tmp_path).model)
     assert (model.d_model, model.heads, model.ff_size, model.encoder_layers, model.inter_layers, model.dropout) == (
         256, 8, 1024, 8, [6, 7], 0.1
     )
 
 
-def test_typo_and_wrong_type_fail_at_composition():
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        with pytest.raises(ConfigCompositionException):
-            compose("train", overrides=["model.d_modle=64"])
-        with pytest.raises((ConfigCompositionException, ValidationError)):
-            compose("train", overrides=["model.heads=many"])
+def test_wikisum_paper_experiment_has_the_papers_settings(tmp_path):
+    cfg = compose_config("train", ["experiment=wikisum_paper", "data.path=/data/wikisum"], tmp_path)
+    typed = OmegaConf.to_object(cfg)
+    model, data, optim, decode, tokenizer = typed.model, typed.data, typed.optim, typed.decode, typed.tokenizer
+    assert (model.d_model, model.heads, model.ff_size, model.inter_layers, model.encoder) == (
+        256, 8, 1024, [6, 7], "hierarchical")
+    assert (data.format, data.max_paragraphs, data.eval_max_paragraphs) == ("wikisum", 24, 40)
+    assert (optim.scheduler["lr"], optim.scheduler["warmup_steps"], optim.label_smoothing) == (3.0, 8000, 0.1)
+    assert (optim.optimizer["_target_"], optim.optimizer["betas"], optim.optimizer["eps"]) == (
+        "torch.optim.Adam", [0.9, 0.998], 1e-9)
+    assert (decode.beam_size, decode.alpha, decode.min_length, decode.max_length, decode.stopping) == (
+        5, 0.4, 20, 400, "official")
+    assert tokenizer.path == "/data/wikisum/spm9998_3.model"
+    assert (tokenizer.pad_token, tokenizer.bos_token, tokenizer.eos_token) == ("<PAD>", "<S>", "</S>")
+    flat = compose_config("train", ["experiment=wikisum_paper", "model=flat_paper", "data.path=/x"], tmp_path)
+    assert OmegaConf.to_object(flat.model).encoder == "flat"
+
+
+# --- dataclass validation and enums ----------------------------------------------------------------
 
 
 def test_invalid_sizes_fail_validation():
@@ -80,26 +317,133 @@ def test_invalid_sizes_fail_validation():
         ModelConfig(encoder_layers=2, inter_layers=[5])
 
 
-def test_wikisum_paper_experiment_has_the_papers_settings(tmp_path):
-    cfg = compose_train(["experiment=wikisum_paper", "data.path=/data/wikisum"], tmp_path)
-    model, data = OmegaConf.to_object(cfg.model), OmegaConf.to_object(cfg.data)
-    optim, decode = OmegaConf.to_object(cfg.optim), OmegaConf.to_object(cfg.decode)
-    tokenizer = OmegaConf.to_object(cfg.tokenizer)
-    assert (model.d_model, model.heads, model.ff_size, model.inter_layers, model.encoder) == (
-        256, 8, 1024, [6, 7], "hierarchical")
-    assert (data.format, data.max_paragraphs, data.eval_max_paragraphs) == ("wikisum", 24, 40)
-    assert (optim.lr, optim.warmup_steps, optim.betas, optim.label_smoothing) == (3.0, 8000, [0.9, 0.998], 0.1)
-    assert (decode.beam_size, decode.alpha, decode.min_length, decode.max_length) == (5, 0.4, 20, 400)
-    assert tokenizer.path == "/data/wikisum/spm9998_3.model"
-    assert (tokenizer.pad_token, tokenizer.bos_token, tokenizer.eos_token) == ("<PAD>", "<S>", "</S>")
-    flat = compose_train(["experiment=wikisum_paper", "model=flat_paper", "data.path=/x"], tmp_path)
-    assert OmegaConf.to_object(flat.model).encoder == "flat"
-
-
 def test_extension_options_are_validated():
     with pytest.raises(ValueError, match="model.encoder"):
-        ModelConfig(encoder="recurrent")
-    with pytest.raises(ValueError, match="inter_layers=\\[\\]"):
-        ModelConfig(encoder="flat")
+        validate_encoder(ModelConfig(encoder="recurrent"))
+    with pytest.raises(ValueError, match=r"inter_layers=\[\]"):
+        validate_encoder(ModelConfig(encoder="flat"))
+    with pytest.raises(ValueError, match="'similarity'"):
+        validate_encoder(ModelConfig(encoder="flat", inter_layers=[], graph="similarity"))
     with pytest.raises(ValueError, match="pooling_penalty"):
         ModelConfig(pooling_penalty=-1.0)
+    with pytest.raises(ValueError, match="model.graph must be one of 'none', 'similarity', 'discourse'"):
+        ModelConfig(graph="simlarity")
+    with pytest.raises(ValueError, match="data.selection"):
+        DataConfig(path="x", selection="rr")
+    with pytest.raises(ValueError, match="decode.stopping"):
+        DecodeConfig(stopping="eager")
+    with pytest.raises(ValueError, match="optim.scheduler.warmup_steps"):
+        OptimConfig(scheduler={"_target_": "x", "warmup_steps": 0})
+    with pytest.raises(ValueError, match="optim.optimizer"):
+        OptimConfig(optimizer={"lr": 1.0})
+
+
+def test_fixed_choices_are_strings_from_plain_values():
+    """Configs rebuilt from a checkpoint's plain strings hold enum members that compare equal to them."""
+    model = ModelConfig(graph="similarity")
+    data = DataConfig(path="x", selection="round_robin")
+    assert model.graph is Graph.similarity and model.graph == "similarity" and model.graph != "none"
+    assert data.selection is Selection.round_robin and data.selection == "round_robin"
+    assert DecodeConfig(stopping="official").stopping is Stopping.official
+    assert {Graph.none: 1}["none"] == 1 and str(Graph.discourse) == "discourse" and f"{Stopping.full}" == "full"
+    assert data == DataConfig(path="x", selection=Selection.round_robin)
+    assert [member.value for member in Baseline] == list(BASELINES)
+
+
+def test_config_dict_holds_plain_values_only():
+    values = config_dict(DataConfig(path="x", selection="round_robin"))
+    assert values["selection"] == "round_robin" and type(values["selection"]) is str
+    assert DataConfig(**values) == DataConfig(path="x", selection="round_robin")
+    assert not _enums(config_dict(ModelConfig(graph="discourse")))
+
+
+def _enums(value: Any) -> list[Any]:
+    if isinstance(value, Enum):
+        return [value]
+    if isinstance(value, dict):
+        return [e for item in value.values() for e in _enums(item)]
+    if isinstance(value, (list, tuple)):
+        return [e for item in value for e in _enums(item)]
+    return []
+
+
+# --- optimizer and LR schedule from the config; checkpoints ----------------------------------------
+
+TINY = ModelConfig(d_model=16, heads=2, ff_size=32, encoder_layers=2, inter_layers=[1], inter_heads=2,
+                   decoder_layers=1, graph="similarity")
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(["alpha beta gamma delta.", "beta gamma epsilon zeta."] * 10, vocab_size=60)
+
+
+def _lr_sequence(optimizer: torch.optim.Optimizer, scheduler: Any, steps: int) -> list[float]:
+    rates = []
+    for _ in range(steps):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
+@pytest.mark.parametrize("overrides", [[], ["experiment=wikisum_paper", "data.path=/x"],
+                                       ["optim.scheduler.lr=1.0", "optim.scheduler.warmup_steps=3"]])
+def test_optimizer_and_scheduler_are_built_from_the_config(overrides, tokenizer, tmp_path):
+    typed = OmegaConf.to_object(compose_config("train", [*overrides, "model=tiny"], tmp_path))
+    module = HierSumModule(**module_hparams(typed.model, typed.optim, DataConfig(path="x"), tokenizer))
+    built = module.configure_optimizers()
+    optimizer, scheduler = built["optimizer"], built["lr_scheduler"]["scheduler"]
+    assert built["lr_scheduler"]["interval"] == "step"
+    assert isinstance(optimizer, torch.optim.Adam)
+    group = optimizer.param_groups[0]
+    assert (group["initial_lr"], tuple(group["betas"]), group["eps"], group["weight_decay"]) == (
+        1.0, (0.9, 0.998), 1e-9, 0.0)
+    lr, warmup, d_model = typed.optim.scheduler["lr"], typed.optim.scheduler["warmup_steps"], typed.model.d_model
+    formula = [lr * d_model**-0.5 * min(max(step, 1) ** -0.5, max(step, 1) * warmup**-1.5) for step in range(8)]
+    assert _lr_sequence(optimizer, scheduler, 8) == pytest.approx(formula, rel=1e-12)
+    # the same sequence as before the schedule came from the config: Adam(lr 1.0) + LambdaLR(NoamSchedule)
+    reference = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=1.0, betas=(0.9, 0.998), eps=1e-9)
+    noam = torch.optim.lr_scheduler.LambdaLR(reference, NoamSchedule(lr=lr, d_model=d_model, warmup_steps=warmup))
+    assert _lr_sequence(reference, noam, 8) == pytest.approx(formula, rel=1e-12)
+
+
+def test_another_optimizer_and_a_constant_lr_from_the_config(tokenizer):
+    optim = OptimConfig(optimizer={"_target_": "torch.optim.SGD", "_partial_": True, "lr": 0.5}, scheduler=None)
+    module = HierSumModule(**module_hparams(TINY, optim, DataConfig(path="x"), tokenizer))
+    built = module.configure_optimizers()
+    assert isinstance(built["optimizer"], torch.optim.SGD) and "lr_scheduler" not in built
+
+
+def test_checkpoint_hyper_parameters_are_plain_and_load_with_weights_only(tokenizer, tmp_path):
+    typed = OmegaConf.to_object(compose_config("train", ["model=tiny", "data=jsonl", "data.path=/x",
+                                                         "model.graph=similarity"], tmp_path))
+    assert typed.model.graph is Graph.similarity and typed.data.selection is Selection.round_robin
+    hparams = module_hparams(typed.model, typed.optim, typed.data, tokenizer)
+    assert not _enums(hparams)
+    torch.save({"hyper_parameters": hparams}, tmp_path / "h.ckpt")
+    loaded = torch.load(tmp_path / "h.ckpt", weights_only=True)["hyper_parameters"]
+    assert loaded["model"]["graph"] == "similarity" and loaded["data"]["selection"] == "round_robin"
+    assert ModelConfig(**loaded["model"]) == typed.model and DataConfig(**loaded["data"]) == typed.data
+    assert OptimConfig.from_dict(loaded["optim"]) == typed.optim
+
+
+def test_the_optim_hyper_parameters_of_earlier_checkpoints_still_build(tokenizer):
+    legacy = {"lr": 2.0, "warmup_steps": 400, "betas": [0.9, 0.998], "eps": 1e-9, "weight_decay": 0.0,
+              "label_smoothing": 0.1}
+    optim = OptimConfig.from_dict(legacy)
+    assert optim == replace(OptimConfig(), scheduler={**OptimConfig().scheduler, "lr": 2.0, "warmup_steps": 400})
+    hparams = {**module_hparams(TINY, OptimConfig(), DataConfig(path="x"), tokenizer), "optim": legacy}
+    module = HierSumModule(**hparams)
+    scheduler = module.configure_optimizers()["lr_scheduler"]["scheduler"]
+    assert scheduler.lr_lambdas[0](1) == pytest.approx(2.0 * 16**-0.5 * 400**-1.5)
+
+
+def test_official_training_configs_give_the_papers_optimizer():
+    import argparse
+
+    optim, data = official_training_configs(argparse.Namespace(lr=3.0, warmup_steps=8000, beta1=0.9, beta2=0.998))
+    assert (optim.scheduler["lr"], optim.scheduler["warmup_steps"], optim.optimizer["betas"]) == (
+        3.0, 8000, [0.9, 0.998])
+    assert optim.optimizer["_target_"] == "torch.optim.Adam" and optim.label_smoothing == 0.1
+    assert data.format == "wikisum" and data.selection == "first"

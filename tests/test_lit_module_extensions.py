@@ -8,10 +8,11 @@ import pytest
 import torch
 
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
-from hiersum.data.batching import collate, flat_layout
+from hiersum.data.batching import collate
 from hiersum.data.graph import similarity_graph
 from hiersum.data.schema import EncodedExample
 from hiersum.data.tokenizer import train_tokenizer
+from hiersum.model.encoders import batch_layout
 from hiersum.model.pooling import pooling_penalty
 from hiersum.training.module import HierSumModule, module_hparams
 
@@ -33,7 +34,7 @@ def module_and_batch(model: ModelConfig):
     ]
     special = tokenizer.special
     batch = collate(examples, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos,
-                    flat=flat_layout(model, tokenizer))
+                    flat=batch_layout(model, tokenizer))
     logged = {}
     module.log = lambda name, value, **kwargs: logged.__setitem__(name, value)
     return module, batch, logged

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from hiersum.evaluation.report import (
+    build_report,
     library_versions,
     render_markdown,
     write_json_atomic,
@@ -79,7 +80,7 @@ def test_write_report_without_predictions(tmp_path):
 
 
 def test_render_markdown_content():
-    report = render_markdown(METRICS, PREDICTIONS)
+    report = render_markdown(build_report(METRICS, PREDICTIONS))
     assert report.startswith("# ")
     assert "## Split: test" in report
     header = "| System | ROUGE-1 | ROUGE-2 | ROUGE-L | ROUGE-Lsum | BLEU | chrF | Perplexity | Token acc. |"
@@ -101,7 +102,7 @@ def test_render_markdown_other_split_and_recorded_versions():
         "validation": {"model": {"rouge1": 1.0, "perplexity": 3.14159}},
         "versions": {"sacrebleu": "9.9.9"},
     }
-    report = render_markdown(metrics)
+    report = render_markdown(build_report(metrics))
     assert "## Split: validation" in report
     assert "| model | 1.00 |  |  |  |  |  | 3.14 |  |" in report
     assert "- sacrebleu: 9.9.9" in report
@@ -203,6 +204,6 @@ def test_attention_heatmaps_are_embedded(tmp_path):
     rng = np.random.default_rng(0)
     pooling = rng.dirichlet(np.ones(5), size=(3, 2))  # (P=3, H=2, T=5)
     inter = rng.dirichlet(np.ones(3), size=(2, 3))  # (H=2, P=3, P=3)
-    page = render_html(METRICS, attention=[Attention("ex-0", pooling, inter)])
+    page = render_html(build_report(METRICS, attention=[Attention("ex-0", pooling, inter)]))
     assert "Attention (last inter-paragraph layer)" in page
     assert page.count("data:image/png;base64,") == 2  # score bars + one heatmap

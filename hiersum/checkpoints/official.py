@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import asdict, astuple
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,9 @@ import torch
 from torch import Tensor
 
 from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY, MODEL_PREFIX
-from hiersum.config import DataConfig, ModelConfig, OptimConfig
+from hiersum.config import DataConfig, ModelConfig, OptimConfig, config_dict
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.model.encoders import ENCODERS, encoder_spec
 from hiersum.model.layers import sinusoid_table
 from hiersum.model.summarizer import HierSum
 
@@ -92,6 +93,24 @@ def _layer_count(state: dict[str, Tensor], prefix: str) -> int:
     return max(indices) + 1 if indices else 0
 
 
+def official_hier(config: ModelConfig) -> bool:
+    """The official ``-hier`` flag of ``config``'s encoder (its registry entry's ``official_hier``): True
+    for layers ``transformer_layers`` and half-width position tables, False for the flat encoder's
+    ``transformer_local``. An encoder without official counterpart raises ValueError."""
+    hier = encoder_spec(config.encoder).official_hier
+    if hier is None:
+        raise ValueError(f"model.encoder={config.encoder} has no counterpart in the official hiersumm code")
+    return hier
+
+
+def official_encoder(hier: bool) -> str:
+    """The registered encoder of the official ``-hier`` flag ``hier``."""
+    names = [name for name, spec in ENCODERS.items() if spec.official_hier is bool(hier)]
+    if not names:
+        raise ValueError(f"no registered encoder has official_hier={bool(hier)}")
+    return names[0]
+
+
 def _first(state: dict[str, Tensor], pattern: str) -> Tensor:
     for key, value in state.items():
         if re.search(pattern, key):
@@ -113,7 +132,7 @@ def config_from_official(state: dict[str, Tensor], opt: argparse.Namespace) -> M
     )
     if not getattr(opt, "hier", True):
         return ModelConfig(
-            **sizes, encoder="flat", inter_layers=[], inter_heads=int(opt.heads),
+            **sizes, encoder=official_encoder(False), inter_layers=[], inter_heads=int(opt.heads),
             flat_max_tokens=int(getattr(opt, "trunc_src_ntoken", 500)),
         )
     inter_layers = parse_inter_layers(opt.inter_layers)
@@ -129,7 +148,7 @@ def config_from_official(state: dict[str, Tensor], opt: argparse.Namespace) -> M
     inter_heads = int(opt.inter_heads)
     if any(heads != inter_heads for heads in pooling_heads.values()):
         raise ValueError(f"opt.inter_heads={inter_heads} but the pooling heads are {pooling_heads}")
-    return ModelConfig(**sizes, inter_layers=inter_layers, inter_heads=inter_heads)
+    return ModelConfig(**sizes, encoder=official_encoder(True), inter_layers=inter_layers, inter_heads=inter_heads)
 
 
 def convert_state_dict(official: dict[str, Tensor]) -> dict[str, Tensor]:
@@ -211,7 +230,7 @@ def official_key(key: str, config: ModelConfig) -> str:
         return key
     side, index, rest = match.group(1), int(match.group(2)), match.group(3)
     inter = side == "encoder" and index in {int(i) for i in config.inter_layers}
-    container = "transformer_local" if side == "encoder" and config.encoder == "flat" else "transformer_layers"
+    container = "transformer_local" if side == "encoder" and not official_hier(config) else "transformer_layers"
     for pattern, replacement in [
         (r"^feed_forward\.w_in\.", "feed_forward.w_1."),
         (r"^feed_forward\.w_out\.", "feed_forward.w_2."),
@@ -248,7 +267,7 @@ def official_state_dict(
         if old_layer_norm_names and "layer_norm" in name:
             name = re.sub(r"\.weight$", ".a_2", re.sub(r"\.bias$", ".b_2", name))
         state[name] = value.detach().clone()
-    half = config.encoder != "flat"
+    half = official_hier(config)
     state["encoder.pos_emb.pe"] = sinusoid_table(config.max_positions, config.d_model // (2 if half else 1))[None]
     state["decoder.pos_emb.pe"] = sinusoid_table(config.max_positions, config.d_model)[None]
     if decoder_masks:
@@ -263,7 +282,7 @@ def official_checkpoint(model: HierSum, **options: bool) -> dict[str, Any]:
     checkpoint format (``opt`` holds the flags the importer reads)."""
     config = model.config
     opt = argparse.Namespace(
-        hier=config.encoder != "flat", heads=config.heads, inter_heads=config.inter_heads,
+        hier=official_hier(config), heads=config.heads, inter_heads=config.inter_heads,
         inter_layers=list(config.inter_layers), enc_dropout=config.dropout, trunc_src_ntoken=config.flat_max_tokens,
     )
     return {"model": official_state_dict(model, **options), "opt": opt}
@@ -273,12 +292,12 @@ def official_training_configs(opt: argparse.Namespace) -> tuple[OptimConfig, Dat
     """The optimizer and data settings of an official run (``opt``), paper defaults where absent:
     Adam (0.9, 0.998), noam lr 3 / warm-up 8000, label smoothing 0.1; ranked WikiSum, 24 paragraphs in
     training and 40 at test, targets of at most ``trunc_tgt_ntoken`` tokens."""
-    optim = OptimConfig(
-        lr=float(getattr(opt, "lr", 3.0)),
-        warmup_steps=int(getattr(opt, "warmup_steps", 8000)),
-        betas=[float(getattr(opt, "beta1", 0.9)), float(getattr(opt, "beta2", 0.998))],
-        label_smoothing=float(getattr(opt, "label_smoothing", 0.1)),
-    )
+    optim = OptimConfig.from_dict({  # Adam + noam, in the keys of OptimConfig.from_dict's flat shape
+        "lr": float(getattr(opt, "lr", 3.0)),
+        "warmup_steps": int(getattr(opt, "warmup_steps", 8000)),
+        "betas": [float(getattr(opt, "beta1", 0.9)), float(getattr(opt, "beta2", 0.998))],
+        "label_smoothing": float(getattr(opt, "label_smoothing", 0.1)),
+    })
     data = DataConfig(
         path="", format="wikisum", max_paragraphs=int(getattr(opt, "trunc_src_nblock", 24)), eval_max_paragraphs=40,
         max_paragraph_tokens=int(getattr(opt, "trunc_src_ntoken", 500)),
@@ -302,7 +321,8 @@ def hiersum_checkpoint(
             f"does not match the checkpoint's {expected}"
         )
     hparams = {
-        "model": asdict(model.config), "optim": asdict(optim), "data": asdict(data), "vocab_size": model.vocab_size,
+        "model": config_dict(model.config), "optim": config_dict(optim), "data": config_dict(data),
+        "vocab_size": model.vocab_size,
         "pad_id": model.pad_id, "bos_id": model.bos_id, "eos_id": model.eos_id,
     }
     return {

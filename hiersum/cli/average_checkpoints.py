@@ -7,94 +7,26 @@ Examples::
 
 With a run directory, the ranking is ModelCheckpoint's own (its ``best_k_models`` and monitored
 metric, read from the newest checkpoint of ``<run>/checkpoints``), so train with
-``callbacks.model_checkpoint.save_top_k=K`` (and e.g. ``monitor=val/rougeL mode=max``). Floating
-point tensors are averaged (in float64, cast back), integer buffers must agree. The result is the
-best checkpoint with its weights replaced and its optimizer, scheduler and callback states dropped
-(an evaluation checkpoint, not one to resume from); it loads with
-:func:`hiersum.training.module.load_checkpoint` (``weights_only=True``). Default output:
-``<run>/checkpoints/averaged-top<K>.ckpt`` or ``averaged.ckpt`` beside the first checkpoint.
+``callbacks.model_checkpoint.save_top_k=K`` (and e.g. ``monitor=val/rougeL mode=max``). The result is
+an evaluation checkpoint (:mod:`hiersum.checkpoints.averaging`). Default output:
+``<run>/checkpoints/averaged-top<K>.ckpt`` or ``averaged.ckpt`` beside the first checkpoint. Exit
+status 2 with a one-line message for a usage error (a bad argument, checkpoints that cannot be
+averaged).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-import torch
+from hiersum.checkpoints.averaging import AverageError, average_checkpoints, ranked_checkpoints
+from hiersum.cli.common import ArgumentParser, usage_errors
 
-from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY
-
-DROPPED_KEYS = ("optimizer_states", "lr_schedulers", "callbacks", "loops")
-
-
-class AverageError(ValueError):
-    """Checkpoints that cannot be averaged (missing, incompatible, no ranking)."""
-
-
-def _load(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise AverageError(f"checkpoint not found: {path}")
-    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint or "hyper_parameters" not in checkpoint:
-        raise AverageError(f"{path}: expected a hiersum checkpoint with 'state_dict' and 'hyper_parameters'")
-    return checkpoint
-
-
-def ranked_checkpoints(run_dir: str | Path) -> tuple[list[Path], str]:
-    """The run's checkpoints ranked best first by its ModelCheckpoint, and the monitored metric."""
-    folder = Path(run_dir) / "checkpoints"
-    files = sorted(folder.glob("*.ckpt"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
-    if not files:
-        raise AverageError(f"{run_dir}: expected checkpoints in {folder}, found none")
-    callbacks = _load(files[-1]).get("callbacks", {})
-    states = [state for key, state in callbacks.items() if key.startswith("ModelCheckpoint") and state.get("monitor")]
-    if not states or not states[0].get("best_k_models"):
-        raise AverageError(f"{files[-1]}: no ModelCheckpoint ranking (best_k_models) with a monitored metric; "
-                           "give the checkpoints to average explicitly")
-    state = states[0]
-    scores = {Path(path).name: float(score) for path, score in state["best_k_models"].items()}
-    best = Path(state["best_model_path"]).name
-    descending = scores.get(best, 0.0) >= max(scores.values())
-    ranked = sorted(scores, key=lambda name: scores[name], reverse=descending)
-    return [folder / name for name in ranked], str(state["monitor"])
-
-
-def average_checkpoints(paths: Sequence[str | Path], output: str | Path) -> Path:
-    """Average the weights of ``paths`` (the first gives every other entry) into ``output``."""
-    paths = [Path(p) for p in paths]
-    if not paths:
-        raise AverageError("expected at least one checkpoint to average, found none")
-    checkpoints = [_load(path) for path in paths]
-    first = checkpoints[0]
-    keys = set(first["state_dict"])
-    for path, checkpoint in zip(paths[1:], checkpoints[1:], strict=True):
-        if checkpoint["hyper_parameters"].get("model") != first["hyper_parameters"].get("model"):
-            raise AverageError(f"{path}: model settings differ from {paths[0]}; only the same model can be averaged")
-        if set(checkpoint["state_dict"]) != keys:
-            raise AverageError(f"{path}: its weights have other names than those of {paths[0]}")
-    averaged = {}
-    for key, tensor in first["state_dict"].items():
-        tensors = [checkpoint["state_dict"][key] for checkpoint in checkpoints]
-        if tensor.is_floating_point():
-            averaged[key] = torch.stack([t.double() for t in tensors]).mean(0).to(tensor.dtype)
-        elif all(torch.equal(t, tensor) for t in tensors):
-            averaged[key] = tensor
-        else:
-            raise AverageError(f"non-float tensor {key!r} differs between checkpoints; cannot average it")
-    result = {key: value for key, value in first.items() if key not in DROPPED_KEYS}
-    result["state_dict"] = averaged
-    result[CHECKPOINT_EXTRA_KEY] = {**first.get(CHECKPOINT_EXTRA_KEY, {}), "averaged_from": [str(p) for p in paths]}
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(result, output)
-    return output
+PROG = "hiersum-average-checkpoints"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="hiersum-average-checkpoints", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("inputs", nargs="+", help="a run directory, or the checkpoints to average")
     parser.add_argument("--top-k", type=int, default=None, help="with a run directory: its K best (default: all)")
     parser.add_argument("--output", default=None, help="the averaged checkpoint (default: see the module doc)")
@@ -103,7 +35,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    try:
+    with usage_errors(PROG):
         if len(args.inputs) == 1 and Path(args.inputs[0]).is_dir():
             ranked, monitor = ranked_checkpoints(args.inputs[0])
             k = args.top_k or len(ranked)
@@ -116,9 +48,6 @@ def main(argv: list[str] | None = None) -> None:
             paths = [Path(p) for p in args.inputs]
             output = args.output or paths[0].parent / "averaged.ckpt"
         print(f"averaged checkpoint: {average_checkpoints(paths, output)}")
-    except AverageError as error:
-        print(f"hiersum-average-checkpoints: error: {error}", file=sys.stderr)
-        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -10,23 +10,26 @@ Example::
 The output is loaded by ``hiersum-evaluate`` / ``hiersum-summarize`` like a trained checkpoint.
 ``--tokenizer`` (the SentencePiece ``.model`` of the release, a ``tokenizer.json`` or an HF
 tokenizer directory) is stored inside it; without it no tokenizer is stored and the commands
-cannot turn ids into text (import again with ``--tokenizer``).
+cannot turn ids into text (import again with ``--tokenizer``). Exit status 2 with a one-line message
+for a usage error (a bad argument, a missing or unreadable checkpoint or tokenizer).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import torch
 
 from hiersum.checkpoints.official import hiersum_checkpoint, hiersum_from_official, read_official_checkpoint
+from hiersum.cli.common import ArgumentParser, usage_errors
 from hiersum.data.tokenizer import load_tokenizer
+
+PROG = "hiersum-import-hiersumm"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="hiersum-import-hiersumm", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True, type=Path, help="official checkpoint (.pt)")
     parser.add_argument("--output", required=True, type=Path, help="hiersum checkpoint to write (.ckpt)")
     parser.add_argument("--tokenizer", type=Path, default=None,
@@ -50,11 +53,8 @@ def import_checkpoint(checkpoint: Path, output: Path, tokenizer_path: Path | Non
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    try:
+    with usage_errors(PROG, OSError, ValueError):
         output = import_checkpoint(args.checkpoint, args.output, args.tokenizer)
-    except (OSError, ValueError) as error:
-        print(f"hiersum-import-hiersumm: {error}", file=sys.stderr)
-        sys.exit(1)
     print(f"wrote {output}")
 
 

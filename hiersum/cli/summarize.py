@@ -4,214 +4,41 @@ Example::
 
     hiersum-summarize checkpoint=run/checkpoints/last.ckpt input=in.jsonl output=out.jsonl
 
-Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, or ``-`` (stdin);
-see :mod:`hiersum.data.formats` and ``input_format``.
-
-Output: one JSON object a line per valid input record, in input order: ``id``, ``summary``,
-``score`` (length-penalised log-prob), ``n_paragraphs_kept``, ``n_paragraphs_dropped`` and, when
-``decode.n_best`` > 1, ``n_best`` (a list of ``{"summary", "score"}``, best first). ``output=-``
-writes to stdout.
-
-Resume: with ``resume=true`` (default) the ids already in the output file are skipped and the
-others appended, so rerunning a killed command completes the file with every id exactly once
-(each line is written with a single write, a partial last line is cut on start).
-
-Malformed records (bad JSON, missing or wrong-typed field, empty document, invalid UTF-8) and
-repeated ids (every occurrence after the first; see :mod:`hiersum.data.formats`) are reported on stderr and in
-``<output stem>.errors.jsonl`` (``file``, ``line``, ``id``, ``field``, ``reason``); the others are
-summarized. Exit status: 0 all records summarized, 3 some records refused, 2 usage error
-(missing checkpoint, unreadable input, bad option) with a one-line message.
+Inputs, outputs, resuming and malformed records: :mod:`hiersum.decoding.summarize`. Exit status: 0
+all records summarized, 3 some records refused, 2 usage error (missing checkpoint, unreadable input,
+bad option) with a one-line message.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
 
 import hydra
-import torch
-from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import MissingMandatoryValue
+from omegaconf import DictConfig
 
-from hiersum.checkpoints.io import Summarizer, load_summarizer
-from hiersum.cli.common import CONFIG_DIR, EXIT_USAGE, UsageError, run_entry_point, task_started
-from hiersum.config import DataConfig, DecodeConfig, register_configs
-from hiersum.data.formats import STDIN, InputError, read_records
-from hiersum.data.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
-from hiersum.data.schema import EncodedExample, Example, RecordError
-from hiersum.data.selection import SelectionConfig, encode_examples, selection_config
-from hiersum.decoding.inference import PRECISIONS, Summary, progress_bar, summarize_encoded
+from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
+from hiersum.config import register_configs
+from hiersum.decoding.summarize import SummarizeResult, summarize
+
+__all__ = ["EXIT_RECORD_ERRORS", "SummarizeResult", "main", "summarize"]
+
+PROG = "hiersum-summarize"
+EXIT_RECORD_ERRORS = 3
+"""Exit status when some input records were refused (the others are summarized)."""
 
 register_configs()
-
-EXIT_RECORD_ERRORS = 3
-SELECTION_OVERRIDES = ("max_paragraphs", "max_paragraph_tokens", "selection")
-
-
-@dataclass(frozen=True)
-class SummarizeResult:
-    written: int
-    """Summaries written by this run."""
-    already_done: int
-    """Valid input records whose summary was already in the output (resume)."""
-    errors: int
-    """Records refused (malformed or repeated id)."""
-
-
-def errors_path(output: Path) -> Path:
-    """``out.jsonl`` -> ``out.errors.jsonl``."""
-    return output.with_name(output.stem + ".errors.jsonl")
-
-
-def collect(records: Iterable[Example | RecordError]) -> tuple[list[Example], list[RecordError]]:
-    """Split valid examples from refused records, each in input order."""
-    examples: list[Example] = []
-    errors: list[RecordError] = []
-    for item in records:
-        (errors if isinstance(item, RecordError) else examples).append(item)
-    return examples, errors
-
-
-def error_record(error: RecordError) -> dict[str, Any]:
-    return {"file": error.path, "line": error.line, "id": error.record_id, "field": error.field_name,
-            "reason": error.reason}
-
-
-def output_record(summary: Summary, source: EncodedExample, *, n_best: bool) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "id": summary.id, "summary": summary.summary, "score": summary.score,
-        "n_paragraphs_kept": len(source.paragraphs), "n_paragraphs_dropped": source.n_dropped_paragraphs,
-    }
-    if n_best:
-        record["n_best"] = [{"summary": text, "score": score} for text, score in summary.n_best]
-    if summary.top_paragraphs is not None:
-        record["top_paragraphs"] = [
-            {"document": document, "paragraph": paragraph, "weight": weight}
-            for document, paragraph, weight in summary.top_paragraphs
-        ]
-    return record
-
-
-def _option(cfg: DictConfig, name: str) -> Any:
-    try:
-        return cfg[name]
-    except MissingMandatoryValue:
-        raise UsageError(f"missing {name}=...; usage: hiersum-summarize checkpoint=CKPT input=IN output=OUT") from None
-
-
-def _checked_device(device: str, precision: str) -> None:
-    if precision not in PRECISIONS:
-        raise UsageError(f"precision must be one of 32, bf16, 16; found {precision!r}")
-    try:
-        kind = torch.device(device).type
-    except RuntimeError:
-        raise UsageError(f"device must be cpu or cuda[:N]; found {device!r}") from None
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise UsageError("device=cuda asked for, but no CUDA device is available")
-    if kind == "cpu" and precision == "16":
-        raise UsageError("precision=16 needs device=cuda (on cpu use precision=bf16)")
-
-
-def _load(checkpoint: str) -> Summarizer:
-    try:
-        return load_summarizer(checkpoint)
-    except (OSError, ValueError, RuntimeError) as error:
-        raise UsageError(f"cannot load checkpoint: {error}") from None
-
-
-def _selection(cfg: DictConfig, summarizer: Summarizer) -> SelectionConfig:
-    """The checkpoint's paragraph selection (as for evaluation), with ``max_paragraphs`` etc.
-    overridden when given."""
-    data = summarizer.data_config or DataConfig(path="")
-    given = {name: cfg[name] for name in SELECTION_OVERRIDES if cfg.get(name) is not None}
-    if "max_paragraphs" in given:
-        given["eval_max_paragraphs"] = None  # the command line wins over the checkpoint's evaluation setting
-    try:
-        return selection_config(replace(data, **given), graph=summarizer.model_config.graph, evaluation=True)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-
-
-def summarize(cfg: DictConfig) -> SummarizeResult:
-    """Summarize ``cfg.input`` into ``cfg.output`` (see the module docstring)."""
-    checkpoint, source, target = (str(_option(cfg, name)) for name in ("checkpoint", "input", "output"))
-    device, precision = str(cfg.device), str(cfg.precision)
-    _checked_device(device, precision)
-    decode: DecodeConfig = OmegaConf.to_object(cfg.decode)
-    summarizer = _load(checkpoint)
-    if cfg.attention and summarizer.model_config.encoder != "hierarchical":
-        raise UsageError("attention=true needs a hierarchical model; this checkpoint is flat")
-    try:
-        tokenizer = summarizer.tokenizer()
-    except ValueError as error:
-        raise UsageError(f"{checkpoint}: {error}") from None
-    selection = _selection(cfg, summarizer)
-    try:
-        examples, errors = collect(read_records(source, input_format=str(cfg.input_format)))
-    except InputError as error:
-        raise UsageError(str(error)) from None
-    if cfg.sort_window < 1 or cfg.batch_tokens < 1:
-        raise UsageError(f"sort_window and batch_tokens must be >= 1; found {cfg.sort_window}, {cfg.batch_tokens}")
-    output = None if target == STDIN else Path(target)
-    try:
-        done = set(completed_ids(output)) if output is not None and cfg.resume else set()
-    except OutputError as error:
-        raise UsageError(str(error)) from None
-    for error in errors:
-        print(f"skipped malformed record: {error}", file=sys.stderr)
-    if output is not None:
-        _write_errors(errors_path(output), errors)
-    pending = [example for example in examples if example.id not in done]
-    written = 0
-    with JsonlAppender(output, truncate=not cfg.resume) as writer, progress_bar("summarizing") as bar:
-        task = bar.add_task("summarize", total=len(pending))
-        for start in range(0, len(pending), cfg.sort_window):
-            encoded = encode_examples(pending[start : start + cfg.sort_window], tokenizer, selection)
-            results: list[dict[str, Any] | None] = [None] * len(encoded)
-            next_index = 0  # first result of this window not yet written
-            for indices, summaries in summarize_encoded(
-                summarizer.model, encoded, tokenizer, decode, batch_tokens=cfg.batch_tokens, device=device,
-                precision=precision, attention_top_k=cfg.attention_top_k if cfg.attention else 0,
-            ):
-                for index, summary in zip(indices, summaries, strict=True):
-                    results[index] = output_record(summary, encoded[index], n_best=decode.n_best > 1)
-                while next_index < len(results) and results[next_index] is not None:
-                    writer.write(results[next_index])
-                    next_index += 1
-                writer.sync()
-                bar.advance(task, len(indices))
-            written += next_index
-    result = SummarizeResult(written=written, already_done=len(examples) - len(pending), errors=len(errors))
-    print(f"wrote {result.written} summaries to {'stdout' if output is None else output} "
-          f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
-    return result
-
-
-def _write_errors(path: Path, errors: list[RecordError]) -> None:
-    """The errors of this run replace those of an earlier one (the same input gives the same errors)."""
-    if errors:
-        write_jsonl_atomically(path, [error_record(e) for e in errors])
-    else:
-        path.unlink(missing_ok=True)
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="summarize")
 def _run(cfg: DictConfig) -> None:
-    task_started()
-    try:
+    with task(PROG):
         result = summarize(cfg)
-    except UsageError as error:
-        print(f"hiersum-summarize: error: {error}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
     if result.errors:
         sys.exit(EXIT_RECORD_ERRORS)
 
 
 def main() -> None:
-    run_entry_point(_run)
+    run_entry_point(_run, PROG)
 
 
 if __name__ == "__main__":

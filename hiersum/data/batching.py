@@ -6,6 +6,7 @@ import math
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 import torch
 from torch.utils.data import Sampler
@@ -13,6 +14,15 @@ from torch.utils.data import Sampler
 from hiersum.config import ModelConfig
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
+
+
+class SourceLayout(str, Enum):
+    """The source tensor an encoder reads (declared by each encoder of :mod:`hiersum.model.encoders`)."""
+
+    GRID = "grid"
+    """[B, P, T]: paragraphs of tokens."""
+    FLAT = "flat"
+    """[B, L]: the paragraphs joined into one sequence (see :class:`FlatLayout`)."""
 
 
 @dataclass(frozen=True)
@@ -24,9 +34,11 @@ class FlatLayout:
     separator_id: int
 
 
-def flat_layout(model: ModelConfig, tokenizer: SubwordTokenizer) -> FlatLayout | None:
-    """The layout a model wants: a :class:`FlatLayout` for ``model.encoder=flat``, None for the [P, T] grid."""
-    if model.encoder != "flat":
+def flat_layout(layout: SourceLayout, model: ModelConfig, tokenizer: SubwordTokenizer) -> FlatLayout | None:
+    """How ``collate`` lays out the source of ``model``, whose encoder reads ``layout`` (its registry
+    entry's ``source_layout``, see :func:`hiersum.model.encoders.batch_layout`): a :class:`FlatLayout`
+    for :attr:`SourceLayout.FLAT`, None for the [P, T] grid."""
+    if SourceLayout(layout) is SourceLayout.GRID:
         return None
     return FlatLayout(max_tokens=model.flat_max_tokens, separator_id=tokenizer.paragraph_separator_id)
 

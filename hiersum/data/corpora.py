@@ -1,9 +1,10 @@
-"""Readers of a data split by ``data.format``: native JSONL, Multi-News JSONL, SciTLDR JSONL.
+"""Readers of a data split by ``data.format``, through the format registry (:mod:`hiersum.data.registry`).
 
-``jsonl`` is :func:`hiersum.data.readers.iter_jsonl`; ``multinews`` is the Multi-News reader of
-:mod:`hiersum.data.formats` (shared with ``hiersum-summarize``); ``scitldr`` is
+``jsonl`` is :func:`hiersum.data.readers.iter_jsonl`; ``multinews`` is the Multi-News line parser of
+:mod:`hiersum.data.multinews` (shared with ``hiersum-summarize``); ``scitldr`` is
 :func:`hiersum.data.scitldr.iter_scitldr`. (``wikisum`` shards hold ids, not text, and are read by
-:mod:`hiersum.data.wikisum`.) A split file is ``<data.path>/<split>.jsonl`` in every format.
+:mod:`hiersum.data.wikisum`.) A split file is ``<data.path>/<split file>`` of the format:
+``<split>.jsonl``, except SciTLDR's validation split ``dev.jsonl``.
 """
 
 from __future__ import annotations
@@ -11,23 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from hiersum.data.formats import read_records
-from hiersum.data.readers import iter_jsonl
+from hiersum.data.registry import text_format
 from hiersum.data.schema import Example, RecordError
-from hiersum.data.scitldr import iter_scitldr
-
-TEXT_FORMATS = ("jsonl", "multinews", "scitldr")
 
 
 def iter_split(path: str | Path, data_format: str) -> Iterator[Example | RecordError]:
     """Every record of the split file ``path`` in ``data_format`` (references required)."""
-    if data_format == "jsonl":
-        return iter_jsonl(path)
-    if data_format == "multinews":
-        return read_records(path, input_format="multinews", require_summary=True)
-    if data_format == "scitldr":
-        return iter_scitldr(path)
-    raise ValueError(f"data.format={data_format!r} is not a text format: expected one of {', '.join(TEXT_FORMATS)}")
+    return text_format(data_format).iter_split(path)
 
 
 def read_split(path: str | Path, data_format: str = "jsonl") -> list[Example]:
@@ -38,3 +29,9 @@ def read_split(path: str | Path, data_format: str = "jsonl") -> list[Example]:
             raise item
         examples.append(item)
     return examples
+
+
+def read_corpus_split(data_dir: str | Path, split: str, data_format: str = "jsonl") -> list[Example]:
+    """The examples of ``split`` (train / validation / test, or a file stem such as ``dev``) of the
+    corpus folder ``data_dir`` in ``data_format``; a missing split file raises FileNotFoundError."""
+    return read_split(text_format(data_format).split_path(data_dir, split), data_format)

@@ -1,11 +1,11 @@
-"""Input formats of batch summarization: native JSONL, Multi-News JSONL and plain text.
+"""Input formats of batch summarization: the line formats of the registry, and plain text.
 
-``native``
+``native`` (or ``jsonl``)
     One JSON object a line, see :mod:`hiersum.data.readers`.
 ``multinews``
-    One JSON object a line, as the Multi-News release: ``document`` holds the articles joined by
-    `` ||||| ``, paragraphs inside an article separated by ``"\\n \\n"``; ``summary`` (optional,
-    its leading "– " dropped) and ``id`` (optional, default ``<file stem>-<line>``).
+    One JSON object a line, as the Multi-News release (:mod:`hiersum.data.multinews`).
+``scitldr``, and any format registered with a line parser
+    See :mod:`hiersum.data.registry` (``FormatSpec.parse_line``).
 ``text``
     A ``.txt`` file is one example: one document, paragraphs separated by blank lines, id = file
     stem. A folder holds one example per ``*.txt`` file, in file-name order.
@@ -30,19 +30,30 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hiersum.data.readers import decoded_lines, load_json_object, parse_record, split_paragraphs
+from hiersum.data.multinews import MULTINEWS_ARTICLE_SEPARATOR, parse_multinews_record
+from hiersum.data.readers import split_paragraphs
+from hiersum.data.registry import FORMATS as DATA_FORMATS
+from hiersum.data.registry import iter_line_records, line_formats
 from hiersum.data.schema import Example, RecordError
 
-FORMATS = ("auto", "native", "multinews", "text")
+INPUT_MODES = ("auto", "text")
+"""Inputs that are not a registered line format: detection, and plain text."""
 STDIN = "-"
 STDIN_NAME = "stdin"
-MULTINEWS_ARTICLE_SEPARATOR = "|||||"
+
+__all__ = ["MULTINEWS_ARTICLE_SEPARATOR", "InputError", "detect_json_format", "input_formats",
+           "parse_multinews_record", "parse_text", "read_records", "read_text_file"]
 
 Record = Example | RecordError
 
 
 class InputError(ValueError):
     """The input as a whole cannot be read: missing, unreadable, empty folder, unknown format."""
+
+
+def input_formats() -> list[str]:
+    """The values of ``input_format``: ``auto``, ``text`` and every registered line format (and alias)."""
+    return [*INPUT_MODES, *sorted(line_formats())]
 
 
 def read_records(
@@ -52,19 +63,21 @@ def read_records(
 
     Raises :class:`InputError` before yielding anything when the input cannot be read at all.
     """
-    if input_format not in FORMATS:
-        raise InputError(f"input_format must be one of {', '.join(FORMATS)}; found {input_format!r}")
+    fmt = input_format
+    if fmt not in input_formats():
+        raise InputError(f"input_format must be one of {', '.join(input_formats())}; found {fmt!r}")
     if str(source) == STDIN:
         data = sys.stdin.buffer.read()
         lines = data.splitlines(keepends=True)
-        fmt = detect_json_format(lines) if input_format == "auto" else input_format
+        if fmt == "auto":
+            fmt = detect_json_format(lines)
         if fmt == "text":
             return iter([parse_text(data, path=STDIN_NAME, record_id=STDIN_NAME)])
-        return _iter_json_records(STDIN_NAME, enumerate(lines, start=1), fmt, require_summary)
+        return _iter_line_records(STDIN_NAME, enumerate(lines, start=1), fmt, require_summary)
     path = Path(source)
     if path.is_dir():
-        if input_format not in ("auto", "text"):
-            raise InputError(f"{path} is a folder; input_format={input_format} reads a file")
+        if fmt not in INPUT_MODES:
+            raise InputError(f"{path} is a folder; input_format={fmt} reads a file")
         files = sorted(f for f in path.glob("*.txt") if f.is_file())
         if not files:
             raise InputError(f"{path}: expected .txt files in this folder, found none")
@@ -76,12 +89,11 @@ def read_records(
             head = [line for _, line in zip(range(64), handle, strict=False)]
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror}") from None
-    fmt = input_format
     if fmt == "auto":
         fmt = "text" if path.suffix == ".txt" else detect_json_format(head)
     if fmt == "text":
         return iter([read_text_file(path)])
-    return _iter_json_records(str(path), _file_lines(path), fmt, require_summary)
+    return _iter_line_records(str(path), None, fmt, require_summary)
 
 
 def detect_json_format(lines: Iterable[bytes]) -> str:
@@ -100,69 +112,13 @@ def detect_json_format(lines: Iterable[bytes]) -> str:
     return "native"
 
 
-def _file_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    with open(path, "rb") as handle:
-        yield from enumerate(handle, start=1)
-
-
-def _iter_json_records(
-    path: str, lines: Iterable[tuple[int, bytes]], fmt: str, require_summary: bool
+def _iter_line_records(
+    path: str, lines: Iterable[tuple[int, bytes]] | None, fmt: str, require_summary: bool
 ) -> Iterator[Record]:
-    parse = parse_record if fmt == "native" else parse_multinews_record
-    first_line: dict[str, int] = {}  # line of each id's first record
-    for item in decoded_lines(path, lines):
-        if isinstance(item, RecordError):
-            yield item
-            continue
-        line_number, text = item
-        try:
-            example = parse(text, path=path, line=line_number, require_summary=require_summary)
-        except RecordError as error:
-            yield _with_id(error, text)
-            continue
-        if example.id in first_line:
-            yield RecordError(path, line_number, "id", f"expected a unique id, found {example.id!r} again "
-                              f"(first on line {first_line[example.id]}; only that record is kept)",
-                              record_id=example.id)
-            continue
-        first_line[example.id] = line_number
-        yield example
-
-
-def _with_id(error: RecordError, text: str) -> RecordError:
-    """``error`` with the record's id when the line is a JSON object with a usable id."""
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError:
-        return error
-    record_id = record.get("id") if isinstance(record, dict) else None
-    if isinstance(record_id, (str, int)):
-        error.record_id = str(record_id)
-    return error
-
-
-def parse_multinews_record(text: str, *, path: str, line: int, require_summary: bool = False) -> Example:
-    """Parse and validate one Multi-News JSON line into an :class:`Example`."""
-    record = load_json_object(text, path=path, line=line)
-    record_id = record.get("id", f"{Path(path).stem}-{line}")
-    if not isinstance(record_id, (str, int)):
-        raise RecordError(path, line, "id", f"expected a string, found {type(record_id).__name__}")
-    if "document" not in record:
-        raise RecordError(path, line, "document", "expected articles joined by ' ||||| ', found no such field")
-    document = record["document"]
-    if not isinstance(document, str):
-        raise RecordError(path, line, "document", f"expected a string, found {type(document).__name__}")
-    articles = [split_paragraphs(a) for a in document.split(MULTINEWS_ARTICLE_SEPARATOR)]
-    documents = [a for a in articles if a]
-    if not documents:
-        raise RecordError(path, line, "document", "expected some text, found an empty document")
-    summary = record.get("summary")
-    if summary is not None and not isinstance(summary, str):
-        raise RecordError(path, line, "summary", f"expected a string, found {type(summary).__name__}")
-    reference = (summary or "").strip().removeprefix("–").strip()
-    if require_summary and not reference:
-        raise RecordError(path, line, "summary", "expected a reference summary, found none")
-    return Example(id=str(record_id), title="", documents=documents, references=[reference] if reference else [])
+    """The records of a line format (``fmt``: a registered name or alias); ``lines`` None: read ``path``."""
+    parse = DATA_FORMATS[line_formats()[fmt]].parse_line
+    assert parse is not None
+    return iter_line_records(path, parse, require_summary=require_summary, lines=lines)
 
 
 def parse_text(data: bytes, *, path: str, record_id: str) -> Record:

@@ -12,6 +12,9 @@ from hiersum.data.tokenizer import SubwordTokenizer
 
 TITLE_DOCUMENT = -1
 """Provenance document index of the title paragraph."""
+SELECTION_FIELDS = ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "selection", "title_paragraph")
+"""The ``DataConfig`` fields that shape the model's input: evaluation and summarization take them from
+the checkpoint unless the command line gives them (``data.<field>=`` / ``<field>=``)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ hierarchical model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch
 from torch import Tensor
@@ -55,34 +54,3 @@ def top_paragraphs(
         order = weights[b, : len(sources)].argsort(descending=True)[:k].tolist()
         ranked.append([(sources[p][0], sources[p][1], float(weights[b, p])) for p in order])
     return ranked
-
-
-def plot_attention_heatmap(
-    weights: Tensor, path: str | Path, *, labels: Sequence[str] | None = None, title: str | None = None
-) -> Path:
-    """Write a PNG heatmap of ``weights`` [P, H] (paragraphs x heads, e.g. ``received_attention(...)[b]``).
-
-    ``labels``: one name per paragraph (e.g. "doc 2 / par 0"). Uses matplotlib's Agg canvas (no display).
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    if weights.dim() != 2:
-        raise ValueError(f"weights must be [P, heads], found shape {tuple(weights.shape)}")
-    P, H = weights.shape
-    figure = Figure(figsize=(1.5 + 0.5 * H, 1.0 + 0.3 * P))
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
-    image = axes.imshow(weights.detach().float().cpu().numpy(), aspect="auto", cmap="viridis")
-    figure.colorbar(image, ax=axes, label="attention received")
-    axes.set_xlabel("head")
-    axes.set_ylabel("paragraph")
-    axes.set_xticks(range(H))
-    axes.set_yticks(range(P), labels=list(labels) if labels is not None else [str(p) for p in range(P)])
-    if title:
-        axes.set_title(title)
-    figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, format="png")
-    return path

@@ -26,11 +26,12 @@ from rich.progress import (
 from rich.text import Text
 
 from hiersum.config import DecodeConfig
-from hiersum.data.batching import FlatLayout, collate, flat_layout, make_token_budget_batches
+from hiersum.data.batching import FlatLayout, collate, make_token_budget_batches
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.attention import top_paragraphs
 from hiersum.decoding.generate import GenerationOptions, generate
+from hiersum.model.encoders import batch_layout, encoder_spec
 from hiersum.model.summarizer import HierSum
 
 PRECISIONS: dict[str, torch.dtype | None] = {"32": None, "bf16": torch.bfloat16, "16": torch.float16}
@@ -79,7 +80,7 @@ def iter_batches(
     flat: FlatLayout | None = None,
 ) -> Iterator[tuple[list[int], Batch]]:
     """(indices into ``encoded``, padded batch), grouped by size under a token budget; ``flat``: the
-    source layout of a flat model (:func:`hiersum.data.batching.flat_layout`), None for the grid."""
+    source layout of a flat model (:func:`hiersum.model.encoders.batch_layout`), None for the grid."""
     special = tokenizer.special
     make = partial(collate, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos, flat=flat)
     for indices in make_token_budget_batches(encoded, batch_tokens=batch_tokens, max_batch_size=max_batch_size):
@@ -102,13 +103,13 @@ def summarize_encoded(
     summaries) batch by batch (sorted by size).
 
     ``precision``: "32", or "bf16" / "16" to run under autocast. ``attention_top_k`` > 0 adds each
-    example's most attended paragraphs (hierarchical models; costs one more encoder pass).
+    example's most attended paragraphs (encoders with inter-paragraph layers; costs one more encoder pass).
     """
     model.eval().to(device)
     options = GenerationOptions.from_config(decode)
     for indices, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens,
                                        max_batch_size=decode.batch_size,
-                                       flat=flat_layout(model.config, tokenizer)):
+                                       flat=batch_layout(model.config, tokenizer)):
         batch.to(device)
         with autocast(device, precision):
             output = generate(model, batch.src, batch.src_mask, options, paragraph_graph=batch.paragraph_graph)
@@ -127,9 +128,10 @@ def summarize_encoded(
 def most_attended(
     model: HierSum, batch: Batch, k: int, *, device: torch.device | str, precision: str
 ) -> list[list[tuple[int, int, float]]]:
-    """The ``k`` most attended paragraphs of each example of ``batch`` (hierarchical models only)."""
-    if model.config.encoder != "hierarchical":
-        raise ValueError("attention inspection needs a hierarchical model; this checkpoint is flat")
+    """The ``k`` most attended paragraphs of each example of ``batch`` (encoders with inter-paragraph layers)."""
+    if not encoder_spec(model.config.encoder).inter_paragraph or not list(model.config.inter_layers):
+        raise ValueError(f"attention inspection needs inter-paragraph layers; this checkpoint's encoder "
+                         f"({model.config.encoder}) has none")
     with autocast(device, precision):
         encoded = model.encode(
             batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True

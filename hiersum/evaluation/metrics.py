@@ -18,7 +18,6 @@ one: ``references[i]`` holds the references of ``predictions[i]``.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -198,26 +197,12 @@ exponential smoothing; chrF: character 6-grams, beta 2)."""
 def sacrebleu_score(
     name: str, predictions: Sequence[str], references: Sequence[Sequence[str]]
 ) -> tuple[float, str]:
-    """Corpus ``name`` (``bleu`` or ``chrf``, 0-100) with every reference, and sacrebleu's signature."""
+    """Corpus ``name`` (``bleu`` or ``chrf``, 0-100) with every reference, and sacrebleu's signature
+    string (references padded as in :func:`reference_streams`)."""
     _validate(predictions, references)
     metric: Metric = SACREBLEU_METRICS[name]()
     result = metric.corpus_score(list(predictions), reference_streams(references))
     return result.score, str(metric.get_signature())
-
-
-def bleu_score(
-    predictions: Sequence[str], references: Sequence[Sequence[str]]
-) -> tuple[float, str]:
-    """Corpus BLEU (0-100) with every reference, and sacrebleu's signature string
-    (references padded as in :func:`reference_streams`)."""
-    return sacrebleu_score("bleu", predictions, references)
-
-
-def chrf_score(
-    predictions: Sequence[str], references: Sequence[Sequence[str]]
-) -> tuple[float, str]:
-    """Corpus chrF (0-100) with every reference, and sacrebleu's signature string."""
-    return sacrebleu_score("chrf", predictions, references)
 
 
 def tokens(text: str) -> list[str]:
@@ -264,19 +249,6 @@ def text_statistics(summary: str, source: str, references: Sequence[str]) -> dic
     return stats
 
 
-def perplexity(total_nll: float, n_tokens: int) -> float:
-    """``exp(total_nll / n_tokens)``: perplexity from a summed token NLL in nats.
-
-    Returns ``inf`` when the mean NLL is too large for a float.
-    """
-    if n_tokens <= 0:
-        raise ValueError(f"perplexity needs n_tokens > 0, found n_tokens={n_tokens}")
-    try:
-        return math.exp(total_nll / n_tokens)
-    except OverflowError:
-        return math.inf
-
-
 def lead_baseline(paragraphs: Sequence[str], reference: str) -> str:
     """The LEAD baseline: the input's first words, as many as ``reference`` has.
 
@@ -290,16 +262,3 @@ def lead_baseline(paragraphs: Sequence[str], reference: str) -> str:
     words = " ".join(paragraphs).split()
     return " ".join(words[:n_words])
 
-
-def score_summaries(
-    predictions: Sequence[str], references: Sequence[Sequence[str]]
-) -> dict[str, float | str]:
-    """All text metrics of a system's summaries.
-
-    Returns ``{"rouge1", "rouge2", "rougeL", "rougeLsum"`` (F1, 0-100), ``"bleu"``
-    (0-100), ``"bleu_signature"``, ``"n_examples"}``.
-    """
-    metrics: dict[str, float | str] = dict(rouge_scores(predictions, references))
-    metrics["bleu"], metrics["bleu_signature"] = bleu_score(predictions, references)
-    metrics["n_examples"] = len(predictions)
-    return metrics

@@ -1,8 +1,7 @@
 """Figures of the evaluation report (matplotlib, Agg backend), embedded as base64 PNG.
 
 Each ``*_figure`` function returns a matplotlib ``Figure`` (or None when there is nothing to draw);
-:func:`to_base64_png` and :func:`save_png` turn it into the report's ``<img>`` data or a file and
-close it.
+:func:`to_base64_png` turns it into the report's ``<img>`` data and closes it.
 """
 
 from __future__ import annotations
@@ -23,7 +22,8 @@ from matplotlib.figure import Figure  # noqa: E402
 
 BAR_METRICS = (("rouge1", "R-1"), ("rouge2", "R-2"), ("rougeL", "R-L"), ("rougeLsum", "R-Lsum"),
                ("bleu", "BLEU"), ("chrf", "chrF"))
-CURVE_COLUMNS = ("train/loss", "val/loss", "val/perplexity", "val/rougeL")
+LOSS_COLUMNS = ("train/loss", "val/loss")
+CURVE_COLUMNS = (*LOSS_COLUMNS, "val/perplexity", "val/rougeL")
 
 
 def to_base64_png(figure: Figure) -> str:
@@ -32,12 +32,6 @@ def to_base64_png(figure: Figure) -> str:
     figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
     plt.close(figure)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def save_png(figure: Figure, path: str | Path) -> None:
-    """Write the figure to ``path`` as PNG; closes it."""
-    figure.savefig(path, format="png", dpi=100, bbox_inches="tight")
-    plt.close(figure)
 
 
 def read_curves(path: str | Path) -> dict[str, list[tuple[float, float]]]:
@@ -54,10 +48,15 @@ def read_curves(path: str | Path) -> dict[str, list[tuple[float, float]]]:
     return curves
 
 
+def loss_curves(curves: Mapping[str, Sequence[tuple[float, float]]]) -> list[str]:
+    """The loss columns of :data:`LOSS_COLUMNS` that ``curves`` holds points of."""
+    return [name for name in LOSS_COLUMNS if curves.get(name)]
+
+
 def curves_figure(curves: Mapping[str, Sequence[tuple[float, float]]]) -> Figure | None:
     """Training and validation loss against the step; validation perplexity (and ROUGE-L when
-    logged) in a second panel. None when the log holds no loss."""
-    losses = [name for name in ("train/loss", "val/loss") if curves.get(name)]
+    logged) in a second panel. None when the log holds no loss (:func:`loss_curves`)."""
+    losses = loss_curves(curves)
     if not losses:
         return None
     others = [name for name in ("val/perplexity", "val/rougeL") if curves.get(name)]

@@ -19,7 +19,9 @@ beside ``lead``; paired tests under the top-level ``significance``: ``{split: {"
 {"difference", "ci", "p_value"}}}}``).
 
 A top-level entry is a split when its value is a dict of systems, each a dict holding at
-least one ROUGE figure. ``report.html`` is self-contained: its plots (:mod:`hiersum.evaluation.plots`) are
+least one ROUGE figure. :func:`build_report` turns the metrics into one :class:`Report` (sections of
+tables, item lists, quotes and figures), which :func:`render_markdown` and :func:`render_html` render
+(Markdown leaves the figures out). ``report.html`` is self-contained: its plots (:mod:`hiersum.evaluation.plots`) are
 embedded as base64 PNG. Every file is written atomically (a temporary file in the same
 folder, then ``os.replace``), so a crash never leaves a half-written report behind.
 """
@@ -27,6 +29,7 @@ folder, then ``os.replace``), so a crash never leaves a half-written report behi
 from __future__ import annotations
 
 import csv
+import functools
 import html
 import importlib.metadata
 import io
@@ -34,8 +37,8 @@ import json
 import os
 import platform
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +67,70 @@ TEXT_COLUMNS = (
 VERSIONED_PACKAGES = ("rouge-score", "sacrebleu", "torch", "torchmetrics", "numpy", "networkx", "matplotlib")
 SIGNATURES = (("bleu_signature", "BLEU"), ("chrf_signature", "chrF"))
 N_EXAMPLES_SHOWN = 3
+
+
+@dataclass
+class Attention:
+    """One example's attention for the report: ``pooling`` [P, H, T] and ``inter`` [H, P, P]
+    (numpy arrays of the last inter-paragraph layer, real paragraphs and tokens only)."""
+
+    example_id: str
+    pooling: Any
+    inter: Any
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of formatted cells under ``headers`` (first column: a name, the others right-aligned)."""
+
+    headers: Sequence[str]
+    rows: Sequence[Sequence[str]]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Items:
+    """A list of ``name: value`` items under an optional lead-in line; ``code``: values set as code."""
+
+    items: Sequence[tuple[str, str]]
+    title: str = ""
+    code: bool = False
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A labelled passage (a prediction, a reference)."""
+
+    label: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A plot, drawn only by the HTML rendering (``draw`` returns a matplotlib figure); ``source``:
+    the file it is drawn from, named above it."""
+
+    alt: str
+    draw: Callable[[], Any]
+    source: str = ""
+
+
+Block = Table | Items | Quote | Figure
+
+
+@dataclass
+class Section:
+    """A headed part of the report: its blocks in order, then its subsections (one level down)."""
+
+    heading: str
+    blocks: list[Block] = field(default_factory=list)
+    subsections: list[Section] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    title: str
+    sections: list[Section]
 
 
 def library_versions() -> dict[str, str]:
@@ -154,142 +221,31 @@ def _table_cells(
     return ["System", *(header for _, header in kept)], rows
 
 
-def _split_tables(systems: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(caption, headers, rows) of the tables that follow the main results table."""
-    tables = []
+def _split_tables(systems: Mapping[str, Mapping[str, Any]]) -> list[Table]:
+    """The tables of a split: the results (every column of :data:`TABLE_COLUMNS`), then intervals,
+    mean over references, precision / recall, and length and n-gram statistics (each when recorded)."""
+    main = ["System", *(header for _, header in TABLE_COLUMNS)]
+    tables = [Table(main, [[name, *(_format_figure(scores.get(key)) for key, _ in TABLE_COLUMNS)]
+                           for name, scores in systems.items()])]
     if _has(systems, "ci"):
-        tables.append(("95% bootstrap intervals", *_table_cells(
-            systems, TABLE_COLUMNS[:6], lambda scores, key: _format_interval(scores.get("ci", {}).get(key)))))
+        tables.append(Table(*_table_cells(
+            systems, TABLE_COLUMNS[:6], lambda scores, key: _format_interval(scores.get("ci", {}).get(key))),
+            "95% bootstrap intervals"))
     if _has(systems, "mean_over_references"):
-        tables.append(("ROUGE F1 averaged over the references of each example (main table: best-matching reference)",
-                       *_table_cells(systems, TABLE_COLUMNS[:4], lambda scores, key: _format_figure(
-                           scores.get("mean_over_references", {}).get(key)))))
+        tables.append(Table(*_table_cells(systems, TABLE_COLUMNS[:4], lambda scores, key: _format_figure(
+            scores.get("mean_over_references", {}).get(key))),
+            "ROUGE F1 averaged over the references of each example (main table: best-matching reference)"))
     if _has(systems, "rouge1_precision"):
-        tables.append(("ROUGE precision (P) and recall (R), best-matching reference",
-                       *_table_cells(systems, PR_COLUMNS)))
+        tables.append(Table(*_table_cells(systems, PR_COLUMNS),
+                            "ROUGE precision (P) and recall (R), best-matching reference"))
     if _has(systems, "length"):
-        tables.append(("Lengths (words) and n-gram ratios (novel: absent from the source; repeated: within the output)",
-                       *_table_cells(systems, TEXT_COLUMNS)))
+        tables.append(Table(*_table_cells(systems, TEXT_COLUMNS), "Lengths (words) and n-gram ratios "
+                            "(novel: absent from the source; repeated: within the output)"))
     return tables
 
 
 def _has(systems: Mapping[str, Mapping[str, Any]], key: str) -> bool:
     return any(key in scores for scores in systems.values())
-
-
-def _split_section(split: str, systems: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Markdown lines of one split: the results table, intervals, mean over references, precision /
-    recall, length and n-gram statistics, and the sacrebleu signatures (each when recorded)."""
-    lines = [f"## Split: {split}", ""]
-    lines.append("| System | " + " | ".join(header for _, header in TABLE_COLUMNS) + " |")
-    lines.append("|---|" + "---:|" * len(TABLE_COLUMNS))
-    for name, scores in systems.items():
-        cells = [_format_figure(scores.get(key)) for key, _ in TABLE_COLUMNS]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines.append("")
-    for caption, headers, rows in _split_tables(systems):
-        lines += [f"{caption}:", "", "| " + " | ".join(headers) + " |", "|---|" + "---:|" * (len(headers) - 1)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows] + [""]
-    for key, label in SIGNATURES:
-        signatures = {name: scores[key] for name, scores in systems.items() if scores.get(key)}
-        if signatures:
-            lines += [f"{label} signature (sacrebleu):", ""]
-            lines.extend(f"- {name}: `{signature}`" for name, signature in signatures.items())
-            lines.append("")
-    return lines
-
-
-def _significance_section(significance: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
-    """Markdown lines of the paired bootstrap tests: difference, interval and p-value per metric."""
-    lines = ["## Paired bootstrap tests", ""]
-    for split, comparisons in significance.items():
-        for pair, tests in comparisons.items():
-            lines += [f"### {split}: {pair}", "", "| Metric | Difference | 95% interval | p-value |",
-                      "|---|---:|---:|---:|"]
-            for key, header in TABLE_COLUMNS:
-                if key in tests:
-                    test = tests[key]
-                    lines.append(f"| {header} | {test['difference']:+.2f} | {_format_interval(test['ci'])} "
-                                 f"| {test['p_value']:.4f} |")
-            lines.append("")
-    return lines
-
-
-def _examples_section(predictions: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Markdown lines showing the first predictions next to their references."""
-    lines = ["## Examples", ""]
-    for i, record in enumerate(predictions[:N_EXAMPLES_SHOWN]):
-        lines += [f"### {record.get('id', i)}", "", "**Prediction**", ""]
-        lines += [_blockquote(str(record.get("summary", ""))), ""]
-        references = record.get("references", record.get("reference", ""))
-        if isinstance(references, str):
-            references = [references]
-        for j, reference in enumerate(references):
-            label = "**Reference**" if len(references) == 1 else f"**Reference {j + 1}**"
-            lines += [label, "", _blockquote(str(reference)), ""]
-    return lines
-
-
-def render_markdown(
-    metrics: Mapping[str, Any], predictions: Sequence[Mapping[str, Any]] | None = None
-) -> str:
-    """The Markdown report of ``metrics`` (layout in the module docstring).
-
-    One results table per split (rows: systems; columns: ROUGE-1/2/L/Lsum F1, BLEU,
-    perplexity; 2 decimals, blank where absent), the BLEU signatures, the other run
-    facts (checkpoint, decoding settings, ...), library versions (``metrics["versions"]``
-    when recorded, else the installed ones) and, when ``predictions`` are given, the
-    first few predictions next to their references.
-    """
-    lines = ["# hiersum evaluation report", ""]
-    for split, systems in metrics.items():
-        if _is_split(systems):
-            lines += _split_section(split, systems)
-
-    if metrics.get("significance"):
-        lines += _significance_section(metrics["significance"])
-
-    facts = {
-        key: value for key, value in metrics.items()
-        if key not in ("versions", "significance") and not _is_split(value)
-    }
-    if facts:
-        lines += ["## Run", ""]
-        for key, value in facts.items():
-            if isinstance(value, Mapping | list | tuple):
-                value = json.dumps(value, ensure_ascii=False, default=_json_default)
-            lines.append(f"- {key}: `{value}`")
-        lines.append("")
-
-    versions = metrics.get("versions") or library_versions()
-    lines += ["## Library versions", ""]
-    lines += [f"- {package}: {version}" for package, version in versions.items()]
-    lines.append("")
-
-    if predictions:
-        lines += _examples_section(predictions)
-    return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def write_scores_csv(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Per-example figures as CSV, atomically: ``id, system`` then every figure (one row per example
-    and system)."""
-    header = ["id", "system", *(key for key in (rows[0] if rows else {}) if key not in ("id", "system"))]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows([row.get(key, "") for key in header] for row in rows)
-    _write_text_atomic(path, buffer.getvalue())
-
-
-@dataclass
-class Attention:
-    """One example's attention for the report: ``pooling`` [P, H, T] and ``inter`` [H, P, P]
-    (numpy arrays of the last inter-paragraph layer, real paragraphs and tokens only)."""
-
-    example_id: str
-    pooling: Any
-    inter: Any
 
 
 def _lengths(
@@ -302,22 +258,132 @@ def _lengths(
         chosen = [row for row in rows if row["system"] == system]
         return system, [row["length"] for row in chosen], [row["reference_length"] for row in chosen]
     if predictions:
-        references = [r.get("references", r.get("reference", "")) for r in predictions]
-        references = [[ref] if isinstance(ref, str) else list(ref) for ref in references]
+        references = [_references(r) for r in predictions]
         return ("model", [len(str(r.get("summary", "")).split()) for r in predictions],
                 [sum(len(x.split()) for x in refs) / max(len(refs), 1) for refs in references])
     return None
 
 
-def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "") -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    caption = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+def _references(record: Mapping[str, Any]) -> list[str]:
+    references = record.get("references", record.get("reference", ""))
+    return [references] if isinstance(references, str) else list(references)
 
 
-def _img(figure: Any, alt: str) -> str:
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{plots.to_base64_png(figure)}">'
+def _split_section(split: str, systems: Mapping[str, Mapping[str, Any]]) -> Section:
+    """One split: its tables, the sacrebleu signatures and (HTML) the score bars."""
+    section = Section(f"Split: {split}", list(_split_tables(systems)))
+    for key, label in SIGNATURES:
+        signatures = [(name, str(scores[key])) for name, scores in systems.items() if scores.get(key)]
+        if signatures:
+            section.blocks.append(Items(signatures, f"{label} signature (sacrebleu):", code=True))
+    section.blocks.append(Figure(f"scores of {split}", functools.partial(plots.metric_bars_figure, systems)))
+    return section
+
+
+def _significance_section(significance: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Section:
+    """The paired bootstrap tests: difference, interval and p-value per metric, one table per pair."""
+    section = Section("Paired bootstrap tests")
+    for split, comparisons in significance.items():
+        for pair, tests in comparisons.items():
+            rows = [[header, f"{tests[key]['difference']:+.2f}", _format_interval(tests[key]["ci"]),
+                     f"{tests[key]['p_value']:.4f}"] for key, header in TABLE_COLUMNS if key in tests]
+            section.subsections.append(
+                Section(f"{split}: {pair}", [Table(["Metric", "Difference", "95% interval", "p-value"], rows)]))
+    return section
+
+
+def _examples_section(predictions: Sequence[Mapping[str, Any]]) -> Section:
+    """The first predictions next to their references."""
+    section = Section("Examples")
+    for i, record in enumerate(predictions[:N_EXAMPLES_SHOWN]):
+        references = _references(record)
+        quotes = [Quote("Prediction", str(record.get("summary", "")))]
+        quotes += [Quote("Reference" if len(references) == 1 else f"Reference {j + 1}", str(reference))
+                   for j, reference in enumerate(references)]
+        section.subsections.append(Section(str(record.get("id", i)), list(quotes)))
+    return section
+
+
+def _fact(value: Any) -> str:
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    return str(value)
+
+
+def build_report(
+    metrics: Mapping[str, Any],
+    predictions: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    rows: Sequence[Mapping[str, Any]] | None = None,
+    curves_csv: str | Path | None = None,
+    attention: Sequence[Attention] = (),
+) -> Report:
+    """The report of ``metrics`` (layout in the module docstring).
+
+    One section per split (results table: rows systems, columns ROUGE-1/2/L/Lsum F1, BLEU, chrF,
+    perplexity, token accuracy, 2 decimals, blank where absent; the other tables when recorded; the
+    sacrebleu signatures; score bars with intervals), output vs reference lengths (``rows``, else
+    ``predictions``), training curves (``curves_csv``: a Lightning ``csv/metrics.csv``), attention
+    heatmaps, the paired bootstrap tests, the other run facts (checkpoint, decoding settings, ...),
+    library versions (``metrics["versions"]`` when recorded, else the installed ones) and, when
+    ``predictions`` are given, the first few predictions next to their references.
+    """
+    sections = [_split_section(split, systems) for split, systems in metrics.items() if _is_split(systems)]
+    lengths = _lengths(rows, predictions)
+    if lengths:
+        draw = functools.partial(plots.length_figure, lengths[1], lengths[2], label=lengths[0])
+        sections.append(Section("Lengths", [Figure("lengths", draw)]))
+    if curves_csv and Path(curves_csv).is_file():
+        curves = plots.read_curves(curves_csv)
+        if plots.loss_curves(curves):
+            figure = Figure("training curves", functools.partial(plots.curves_figure, curves), source=str(curves_csv))
+            sections.append(Section("Training", [figure]))
+    if attention:
+        sections.append(Section("Attention (last inter-paragraph layer)", [
+            Figure(f"attention {a.example_id}",
+                   functools.partial(plots.attention_figure, a.pooling, a.inter, title=a.example_id))
+            for a in attention
+        ]))
+    if metrics.get("significance"):
+        sections.append(_significance_section(metrics["significance"]))
+    facts = [(str(key), _fact(value)) for key, value in metrics.items()
+             if key not in ("versions", "significance") and not _is_split(value)]
+    if facts:
+        sections.append(Section("Run", [Items(facts, code=True)]))
+    versions = metrics.get("versions") or library_versions()
+    sections.append(Section("Library versions", [Items([(str(k), str(v)) for k, v in versions.items()])]))
+    if predictions:
+        sections.append(_examples_section(predictions))
+    return Report("hiersum evaluation report", sections)
+
+
+def render_markdown(report: Report) -> str:
+    """``report.md``: every section and block but the figures (a section of figures alone is left out)."""
+    lines = [f"# {report.title}", ""]
+    for section in report.sections:
+        lines += _markdown_section(section, level=2)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _markdown_section(section: Section, *, level: int) -> list[str]:
+    body = [line for block in section.blocks if not isinstance(block, Figure) for line in _markdown_block(block)]
+    for subsection in section.subsections:
+        body += _markdown_section(subsection, level=level + 1)
+    return [f"{'#' * level} {section.heading}", "", *body] if body else []
+
+
+def _markdown_block(block: Block) -> list[str]:
+    if isinstance(block, Table):
+        lines = [f"{block.caption}:", ""] if block.caption else []
+        lines += ["| " + " | ".join(block.headers) + " |", "|---|" + "---:|" * (len(block.headers) - 1)]
+        return lines + ["| " + " | ".join(row) + " |" for row in block.rows] + [""]
+    if isinstance(block, Items):
+        lines = [block.title, ""] if block.title else []
+        lines += [f"- {name}: `{value}`" if block.code else f"- {name}: {value}" for name, value in block.items]
+        return lines + [""]
+    if isinstance(block, Quote):
+        return [f"**{block.label}**", "", _blockquote(block.text), ""]
+    raise TypeError(f"no Markdown for {type(block).__name__}")
 
 
 _CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
@@ -327,73 +393,53 @@ _CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222
         "code{font-size:90%}img{max-width:100%}")
 
 
-def render_html(
-    metrics: Mapping[str, Any],
-    predictions: Sequence[Mapping[str, Any]] | None = None,
-    *,
-    rows: Sequence[Mapping[str, Any]] | None = None,
-    curves_csv: str | Path | None = None,
-    attention: Sequence[Attention] = (),
-) -> str:
-    """A self-contained HTML report: the tables of :func:`render_markdown` and, as base64 PNG,
-    score bars with intervals, output vs reference lengths, training curves (``curves_csv``: a
-    Lightning ``csv/metrics.csv``) and attention heatmaps."""
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>hiersum evaluation report</title>",
-             f"<style>{_CSS}</style></head><body><h1>hiersum evaluation report</h1>"]
-    for split, systems in metrics.items():
-        if not _is_split(systems):
-            continue
-        parts.append(f"<h2>Split: {html.escape(split)}</h2>")
-        parts.append(_html_table(*_table_cells(systems, TABLE_COLUMNS), "Scores (ROUGE F1: best-matching reference)"))
-        for caption, headers, table_rows in _split_tables(systems):
-            parts.append(_html_table(headers, table_rows, caption))
-        for key, label in SIGNATURES:
-            signatures = {name: scores[key] for name, scores in systems.items() if scores.get(key)}
-            if signatures:
-                items = "".join(f"<li>{html.escape(n)}: <code>{html.escape(v)}</code></li>"
-                                for n, v in signatures.items())
-                parts.append(f"<p>{label} signature (sacrebleu):</p><ul>{items}</ul>")
-        parts.append(_img(plots.metric_bars_figure(systems), f"scores of {split}"))
-    lengths = _lengths(rows, predictions)
-    if lengths:
-        parts += ["<h2>Lengths</h2>", _img(plots.length_figure(lengths[1], lengths[2], label=lengths[0]), "lengths")]
-    if curves_csv and Path(curves_csv).is_file():
-        figure = plots.curves_figure(plots.read_curves(curves_csv))
-        if figure is not None:
-            parts += [f"<h2>Training</h2><p>From <code>{html.escape(str(curves_csv))}</code>.</p>",
-                      _img(figure, "training curves")]
-    if attention:
-        parts.append("<h2>Attention (last inter-paragraph layer)</h2>")
-        parts += [_img(plots.attention_figure(a.pooling, a.inter, title=a.example_id), f"attention {a.example_id}")
-                  for a in attention]
-    if metrics.get("significance"):
-        parts.append("<h2>Paired bootstrap tests</h2>")
-    for split, comparisons in (metrics.get("significance") or {}).items():
-        for pair, tests in comparisons.items():
-            table_rows = [[header, f"{tests[key]['difference']:+.2f}", _format_interval(tests[key]["ci"]),
-                           f"{tests[key]['p_value']:.4f}"] for key, header in TABLE_COLUMNS if key in tests]
-            parts.append(_html_table(["Metric", "Difference", "95% interval", "p-value"], table_rows,
-                                     f"{split}: {pair}"))
-    facts = {key: value for key, value in metrics.items()
-             if key not in ("versions", "significance") and not _is_split(value)}
-    if facts:
-        items = "".join(f"<li>{html.escape(str(k))}: <code>{html.escape(json.dumps(v, default=_json_default))}"
-                        "</code></li>" for k, v in facts.items())
-        parts.append(f"<h2>Run</h2><ul>{items}</ul>")
-    versions = metrics.get("versions") or library_versions()
-    items = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in versions.items())
-    parts.append(f"<h2>Library versions</h2><ul>{items}</ul>")
-    if predictions:
-        parts.append("<h2>Examples</h2>")
-        for i, record in enumerate(predictions[:N_EXAMPLES_SHOWN]):
-            references = record.get("references", record.get("reference", ""))
-            references = [references] if isinstance(references, str) else list(references)
-            parts.append(f"<h3>{html.escape(str(record.get('id', i)))}</h3><p><b>Prediction</b></p>"
-                         f"<blockquote>{html.escape(str(record.get('summary', '')))}</blockquote>")
-            parts += [f"<p><b>Reference {j + 1}</b></p><blockquote>{html.escape(str(r))}</blockquote>"
-                      for j, r in enumerate(references)]
+def render_html(report: Report) -> str:
+    """``report.html``, self-contained: the sections of :func:`render_markdown` and the figures as
+    base64 PNG."""
+    title = html.escape(report.title)
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{title}</h1>"]
+    for section in report.sections:
+        parts += _html_section(section, level=2)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _html_section(section: Section, *, level: int) -> list[str]:
+    parts = [f"<h{level}>{html.escape(section.heading)}</h{level}>", *map(_html_block, section.blocks)]
+    for subsection in section.subsections:
+        parts += _html_section(subsection, level=level + 1)
+    return parts
+
+
+def _html_block(block: Block) -> str:
+    if isinstance(block, Table):
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in block.headers)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>"
+                       for row in block.rows)
+        caption = f"<caption>{html.escape(block.caption)}</caption>" if block.caption else ""
+        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    if isinstance(block, Items):
+        items = "".join(f"<li>{html.escape(name)}: " + (f"<code>{html.escape(value)}</code>" if block.code
+                                                         else html.escape(value)) + "</li>"
+                        for name, value in block.items)
+        return (f"<p>{html.escape(block.title)}</p>" if block.title else "") + f"<ul>{items}</ul>"
+    if isinstance(block, Quote):
+        return f"<p><b>{html.escape(block.label)}</b></p><blockquote>{html.escape(block.text)}</blockquote>"
+    source = f"<p>From <code>{html.escape(block.source)}</code>.</p>" if block.source else ""
+    image = plots.to_base64_png(block.draw())
+    return f'{source}<img alt="{html.escape(block.alt)}" src="data:image/png;base64,{image}">'
+
+
+def write_scores_csv(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Per-example figures as CSV, atomically: ``id, system`` then every figure (one row per example
+    and system)."""
+    header = ["id", "system", *(key for key in (rows[0] if rows else {}) if key not in ("id", "system"))]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([row.get(key, "") for key in header] for row in rows)
+    _write_text_atomic(path, buffer.getvalue())
 
 
 def write_report(
@@ -417,9 +463,9 @@ def write_report(
     if curves_csv is None and (run_dir / "csv" / "metrics.csv").is_file():
         curves_csv = run_dir / "csv" / "metrics.csv"
     write_json_atomic(paths["metrics"], metrics)
-    _write_text_atomic(paths["report"], render_markdown(metrics, predictions))
-    _write_text_atomic(paths["html"], render_html(metrics, predictions, rows=rows, curves_csv=curves_csv,
-                                                  attention=attention))
+    report = build_report(metrics, predictions, rows=rows, curves_csv=curves_csv, attention=attention)
+    _write_text_atomic(paths["report"], render_markdown(report))
+    _write_text_atomic(paths["html"], render_html(report))
     if predictions is not None:
         paths["predictions"] = run_dir / "predictions.jsonl"
         write_predictions(paths["predictions"], predictions)

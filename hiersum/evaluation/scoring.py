@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hiersum.config import BootstrapConfig
 from hiersum.data.schema import Example
 from hiersum.evaluation.baselines import BASELINES, baseline_summaries
 from hiersum.evaluation.metrics import (
@@ -45,23 +46,6 @@ from hiersum.evaluation.stats import (
 TEXT_KEYS = ("length", "reference_length", *(f"{kind}_{n}gram" for kind in ("novel", "repeated")
                                                for n in NGRAM_ORDERS))
 MEAN_KEY = "mean_over_references"
-
-
-@dataclass
-class BootstrapConfig:
-    """Bootstrap resampling of the examples (intervals and paired tests)."""
-
-    samples: int = 1000
-    """Resamples; 0 turns intervals and paired tests off."""
-    seed: int = 12345
-    level: float = 0.95
-    """Coverage of the intervals (percentile bootstrap)."""
-
-    def __post_init__(self) -> None:
-        if self.samples < 0:
-            raise ValueError(f"bootstrap.samples must be >= 0, found {self.samples}")
-        if not 0.0 < self.level < 1.0:
-            raise ValueError(f"bootstrap.level must be in (0, 1), found {self.level}")
 
 
 @dataclass

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torchmetrics.classification import MulticlassAccuracy
 from torchmetrics.text import Perplexity
 
 from hiersum.config import DecodeConfig
-from hiersum.data.batching import flat_layout
 from hiersum.data.schema import IGNORE_INDEX, EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.inference import iter_batches, progress_bar, summarize_encoded
 from hiersum.evaluation.report import library_versions
 from hiersum.evaluation.scoring import ScoringConfig, score_split
+from hiersum.model.encoders import batch_layout
 from hiersum.model.summarizer import HierSum
+
+if TYPE_CHECKING:  # the datamodule imports Lightning, which evaluation does not need
+    from hiersum.data.datamodule import SummarizationDataModule
 
 
 @dataclass
@@ -32,6 +35,16 @@ class SplitEvaluation:
     """Per-example figures of every system (``scores.csv``)."""
 
 
+def load_eval_split(datamodule: SummarizationDataModule, split: str) -> tuple[list[Example], list[EncodedExample]]:
+    """The examples of ``split`` and their encodings, the first ``data.limit_eval_examples`` when set."""
+    encoded = datamodule.load_split(split)
+    examples = datamodule.examples[split]
+    limit = datamodule.config.limit_eval_examples
+    if limit:
+        encoded, examples = encoded[:limit], examples[:limit]
+    return examples, encoded
+
+
 @torch.inference_mode()
 def reference_token_scores(
     model: HierSum, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *,
@@ -44,7 +57,7 @@ def reference_token_scores(
     accuracy = None
     model.eval().to(device)
     for _, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens, max_batch_size=64,
-                                 flat=flat_layout(model.config, tokenizer)):
+                                 flat=batch_layout(model.config, tokenizer)):
         batch.to(device)
         log_probs = model.log_probs(
             batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph

@@ -1,4 +1,5 @@
-"""HierSum: hierarchical (or flat) encoder + transformer decoder + tied output layer (Liu & Lapata 2019).
+"""HierSum: an encoder of the registry (hierarchical, flat, ...) + transformer decoder + tied output layer
+(Liu & Lapata 2019).
 
 The network knows nothing of the search: :func:`hiersum.decoding.generate` drives its :meth:`HierSum.step`.
 
@@ -22,7 +23,8 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
-from hiersum.model.encoder import EncoderOutput, FlatEncoder, HierarchicalEncoder
+from hiersum.model.encoder import EncoderOutput
+from hiersum.model.encoders import build_encoder
 
 
 class HierSum(nn.Module):
@@ -33,7 +35,7 @@ class HierSum(nn.Module):
     initialised, as in the official code.
 
     Args:
-        config: model sizes.
+        config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoders.ENCODERS`.
         vocab_size: V.
         pad_id, bos_id, eos_id: special token ids (official SentencePiece model: 6, 4, 5).
     """
@@ -49,8 +51,7 @@ class HierSum(nn.Module):
         self.vocab_size = vocab_size
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         embeddings = nn.Embedding(vocab_size, config.d_model, padding_idx=pad_id)
-        encoder = FlatEncoder if config.encoder == "flat" else HierarchicalEncoder
-        self.encoder = encoder(config, embeddings=embeddings)
+        self.encoder = build_encoder(config, embeddings=embeddings)
         self.decoder = TransformerDecoder(config, embeddings=embeddings)
         self.generator = nn.Linear(config.d_model, vocab_size)
         self.generator.weight = embeddings.weight

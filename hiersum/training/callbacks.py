@@ -5,8 +5,8 @@
 ``train.log`` even when no terminal shows the progress bar (``make train > log``, CI).
 
 :class:`ValidationRouge` decodes a fixed subset of the validation split at the end of every
-validation epoch and logs ROUGE F1 as ``val/rouge1``, ``val/rouge2``, ``val/rougeL`` and
-``val/rougeLsum``, so that checkpoints can be selected on it::
+validation epoch and logs its scores (``conf/callbacks/val_rouge.yaml``: ROUGE F1 as ``val/rouge1``,
+``val/rouge2``, ``val/rougeL`` and ``val/rougeLsum``), so that checkpoints can be selected on them::
 
     hiersum-train callbacks=val_rouge callbacks.model_checkpoint.monitor=val/rougeL \\
         callbacks.model_checkpoint.mode=max
@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import pytorch_lightning as pl
 
 from hiersum.config import DecodeConfig
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.inference import summarize_encoded
-from hiersum.evaluation.metrics import ROUGE_TYPES, rouge_scores
 from hiersum.training.module import HierSumModule
 
 log = logging.getLogger(__name__)
@@ -47,13 +48,22 @@ class EpochSummary(pl.Callback):
                  time.monotonic() - self._start, figures)
 
 
+Scorer = Callable[[Sequence[str], Sequence[Sequence[str]]], Mapping[str, float]]
+"""``scorer(predictions, references per prediction) -> {name: corpus score}``, e.g.
+:func:`hiersum.evaluation.metrics.rouge_scores`."""
+
+
 class ValidationRouge(pl.Callback):
-    """ROUGE F1 (0-100, best reference per example) of the first ``n_examples`` validation examples.
+    """Scores (ROUGE F1, 0-100, best reference per example, with the default ``scorer`` of
+    ``conf/callbacks/val_rouge.yaml``) of the first ``n_examples`` validation examples, logged as
+    ``val/<name>``.
 
     Args:
+        scorer: what scores the summaries (:data:`Scorer`); the config wires
+            :func:`hiersum.evaluation.metrics.rouge_scores`, so training does not import the evaluation.
+        decode: the decoding settings, a ``DecodeConfig`` (or its fields as a mapping); the config
+            composes ``decode/greedy`` with ``max_length`` 60 and ``batch_size`` = ``n_examples``.
         n_examples: size of the fixed subset (the first examples of the validation split).
-        beam_size: 1 decodes greedily; more runs beam search.
-        max_length, min_length, alpha, no_repeat_ngram_size: decoding settings (see ``DecodeConfig``).
         batch_tokens: token budget of a decoding batch (None: ``data.batch_tokens`` of the datamodule).
 
     Every rank decodes the same subset, so the logged value is the same everywhere (no sync needed).
@@ -61,16 +71,14 @@ class ValidationRouge(pl.Callback):
     """
 
     def __init__(
-        self, *, n_examples: int = 16, beam_size: int = 1, max_length: int = 60, min_length: int = 0,
-        alpha: float = 0.6, no_repeat_ngram_size: int = 0, batch_tokens: int | None = None,
+        self, *, scorer: Scorer, decode: DecodeConfig | Mapping[str, Any], n_examples: int = 16,
+        batch_tokens: int | None = None,
     ) -> None:
         if n_examples < 1:
             raise ValueError(f"ValidationRouge: n_examples must be >= 1, found {n_examples}")
+        self.scorer = scorer
+        self.decode = decode if isinstance(decode, DecodeConfig) else DecodeConfig(**decode)
         self.n_examples = n_examples
-        self.decode = DecodeConfig(
-            beam_size=beam_size, greedy=beam_size == 1, max_length=max_length, min_length=min_length, alpha=alpha,
-            no_repeat_ngram_size=no_repeat_ngram_size, batch_size=n_examples,
-        )
         self.batch_tokens = batch_tokens
         self._tokenizer: SubwordTokenizer | None = None
 
@@ -88,6 +96,6 @@ class ValidationRouge(pl.Callback):
         ):
             for index, summary in zip(indices, summaries, strict=True):
                 predictions[index] = summary.summary
-        scores = rouge_scores(predictions, [example.references for example in encoded])
-        for name in ROUGE_TYPES:
-            pl_module.log(f"val/{name}", scores[name], batch_size=len(encoded))
+        scores = self.scorer(predictions, [example.references for example in encoded])
+        for name, value in scores.items():
+            pl_module.log(f"val/{name}", value, batch_size=len(encoded))

@@ -1,14 +1,14 @@
 """LightningModule: label-smoothed NLL training (plus the optional pooling diversity penalty),
-validation loss and perplexity, noam schedule."""
+validation loss and perplexity; optimizer and LR schedule built from ``optim`` (Adam + noam by default)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
+from hydra.utils import instantiate
 from torchmetrics.text import Perplexity
 
 from hiersum.checkpoints.io import (
@@ -18,26 +18,13 @@ from hiersum.checkpoints.io import (
     network_from_hparams,
     tokenizer_from_json,
 )
-from hiersum.config import DataConfig, ModelConfig, OptimConfig
+from hiersum.config import DataConfig, ModelConfig, OptimConfig, config_dict
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.pooling import pooling_penalty
+from hiersum.training.schedule import NoamSchedule
 
-
-class NoamSchedule:
-    """Multiplier of the base lr 1.0: ``lr * d^-0.5 * min(step^-0.5, step * warmup^-1.5)``.
-
-    A callable object (not a lambda) so that ``LambdaLR.state_dict`` can save it.
-    """
-
-    def __init__(self, *, lr: float, d_model: int, warmup_steps: int) -> None:
-        self.lr = lr
-        self.d_model = d_model
-        self.warmup_steps = warmup_steps
-
-    def __call__(self, step: int) -> float:
-        step = max(step, 1)
-        return self.lr * self.d_model**-0.5 * min(step**-0.5, step * self.warmup_steps**-1.5)
+__all__ = ["HierSumModule", "NoamSchedule", "module_hparams"]
 
 
 class HierSumModule(pl.LightningModule):
@@ -62,7 +49,7 @@ class HierSumModule(pl.LightningModule):
         self.save_hyperparameters(ignore=["tokenizer_json"])
         self.model = network_from_hparams(self.hparams)
         self.model_config = self.model.config
-        self.optim_config = OptimConfig(**optim)
+        self.optim_config = OptimConfig.from_dict(optim)
         self.tokenizer_json = tokenizer_json
         self.val_perplexity = Perplexity(ignore_index=IGNORE_INDEX)
 
@@ -112,12 +99,16 @@ class HierSumModule(pl.LightningModule):
         self.log("val/perplexity", self.val_perplexity, prog_bar=True)
 
     def configure_optimizers(self) -> dict[str, Any]:
+        """``optim.optimizer`` called with the parameters and ``optim.scheduler`` (when given) called with
+        the optimizer, stepped after every update; a scheduler's ``d_model: null`` is ``model.d_model``."""
         config = self.optim_config
-        optimizer = torch.optim.Adam(
-            self.parameters(), lr=1.0, betas=tuple(config.betas), eps=config.eps, weight_decay=config.weight_decay
-        )
-        schedule = NoamSchedule(lr=config.lr, d_model=self.model_config.d_model, warmup_steps=config.warmup_steps)
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+        optimizer = instantiate(config.optimizer, _convert_="all")(self.parameters())
+        if config.scheduler is None:
+            return {"optimizer": optimizer}
+        scheduler_config = dict(config.scheduler)
+        if "d_model" in scheduler_config and scheduler_config["d_model"] is None:
+            scheduler_config["d_model"] = self.model_config.d_model
+        scheduler = instantiate(scheduler_config, _convert_="all")(optimizer)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
@@ -137,11 +128,12 @@ class HierSumModule(pl.LightningModule):
 def module_hparams(
     model: ModelConfig, optim: OptimConfig, data: DataConfig, tokenizer: SubwordTokenizer
 ) -> dict[str, Any]:
-    """Keyword arguments of :class:`HierSumModule` from typed configs and a tokenizer."""
+    """Keyword arguments of :class:`HierSumModule` from typed configs and a tokenizer; the configs
+    as plain values (no enum members: checkpoints load with ``weights_only=True``)."""
     return {
-        "model": asdict(model),
-        "optim": asdict(optim),
-        "data": asdict(data),
+        "model": config_dict(model),
+        "optim": config_dict(optim),
+        "data": config_dict(data),
         "vocab_size": tokenizer.vocab_size,
         "pad_id": tokenizer.special.pad,
         "bos_id": tokenizer.special.bos,

@@ -6,6 +6,7 @@ import pytest
 
 from hiersum.config import DataConfig
 from hiersum.data.corpora import read_split
+from hiersum.data.registry import validate_format
 from hiersum.data.schema import RecordError
 from hiersum.data.scitldr import parse_scitldr_record
 from tests.conftest import SHARED_DIR
@@ -48,8 +49,8 @@ def test_read_split_dispatches_on_format(tmp_path):
     with pytest.raises(ValueError, match="not a text format"):
         read_split(mn, "wikisum")
     assert DataConfig(path="x", format="scitldr").format == "scitldr"
-    with pytest.raises(ValueError, match="data.format must be"):
-        DataConfig(path="x", format="csv")
+    with pytest.raises(ValueError, match="data.format: unknown format 'csv'; registered formats: jsonl, "):
+        validate_format(DataConfig(path="x", format="csv"))
 
 
 @pytest.mark.skipif(not SCITLDR.is_dir(), reason="shared SciTLDR-A data not present")

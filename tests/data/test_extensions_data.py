@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from hiersum.config import DataConfig, ModelConfig
-from hiersum.data.batching import FlatLayout, collate, flat_layout, flatten_paragraphs
+from hiersum.data.batching import FlatLayout, SourceLayout, collate, flat_layout, flatten_paragraphs
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.graph import discourse_graph, entity_mentions, paragraph_graph, similarity_graph
 from hiersum.data.schema import EncodedExample, Example
@@ -90,8 +90,8 @@ def test_flat_layout_joins_paragraphs_cuts_and_appends_eos():
 
 def test_flat_layout_of_a_model_uses_the_paragraph_token():
     tokenizer = train_tokenizer(TEXTS * 5, vocab_size=80)
-    assert flat_layout(ModelConfig(), tokenizer) is None
-    layout = flat_layout(ModelConfig(encoder="flat", inter_layers=[], flat_max_tokens=77), tokenizer)
+    assert flat_layout(SourceLayout.GRID, ModelConfig(), tokenizer) is None
+    layout = flat_layout(SourceLayout.FLAT, ModelConfig(encoder="flat", inter_layers=[], flat_max_tokens=77), tokenizer)
     assert layout == FlatLayout(max_tokens=77, separator_id=tokenizer.backend.token_to_id("<p>"))
     assert layout.separator_id not in (tokenizer.special.pad, tokenizer.special.eos)
     assert tokenizer.decode([*tokenizer.encode_batch(["Rain"])[0], layout.separator_id]) == "Rain"
@@ -147,7 +147,7 @@ def test_datamodule_reads_wikisum_with_more_paragraphs_at_test(tmp_path):
     data = DataConfig(path=str(tmp_path), format="wikisum", max_paragraphs=2, eval_max_paragraphs=3,
                       max_paragraph_tokens=8, max_target_tokens=8, title_paragraph=False, batch_tokens=64)
     flat = ModelConfig(encoder="flat", inter_layers=[], flat_max_tokens=5)
-    datamodule = SummarizationDataModule(data, SpecialTokenizer(), model=flat)
+    datamodule = SummarizationDataModule(data, SpecialTokenizer(), model=flat, layout=SourceLayout.FLAT)
     assert [len(e.paragraphs) for e in datamodule.load_split("train")] == [2, 2, 2]
     assert [len(e.paragraphs) for e in datamodule.load_split("test")] == [3]
     assert datamodule.examples["test"][0].references == ["summary 3"]

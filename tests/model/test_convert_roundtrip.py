@@ -112,7 +112,7 @@ def test_import_cli_writes_a_hiersum_checkpoint_that_load_summarizer_reads(name,
     summarizer = load_summarizer(tmp_path / "model.ckpt")
     assert_same_model(summarizer.model, original, name)
     optim = read_checkpoint(tmp_path / "model.ckpt")["hyper_parameters"]["optim"]
-    assert optim["warmup_steps"] == 8000 and optim["lr"] == 3.0
+    assert optim["scheduler"]["warmup_steps"] == 8000 and optim["scheduler"]["lr"] == 3.0
     assert summarizer.data_config.format == "wikisum"
     assert (summarizer.data_config.max_paragraphs, summarizer.data_config.eval_max_paragraphs) == (24, 40)
     assert summarizer.tokenizer_json is None
@@ -124,8 +124,9 @@ def test_import_cli_reports_a_bad_checkpoint(tmp_path, capsys):
     torch.save({"weights": torch.zeros(1)}, tmp_path / "bad.pt")
     with pytest.raises(SystemExit) as exit_info:
         import_main(["--checkpoint", str(tmp_path / "bad.pt"), "--output", str(tmp_path / "out.ckpt")])
-    assert exit_info.value.code == 1
-    assert "bad.pt" in capsys.readouterr().err
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert "bad.pt" in error and error.startswith("hiersum-import-hiersumm: error: ") and error.count("\n") == 1
 
 
 def test_a_tokenizer_that_does_not_fit_is_refused():

@@ -1,0 +1,213 @@
+"""The registry of data formats: one entry per ``data.format`` value.
+
+A new format is one :func:`register_format` call plus one ``conf/data/<name>.yaml`` (``format: <name>``).
+An entry (:class:`FormatSpec`) declares everything the rest of the code asks about a format:
+
+- how to read a split: ``parse_line`` (one line of a split file -> :class:`Example`; the split reader
+  is then every non-blank line of ``<data.path>/<split file><suffix>``) or its own ``read_split``; or,
+  for a format that holds token ids instead of text (``wikisum``), ``read_encoded``, which reads and
+  encodes a split at once with the tokenizer the ids come from. Such a format cannot train a
+  tokenizer nor be scored from predictions (no reference text on the command line);
+- its split file names (``split_files``: SciTLDR ships ``train/dev/test``, so its validation split
+  is ``dev.jsonl``) and their ``suffix``;
+- whether ``hiersum-summarize`` can read it (every format with ``parse_line``, under its name and
+  its ``input_aliases``; see :mod:`hiersum.data.formats`, which adds the ``auto`` and ``text`` inputs).
+
+Built in: ``jsonl`` (native JSONL, :mod:`hiersum.data.readers`), ``multinews``
+(:mod:`hiersum.data.multinews`), ``scitldr`` (:mod:`hiersum.data.scitldr`) and ``wikisum``
+(:mod:`hiersum.data.wikisum`). ``DataConfig.format`` stays a string: :func:`format_spec` is the
+one lookup, and it refuses an unknown name in one line that lists the registered ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from hiersum.data.multinews import parse_multinews_record
+from hiersum.data.readers import RecordParser, decoded_lines, iter_jsonl, parse_record
+from hiersum.data.schema import EncodedExample, Example, RecordError
+from hiersum.data.scitldr import iter_scitldr, parse_scitldr_record
+from hiersum.data.wikisum import SPLIT_NAMES as WIKISUM_SPLIT_NAMES
+from hiersum.data.wikisum import read_wikisum
+
+Record = Example | RecordError
+SplitReader = Callable[[Path], Iterable[Record]]
+"""``read(path) -> records`` of one split file, references required."""
+EncodedReader = Callable[..., tuple[list[Example], list[EncodedExample]]]
+"""``read(data_path, split, tokenizer, selection, *, with_text) -> (examples, encoded)``, as
+:func:`hiersum.data.wikisum.read_wikisum`."""
+
+SPLIT_FILES = MappingProxyType({"train": "train", "validation": "validation", "test": "test"})
+"""The default file stem of each hiersum split."""
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """What a data format is (see the module docstring). Give ``parse_line`` and/or ``read_split``
+    (a text format), or ``read_encoded`` (a format of token ids)."""
+
+    description: str
+    """One line for listings and error messages."""
+    parse_line: RecordParser | None = None
+    """``parse(text, *, path, line, require_summary) -> Example`` of one non-blank line, raising
+    :class:`RecordError`. Makes the format a ``hiersum-summarize`` input format too."""
+    read_split: SplitReader | None = None
+    """The records of one split file (default: :func:`iter_line_records` with ``parse_line``)."""
+    read_encoded: EncodedReader | None = None
+    """A format of token ids: reads and encodes a split of ``data.path`` (e.g. WikiSum shards)."""
+    split_files: Mapping[str, str] = field(default_factory=lambda: SPLIT_FILES)
+    """hiersum split (train / validation / test) -> file stem; another split name is a stem itself."""
+    suffix: str = ".jsonl"
+    """Suffix of a split file."""
+    input_aliases: tuple[str, ...] = ()
+    """Other names of the format as a ``hiersum-summarize`` ``input_format`` (``native`` for ``jsonl``)."""
+
+    def __post_init__(self) -> None:
+        text = self.parse_line is not None or self.read_split is not None
+        if text == (self.read_encoded is not None):
+            raise ValueError("a format gives parse_line and/or read_split (text) or read_encoded (token ids)")
+
+    @property
+    def token_ids(self) -> bool:
+        """True for a format of token ids, not text (needs the ids' tokenizer: ``tokenizer=official_spm``)."""
+        return self.read_encoded is not None
+
+    def split_file(self, split: str) -> str:
+        """The file name of ``split``: ``validation`` -> ``dev.jsonl`` for SciTLDR."""
+        return self.split_files.get(split, split) + self.suffix
+
+    def split_path(self, data_dir: str | Path, split: str) -> Path:
+        """``<data_dir>/<split file>``, with a clear error when it is missing."""
+        path = Path(data_dir) / self.split_file(split)
+        if not path.is_file():
+            raise FileNotFoundError(f"data split '{split}' not found: expected the file {path}")
+        return path
+
+    def iter_split(self, path: str | Path) -> Iterator[Record]:
+        """Every record of the split file ``path`` (references required)."""
+        if self.read_split is not None:
+            return iter(self.read_split(Path(path)))
+        if self.parse_line is not None:
+            return iter_line_records(path, self.parse_line, require_summary=True)
+        raise ValueError(f"{self.description}: token ids, not text; it is read with its tokenizer")
+
+
+FORMATS: dict[str, FormatSpec] = {}
+"""Every registered data format, by name (the value of ``data.format``)."""
+
+
+def register_format(name: str, spec: FormatSpec, *, replace: bool = False) -> FormatSpec:
+    """Register ``spec`` as ``data.format=<name>``; an existing name needs ``replace=True``."""
+    if not replace and name in FORMATS:
+        raise ValueError(f"data.format {name!r} is already registered")
+    if name in ("auto", "text"):
+        raise ValueError(f"{name!r} is a hiersum-summarize input mode, not a format name")
+    FORMATS[name] = spec
+    return spec
+
+
+def unregister_format(name: str) -> None:
+    """Remove a registered format (tests and plugins clean up with it)."""
+    FORMATS.pop(name, None)
+
+
+def format_spec(name: str, *, field_name: str = "data.format") -> FormatSpec:
+    """The entry of format ``name``; an unknown name raises a one-line :class:`ValueError` that names
+    the field, what was found and the registered formats."""
+    spec = FORMATS.get(name)
+    if spec is None:
+        raise ValueError(f"{field_name}: unknown format {name!r}; registered formats: {', '.join(sorted(FORMATS))}")
+    return spec
+
+
+def validate_format(config: Any) -> None:
+    """Check ``config.format`` (a :class:`~hiersum.config.DataConfig` or its DictConfig) against the registry."""
+    format_spec(str(config.format))
+
+
+def text_format(name: str) -> FormatSpec:
+    """The entry of a text format (read from split files); a token-id format raises ValueError."""
+    spec = format_spec(name)
+    if spec.token_ids:
+        text = sorted(n for n, s in FORMATS.items() if not s.token_ids)
+        raise ValueError(f"data.format={name!r} is not a text format: expected one of {', '.join(text)}")
+    return spec
+
+
+def line_formats() -> dict[str, str]:
+    """``hiersum-summarize`` input format name (or alias) -> registered format, for every line format."""
+    names: dict[str, str] = {}
+    for name, spec in FORMATS.items():
+        if spec.parse_line is not None:
+            names.update({alias: name for alias in spec.input_aliases})
+            names[name] = name
+    return names
+
+
+def iter_line_records(
+    path: str | Path, parse: RecordParser, *, require_summary: bool, lines: Iterable[tuple[int, bytes]] | None = None
+) -> Iterator[Record]:
+    """``parse`` of every non-blank line of ``path`` (or of ``lines``, (number, bytes) pairs, named
+    ``path``), or the :class:`RecordError` of the line. A record whose id appeared on an earlier line
+    is refused (field ``id``); the first one is kept."""
+    path = str(path)
+    if lines is None:
+        lines = _file_lines(Path(path))
+    first_line: dict[str, int] = {}  # line of each id's first record
+    for item in decoded_lines(path, lines):
+        if isinstance(item, RecordError):
+            yield item
+            continue
+        line_number, text = item
+        try:
+            example = parse(text, path=path, line=line_number, require_summary=require_summary)
+        except RecordError as error:
+            yield _with_id(error, text)
+            continue
+        if example.id in first_line:
+            yield RecordError(path, line_number, "id", f"expected a unique id, found {example.id!r} again "
+                              f"(first on line {first_line[example.id]}; only that record is kept)",
+                              record_id=example.id)
+            continue
+        first_line[example.id] = line_number
+        yield example
+
+
+def _file_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    with open(path, "rb") as handle:
+        yield from enumerate(handle, start=1)
+
+
+def _with_id(error: RecordError, text: str) -> RecordError:
+    """``error`` with the record's id when the line is a JSON object with a usable id."""
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError:
+        return error
+    record_id = record.get("id") if isinstance(record, dict) else None
+    if isinstance(record_id, (str, int)):
+        error.record_id = str(record_id)
+    return error
+
+
+register_format("jsonl", FormatSpec(
+    "native JSONL text ({id, title, documents, summary} a line)", parse_line=parse_record,
+    read_split=iter_jsonl, input_aliases=("native",),
+))
+register_format("multinews", FormatSpec(
+    "Multi-News JSONL ({document: articles joined by ' ||||| ', summary} a line)",
+    parse_line=parse_multinews_record,
+))
+register_format("scitldr", FormatSpec(
+    "SciTLDR JSONL ({paper_id, source: sentences, target: TLDRs} a line; splits train/dev/test)",
+    parse_line=parse_scitldr_record, read_split=iter_scitldr, split_files={**SPLIT_FILES, "validation": "dev"},
+))
+register_format("wikisum", FormatSpec(
+    "the ranked WikiSum release (shards WIKI.{train,valid,test}.N.pt of SentencePiece ids)",
+    read_encoded=read_wikisum, split_files=WIKISUM_SPLIT_NAMES,
+))

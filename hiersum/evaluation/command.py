@@ -1,0 +1,211 @@
+"""Scoring a data split, decoding it with a checkpoint or reading given predictions: what
+``hiersum-evaluate`` runs (:func:`evaluate`).
+
+Writes ``metrics.json``, ``report.md``, ``report.html``, ``scores.csv`` and ``predictions.jsonl`` in
+the run directory (see :mod:`hiersum.evaluation.report` and :mod:`hiersum.evaluation.scoring`). A
+problem with the command itself (both or neither of ``checkpoint`` and ``predictions``, a missing file,
+predictions that do not match the split's ids) raises :class:`hiersum.config.UsageError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from hiersum.config import DataConfig, DecodeConfig, UsageError, typed_config
+from hiersum.data.batching import collate
+from hiersum.data.corpora import read_split
+from hiersum.data.datamodule import SummarizationDataModule, split_path
+from hiersum.data.registry import format_spec
+from hiersum.data.schema import EncodedExample, Example
+from hiersum.data.selection import SELECTION_FIELDS
+from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.decoding.summarize import load_checkpoint
+from hiersum.evaluation.report import Attention, library_versions, write_report
+from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
+from hiersum.evaluation.split import decode_split, load_eval_split, reference_token_scores
+from hiersum.model.encoders import encoder_spec, source_layout, validate_choices
+from hiersum.model.summarizer import HierSum
+
+N_IDS_SHOWN = 10
+
+
+def effective_data_config(trained: DataConfig | None, given: DataConfig, overrides: list[str]) -> DataConfig:
+    """``given``, with the checkpoint's paragraph selection (:data:`SELECTION_FIELDS`) except fields
+    overridden as ``data.<field>=``."""
+    if trained is None:
+        return given
+    inherited = [name for name in SELECTION_FIELDS if not any(o.startswith(f"data.{name}=") for o in overrides)]
+    return replace(given, **{name: getattr(trained, name) for name in inherited})
+
+
+def read_predictions(path: str | Path) -> dict[str, str]:
+    """``{id: summary}`` of a predictions JSONL (one ``{"id", "summary", ...}`` a line)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"predictions file not found: {path}")
+    predictions: dict[str, str] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                message = f"expected a JSON object, found invalid JSON ({error.msg})"
+                raise UsageError(f"{path}:{line_number}: {message}") from None
+            if not isinstance(record, dict):
+                raise UsageError(f"{path}:{line_number}: expected a JSON object, found {type(record).__name__}")
+            for field, kinds in (("id", (str, int)), ("summary", (str,))):
+                if not isinstance(record.get(field), kinds):
+                    found = type(record[field]).__name__ if field in record else "no such field"
+                    raise UsageError(f"{path}:{line_number}: field '{field}': expected a string, found {found}")
+            record_id = str(record["id"])
+            if record_id in predictions:
+                raise UsageError(f"{path}:{line_number}: field 'id': expected a unique id, found {record_id!r} again")
+            predictions[record_id] = record["summary"]
+    return predictions
+
+
+def _listed(ids: Sequence[str]) -> str:
+    shown = ", ".join(repr(i) for i in ids[:N_IDS_SHOWN])
+    return shown + (f" and {len(ids) - N_IDS_SHOWN} more" if len(ids) > N_IDS_SHOWN else "")
+
+
+def match_predictions(
+    predictions: dict[str, str], examples: Sequence[Example], *, source: str, allow_extra: bool = False
+) -> list[str]:
+    """The prediction of each example, in order; a :class:`UsageError` lists missing (and, unless
+    ``allow_extra``, extra) ids."""
+    wanted = [example.id for example in examples]
+    missing = [i for i in wanted if i not in predictions]
+    extra = [] if allow_extra else sorted(set(predictions) - set(wanted))
+    if missing or extra:
+        problems = []
+        if missing:
+            problems.append(f"{len(missing)} example id(s) of the split have no prediction: {_listed(missing)}")
+        if extra:
+            problems.append(f"{len(extra)} prediction id(s) are not in the split: {_listed(extra)}")
+        raise UsageError(f"{source}: " + "; ".join(problems))
+    return [predictions[i] for i in wanted]
+
+
+@torch.inference_mode()
+def attention_maps(
+    model: HierSum, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *,
+    device: torch.device | str = "cpu",
+) -> list[Attention]:
+    """Pooling weights and inter-paragraph attention of the last inter layer for ``encoded``
+    (real paragraphs and tokens only); empty for a model without inter-paragraph layers."""
+    config = model.config
+    if not encoder_spec(config.encoder).inter_paragraph or not list(config.inter_layers) or not encoded:
+        return []
+    special = tokenizer.special
+    batch = collate(list(encoded), pad_id=special.pad, bos_id=special.bos, eos_id=special.eos).to(device)
+    model.eval().to(device)
+    output = model.encode(batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph,
+                                 return_attention=True)
+    pooling, inter = output.pooling_weights[-1].float().cpu(), output.inter_attention[-1].float().cpu()
+    maps = []
+    for b, example in enumerate(encoded):
+        P = len(example.paragraphs)
+        T = max((len(p) for p in example.paragraphs), default=1)
+        maps.append(Attention(example.id, pooling[b, :P, :, :T].numpy(), inter[b, :, :P, :P].numpy()))
+    return maps
+
+
+def _system_name(path: str, taken: Sequence[str]) -> str:
+    name = Path(path).stem
+    return name if name not in taken else f"{name} (compare)"
+
+
+def _scoring(cfg: DictConfig) -> ScoringConfig:
+    """``baselines`` and ``bootstrap``, typed by their dataclasses; a bad value is a usage error."""
+    try:
+        bootstrap = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(BootstrapConfig), cfg.bootstrap))
+        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=bootstrap)
+    except OmegaConfBaseException as error:
+        raise UsageError(f"bootstrap.{error.key}: {str(error).splitlines()[0]}") from None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, Any]:
+    """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics."""
+    if (cfg.checkpoint is None) == (cfg.get("predictions") is None):
+        raise UsageError("give exactly one of checkpoint=PATH (decode the split) and predictions=FILE (score outputs)")
+    try:
+        validate_choices(cfg)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    scoring = _scoring(cfg)
+    run_dir = Path(cfg.paths.output_dir)
+    metrics: dict[str, Any] = {}
+    attention: list[Attention] = []
+    token_scores: dict[str, float] = {}
+    curves = cfg.get("run_dir")
+
+    if cfg.checkpoint is not None:
+        summarizer = load_checkpoint(cfg.checkpoint)
+        model, tokenizer = summarizer.model, summarizer.tokenizer()
+        data = effective_data_config(summarizer.data_config, typed_config(cfg.data), overrides or [])
+        decode: DecodeConfig = typed_config(cfg.decode)
+        datamodule = SummarizationDataModule(data, tokenizer, model=model.config, layout=source_layout(model.config))
+        examples, encoded = load_eval_split(datamodule, cfg.split)
+        outputs = decode_split(model, encoded, tokenizer, decode, split=cfg.split, batch_tokens=data.batch_tokens,
+                               device=cfg.device)
+        token_scores = reference_token_scores(model, encoded, tokenizer, batch_tokens=data.batch_tokens,
+                                              device=cfg.device)
+        attention = attention_maps(model, encoded[: cfg.attention_examples], tokenizer, device=cfg.device)
+        metrics.update({"checkpoint": str(cfg.checkpoint), "decode": OmegaConf.to_container(cfg.decode)})
+        curves = curves or Path(cfg.checkpoint).resolve().parent.parent
+    else:
+        data = typed_config(cfg.data)
+        if format_spec(data.format).token_ids:
+            raise UsageError(f"predictions= needs reference text: data.format={data.format} holds token ids")
+        try:
+            examples = read_split(split_path(data.path, cfg.split, data.format), data.format)
+        except FileNotFoundError as error:
+            raise UsageError(str(error)) from None
+        if data.limit_eval_examples:
+            examples = examples[: data.limit_eval_examples]
+        outputs = match_predictions(read_predictions(cfg.predictions), examples, source=str(cfg.predictions),
+                                    allow_extra=bool(data.limit_eval_examples))
+        metrics["predictions"] = str(cfg.predictions)
+
+    name = cfg.name
+    if name in scoring.baselines:
+        raise UsageError(f"name={name!r} is the name of a baseline; choose another")
+    systems = {name: outputs}
+    compare = []
+    if cfg.get("compare"):
+        other = _system_name(cfg.compare, [name, *scoring.baselines])
+        systems[other] = match_predictions(read_predictions(cfg.compare), examples, source=str(cfg.compare),
+                                           allow_extra=bool(data.limit_eval_examples))
+        compare.append((name, other))
+    scored = score_split(examples, systems, scoring, compare=compare)
+    scored.systems[name].update(token_scores)
+
+    metrics = {
+        cfg.split: scored.systems, "n_examples": len(examples), **metrics, "split": cfg.split,
+        "data_path": data.path, "data_format": data.format,
+        "bootstrap": OmegaConf.to_container(cfg.bootstrap), "versions": library_versions(),
+    }
+    if scored.comparisons:
+        metrics["significance"] = {cfg.split: scored.comparisons}
+    records = [
+        {"id": example.id, "summary": output, "reference": example.references[0],
+         **({"references": example.references} if len(example.references) > 1 else {})}
+        for example, output in zip(examples, outputs, strict=True)
+    ]
+    curves_csv = Path(curves) / "csv" / "metrics.csv" if curves else None
+    write_report(run_dir, metrics, records, rows=scored.rows, curves_csv=curves_csv, attention=attention)
+    print(f"run directory: {run_dir}")
+    return metrics

@@ -1,0 +1,131 @@
+"""The registry of encoders: one entry per ``model.encoder`` value.
+
+A new encoder is one :func:`register_encoder` call plus one ``conf/model/<name>.yaml``
+(``encoder: <name>``). An entry (:class:`EncoderSpec`) declares what the rest of the code asks
+about an encoder:
+
+- ``cls``: the module, built as ``cls(config, embeddings=embeddings)`` (the embedding table is
+  shared with the decoder), whose forward is ``(src, src_mask, *, paragraph_graph, return_attention)
+  -> EncoderOutput``;
+- ``source_layout``: the source it reads, the [B, P, T] grid or [B, L]
+  (:class:`hiersum.data.batching.SourceLayout`; the data layer batches by it without knowing encoders);
+- ``inter_paragraph``: whether it has inter-paragraph layers, so pooling weights and paragraph
+  attention to inspect, and accepts ``model.inter_layers``, ``model.graph`` and ``model.pooling_penalty``;
+- ``official_hier``: its counterpart in the official hiersumm code (``-hier true`` / ``false``), None
+  when there is none (:mod:`hiersum.checkpoints.official` maps the rest from it).
+
+``ModelConfig.encoder`` stays a string: :func:`encoder_spec` is the one lookup, and refuses an unknown
+name in one line listing the registered ones. :func:`validate_choices` checks the registered choices
+of a composed config (``model.encoder`` and ``data.format``); the entry points call it first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from torch import nn
+
+from hiersum.config import ModelConfig
+from hiersum.data.batching import FlatLayout, SourceLayout, flat_layout
+from hiersum.data.registry import validate_format
+from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
+
+EncoderFactory = Callable[..., nn.Module]
+"""``cls(config: ModelConfig, *, embeddings: nn.Embedding) -> nn.Module`` returning an ``EncoderOutput``."""
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """What an encoder is (see the module docstring)."""
+
+    cls: EncoderFactory
+    """Builds the encoder: ``cls(config, embeddings=embeddings)``."""
+    source_layout: SourceLayout = SourceLayout.GRID
+    """The source tensor it reads: [B, P, T] (GRID) or the joined paragraphs [B, L] (FLAT)."""
+    inter_paragraph: bool = False
+    """Has inter-paragraph layers (pooling, paragraph attention, graphs, pooling penalty)."""
+    official_hier: bool | None = None
+    """The official hiersumm ``-hier`` flag of the same architecture; None: no official counterpart."""
+    description: str = ""
+
+
+ENCODERS: dict[str, EncoderSpec] = {}
+"""Every registered encoder, by name (the value of ``model.encoder``)."""
+
+
+def register_encoder(name: str, spec: EncoderSpec, *, replace: bool = False) -> EncoderSpec:
+    """Register ``spec`` as ``model.encoder=<name>``; an existing name needs ``replace=True``."""
+    if not replace and name in ENCODERS:
+        raise ValueError(f"model.encoder {name!r} is already registered")
+    ENCODERS[name] = spec
+    return spec
+
+
+def unregister_encoder(name: str) -> None:
+    """Remove a registered encoder (tests and plugins clean up with it)."""
+    ENCODERS.pop(name, None)
+
+
+def encoder_spec(name: str, *, field_name: str = "model.encoder") -> EncoderSpec:
+    """The entry of encoder ``name``; an unknown name raises a one-line :class:`ValueError` that names
+    the field, what was found and the registered encoders."""
+    spec = ENCODERS.get(name)
+    if spec is None:
+        raise ValueError(f"{field_name}: unknown encoder {name!r}; registered encoders: {', '.join(sorted(ENCODERS))}")
+    return spec
+
+
+def validate_encoder(config: ModelConfig) -> EncoderSpec:
+    """Check ``config.encoder`` against the registry and the options that need inter-paragraph layers."""
+    spec = encoder_spec(str(config.encoder))
+    graph = str(config.graph)
+    if not spec.inter_paragraph and (list(config.inter_layers) or graph != "none" or config.pooling_penalty):
+        raise ValueError(
+            f"model.encoder={config.encoder} has no inter-paragraph layers: set model.inter_layers=[], "
+            f"model.graph=none and model.pooling_penalty=0 (found {list(config.inter_layers)}, {graph!r}, "
+            f"{config.pooling_penalty})"
+        )
+    return spec
+
+
+def build_encoder(config: ModelConfig, *, embeddings: nn.Embedding) -> nn.Module:
+    """The encoder of ``config`` (validated), sharing ``embeddings``."""
+    return validate_encoder(config).cls(config, embeddings=embeddings)
+
+
+def source_layout(config: ModelConfig) -> SourceLayout:
+    """The source layout the encoder of ``config`` reads (what the datamodule's ``layout`` is)."""
+    return encoder_spec(str(config.encoder)).source_layout
+
+
+def batch_layout(config: ModelConfig, tokenizer: SubwordTokenizer) -> FlatLayout | None:
+    """``collate``'s ``flat`` argument for the model of ``config``: a :class:`FlatLayout`, or None for the grid."""
+    return flat_layout(source_layout(config), config, tokenizer)
+
+
+def validate_choices(cfg: Any) -> None:
+    """Check the registered choices of a composed config (``model.encoder`` with its options and
+    ``data.format``, where the config has these groups). Raises a one-line :class:`ValueError`."""
+    model, data = (cfg.get(key) if isinstance(cfg, Mapping) else getattr(cfg, key, None) for key in ("model", "data"))
+    if model is not None:
+        encoder_spec(str(model.encoder))
+        if not isinstance(model, ModelConfig):
+            from omegaconf import OmegaConf
+
+            model = OmegaConf.to_object(model)
+        validate_encoder(model)
+    if data is not None:
+        validate_format(data)
+
+
+register_encoder("hierarchical", EncoderSpec(
+    HierarchicalEncoder, source_layout=SourceLayout.GRID, inter_paragraph=True, official_hier=True,
+    description="the paper's local + inter-paragraph transformer over [B, P, T]",
+))
+register_encoder("flat", EncoderSpec(
+    FlatEncoder, source_layout=SourceLayout.FLAT, inter_paragraph=False, official_hier=False,
+    description="the flat transformer baseline (FT) over the joined paragraphs [B, L]",
+))

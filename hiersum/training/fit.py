@@ -1,0 +1,108 @@
+"""Fitting the summarizer from a ``hiersum-train`` config: the tokenizer, the datamodule, the
+LightningModule, the Trainer with its callbacks and loggers (:func:`fit`).
+
+A problem with the command itself (a bad value, a missing or malformed train split) raises
+:class:`hiersum.config.UsageError` or :class:`hiersum.data.schema.RecordError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig, UsageError, typed_config
+from hiersum.data.corpora import read_split
+from hiersum.data.datamodule import SummarizationDataModule, split_path
+from hiersum.data.registry import format_spec
+from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
+from hiersum.model.encoders import source_layout, validate_choices
+from hiersum.model.summarizer import HierSum
+from hiersum.training.module import HierSumModule, module_hparams
+
+
+@dataclass
+class FitResult:
+    """What :func:`fit` leaves for the evaluation of the run."""
+
+    run_dir: Path
+    best_checkpoint: str | None
+    """ModelCheckpoint's best checkpoint, else its last one, else None (see :func:`best_checkpoint`)."""
+    validation_loss: float | None
+    """The last logged ``val/loss``."""
+    model: HierSum
+    """The network as the fit left it (for a run that saved no checkpoint)."""
+    datamodule: SummarizationDataModule
+    tokenizer: SubwordTokenizer
+    is_global_zero: bool
+    """This process is rank 0 (the one that evaluates and reports)."""
+    device: torch.device
+    """The device this process trained on."""
+
+
+def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
+    """Load ``config.path`` or train a tokenizer on the train split; save it in the run directory."""
+    if config.path:
+        try:
+            tokenizer = load_tokenizer(config.path, pad=config.pad_token, bos=config.bos_token, eos=config.eos_token)
+        except (OSError, ValueError) as error:
+            raise UsageError(str(error)) from None
+    elif format_spec(data.format).token_ids:
+        raise UsageError(f"data.format={data.format} holds SentencePiece ids: give their tokenizer, e.g. "
+                         "tokenizer=official_spm tokenizer.path=/path/to/spm9998_3.model")
+    else:
+        try:
+            examples = read_split(split_path(data.path, "train", data.format), data.format)
+        except FileNotFoundError as error:
+            raise UsageError(str(error)) from None
+        texts = (text for e in examples for text in
+                 [e.title, *e.references, *(p for d in e.documents for p in d)] if text)
+        tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase)
+    tokenizer.save(run_dir / "tokenizer")
+    return tokenizer
+
+
+def instantiate_group(group: DictConfig | None) -> list[Any]:
+    """Instantiate every ``_target_`` entry of a callbacks/logger group."""
+    return [instantiate(node) for node in (group or {}).values() if node is not None and "_target_" in node]
+
+
+def best_checkpoint(trainer: pl.Trainer) -> str | None:
+    """The best checkpoint written by ModelCheckpoint, else the last one, else None."""
+    callback = trainer.checkpoint_callback
+    candidates = [callback.best_model_path, callback.last_model_path] if callback else []
+    return next((path for path in candidates if path and Path(path).is_file()), None)
+
+
+def fit(cfg: DictConfig) -> FitResult:
+    """Seed, build the tokenizer (saved in the run directory), the datamodule and the module, and fit
+    them with the Trainer of ``cfg.trainer``."""
+    try:
+        validate_choices(cfg)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    pl.seed_everything(cfg.seed, workers=True)
+    run_dir = Path(cfg.paths.output_dir)
+    data: DataConfig = typed_config(cfg.data)
+    model_config: ModelConfig = typed_config(cfg.model)
+    optim: OptimConfig = typed_config(cfg.optim)
+
+    tokenizer = build_tokenizer(typed_config(cfg.tokenizer), data, run_dir)
+    datamodule = SummarizationDataModule(data, tokenizer, seed=cfg.seed, model=model_config,
+                                         layout=source_layout(model_config))
+    module = HierSumModule(**module_hparams(model_config, optim, data, tokenizer))
+    trainer: pl.Trainer = instantiate(
+        cfg.trainer, callbacks=instantiate_group(cfg.get("callbacks")), logger=instantiate_group(cfg.get("logger"))
+    )
+    trainer.fit(module, datamodule=datamodule)
+    loss = trainer.callback_metrics.get("val/loss")
+    return FitResult(
+        run_dir=run_dir, best_checkpoint=best_checkpoint(trainer),
+        validation_loss=float(loss) if loss is not None else None, model=module.model, datamodule=datamodule,
+        tokenizer=tokenizer, is_global_zero=trainer.is_global_zero, device=trainer.strategy.root_device,
+    )

@@ -1,0 +1,33 @@
+"""Learning-rate schedules, built from ``optim.scheduler`` (``conf/optim/*.yaml``) with
+``hydra.utils.instantiate`` by :meth:`hiersum.training.module.HierSumModule.configure_optimizers`."""
+
+from __future__ import annotations
+
+import torch
+from torch.optim.lr_scheduler import LambdaLR
+
+
+class NoamSchedule:
+    """Multiplier of the base lr 1.0: ``lr * d^-0.5 * min(step^-0.5, step * warmup^-1.5)``.
+
+    A callable object (not a lambda) so that ``LambdaLR.state_dict`` can save it.
+    """
+
+    def __init__(self, *, lr: float, d_model: int, warmup_steps: int) -> None:
+        if warmup_steps < 1:
+            raise ValueError(f"noam warmup_steps must be >= 1, found {warmup_steps}")
+        self.lr = lr
+        self.d_model = d_model
+        self.warmup_steps = warmup_steps
+
+    def __call__(self, step: int) -> float:
+        step = max(step, 1)
+        return self.lr * self.d_model**-0.5 * min(step**-0.5, step * self.warmup_steps**-1.5)
+
+
+def noam_scheduler(
+    optimizer: torch.optim.Optimizer, *, lr: float, warmup_steps: int, d_model: int
+) -> LambdaLR:
+    """The noam schedule of ``optimizer`` (whose base lr should be 1.0), stepped after every update:
+    ``LambdaLR(optimizer, NoamSchedule(lr=lr, d_model=d_model, warmup_steps=warmup_steps))``."""
+    return LambdaLR(optimizer, NoamSchedule(lr=lr, d_model=d_model, warmup_steps=warmup_steps))

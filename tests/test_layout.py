@@ -1,0 +1,107 @@
+"""The package's dependency direction, read from the source with ``ast`` (no import is executed).
+
+config <- data <- model <- checkpoints <- decoding <- {training, evaluation} <- cli: a module imports
+only from its own stage or the stages left of it; training and evaluation never import each other;
+Lightning is imported only by ``hiersum/training/`` and the datamodule.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
+
+STAGES = {"config": 0, "data": 1, "model": 2, "checkpoints": 3, "decoding": 4, "training": 5, "evaluation": 5,
+          "cli": 6}
+"""Stage of each sub-package (or top-level module); a module may import stages <= its own."""
+ALIASES = {"convert": "checkpoints"}
+"""Top-level modules kept for compatibility, and the stage they re-export."""
+LIGHTNING = ("pytorch_lightning", "lightning")
+LIGHTNING_USERS = ("hiersum.training", "hiersum.data.datamodule")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def stage_of(module: str) -> str | None:
+    """``hiersum.data.schema`` -> ``data``; None for the package root and non-hiersum modules."""
+    parts = module.split(".")
+    if parts[0] != "hiersum" or len(parts) < 2:
+        return None
+    return ALIASES.get(parts[1], parts[1])
+
+
+def imported_modules(source: str, module: str) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in ``source``, at any depth (function-level too)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the importing module's package
+                base = module.split(".")[: -node.level]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            found.append((node.lineno, name))
+    return found
+
+
+def violations(source: str, module: str) -> list[str]:
+    """What breaks the layout rules in ``source`` (the text of hiersum module ``module``)."""
+    problems = []
+    own = stage_of(module)
+    for line, name in imported_modules(source, module):
+        if name.split(".")[0] in LIGHTNING and not module.startswith(LIGHTNING_USERS):
+            problems.append(f"{module}:{line} imports {name}: Lightning is for training/ and the datamodule only")
+        target = stage_of(name)
+        if own is None or target is None or target == own:
+            continue
+        if STAGES[target] >= STAGES[own]:  # a later stage, or the sibling (training vs evaluation)
+            problems.append(f"{module}:{line} ({own}) imports {name} ({target}), against the dependency direction")
+    return problems
+
+
+def package_modules() -> list[Path]:
+    return sorted(p for p in PACKAGE_DIR.rglob("*.py") if "conf" not in p.relative_to(PACKAGE_DIR).parts)
+
+
+def test_every_stage_is_known():
+    stages = {stage_of(module_name(path)) for path in package_modules()} - {None}
+    assert stages <= set(STAGES), stages - set(STAGES)
+    assert {"config", "data", "model", "checkpoints", "decoding", "training", "evaluation", "cli"} <= stages
+
+
+@pytest.mark.parametrize("path", package_modules(), ids=lambda p: str(p.relative_to(PACKAGE_DIR)))
+def test_imports_follow_the_dependency_direction(path):
+    assert violations(path.read_text(encoding="utf-8"), module_name(path)) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("hiersum.model.summarizer", "from hiersum.decoding.search import beam_search", "against the dependency"),
+        ("hiersum.model.summarizer", "def f():\n    import hiersum.decoding.generate", "against the dependency"),
+        ("hiersum.evaluation.split", "from hiersum.training.module import HierSumModule", "against the dependency"),
+        ("hiersum.training.module", "from hiersum.evaluation import metrics", "against the dependency"),
+        ("hiersum.data.batching", "from ..model.encoder import HierarchicalEncoder", "against the dependency"),
+        ("hiersum.evaluation.split", "import pytorch_lightning as pl", "Lightning is for training/"),
+        ("hiersum.checkpoints.io", "from lightning.pytorch import Trainer", "Lightning is for training/"),
+    ],
+)
+def test_the_checker_catches_a_wrong_arrow(module, source, expected):
+    [problem] = violations(source, module)
+    assert expected in problem and module in problem
+
+
+def test_the_checker_allows_the_right_arrows():
+    assert violations("from hiersum.model.summarizer import HierSum\nfrom hiersum.config import DecodeConfig",
+                      "hiersum.decoding.generate") == []
+    assert violations("import pytorch_lightning as pl", "hiersum.data.datamodule") == []
+    assert violations("from hiersum.training.fit import fit\nfrom hiersum.evaluation.split import evaluate_split",
+                      "hiersum.cli.train") == []
