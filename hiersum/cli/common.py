@@ -24,7 +24,7 @@ from hiersum.config import UsageError
 from hiersum.data.sample import register_resolver
 from hiersum.data.schema import RecordError
 
-# The configs ship in the package as ``hiersum.conf`` (pyproject/setup.py map it to the top-level conf/):
+# The configs ship in the package as ``hiersum.conf`` (pyproject.toml maps it to the top-level conf/):
 # importlib.resources finds the repository's conf/ in an editable install and site-packages/hiersum/conf
 # in a wheel. Every @hydra.main takes this folder as config_path (an absolute filesystem path, which
 # Hydra reads as is); tests compose with initialize_config_dir(CONFIG_DIR). ``pkg://hiersum.conf``

@@ -1,6 +1,6 @@
 """Decoding: greedy and beam search over a step interface, generation with a network, batch inference."""
 
-from hiersum.decoding.generate import GenerationOptions, generate
+from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.decoding.search import GenerationOutput, Hypothesis
 
 __all__ = ["GenerationOptions", "GenerationOutput", "Hypothesis", "generate"]

@@ -30,7 +30,7 @@ from hiersum.data.batching import FlatLayout, collate, make_token_budget_batches
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.attention import top_paragraphs
-from hiersum.decoding.generate import GenerationOptions, generate
+from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model.encoders import batch_layout, encoder_spec
 from hiersum.model.summarizer import HierSum
 

@@ -167,10 +167,3 @@ def score_split(
                 for key in resamplables[first]
             })
     return ScoredSplit(systems=scored, rows=rows, comparisons=comparisons)
-
-
-def per_example_table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[Any]]]:
-    """(header, rows) for ``scores.csv``: ``id, system`` then every per-example figure."""
-    header = ["id", "system", *(key for key in rows[0] if key not in ("id", "system"))] if rows else []
-    return header, [[row.get(key, "") for key in header] for row in rows]
-

@@ -1,0 +1,86 @@
+"""The README's Python API: every name of its table imports, and its example runs on a tiny model."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import torch
+
+from hiersum.config import DataConfig, OptimConfig
+from hiersum.data.tokenizer import train_tokenizer
+from tests.conftest import PROJECT_ROOT, tiny_model_config
+
+TEXTS = ["the cat sat on the mat", "a dog ran in the park", "the bird sang a song", "it rained all day"]
+
+
+def api_names() -> list[str]:
+    """``hiersum.x.y`` names of the README's Python API table (call arguments dropped)."""
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `hiersum.")]
+    return [name for row in rows for name in re.findall(r"`(hiersum\.[\w.]+)", row.split(" | ")[0])]
+
+
+def resolve(name: str) -> object:
+    """The object a dotted name denotes: the longest importable module prefix, then attributes."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            target = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[cut:]:
+            target = getattr(target, attribute)
+        return target
+    raise ModuleNotFoundError(name)
+
+
+def test_every_name_of_the_api_table_imports():
+    names = api_names()
+    assert len(names) >= 10 and "hiersum.decoding.generate" in names
+    for name in names:
+        assert callable(resolve(name)), name
+
+
+def test_the_official_import_keeps_its_old_name():
+    from hiersum.checkpoints.official import load_official_hiersumm
+    from hiersum.convert import load_official_hiersumm as old_name
+
+    assert old_name is load_official_hiersumm
+
+
+def test_the_readme_example_on_a_tiny_checkpoint(tmp_path):
+    from hiersum.checkpoints import load_summarizer
+    from hiersum.decoding import GenerationOptions, generate
+    from hiersum.training import HierSumModule, module_hparams
+
+    tokenizer = train_tokenizer(TEXTS * 5, vocab_size=80)
+    config = tiny_model_config()
+    torch.manual_seed(0)
+    module = HierSumModule(**module_hparams(config, OptimConfig(), DataConfig(path="x"), tokenizer))
+    checkpoint = {"state_dict": module.state_dict(), "hyper_parameters": dict(module.hparams)}
+    module.on_save_checkpoint(checkpoint)
+    torch.save(checkpoint, tmp_path / "last.ckpt")
+
+    summarizer = load_summarizer(tmp_path / "last.ckpt")
+    model, loaded_tokenizer = summarizer.model, summarizer.tokenizer()
+    paragraphs = [loaded_tokenizer.encode_batch(TEXTS[:2]), loaded_tokenizer.encode_batch(TEXTS[2:])]
+    T = max(len(ids) for example in paragraphs for ids in example)
+    src = torch.full((2, 2, T), loaded_tokenizer.special.pad)  # (B, P, T)
+    for b, example in enumerate(paragraphs):
+        for p, ids in enumerate(example):
+            src[b, p, : len(ids)] = torch.tensor(ids)
+    src_mask = src != loaded_tokenizer.special.pad
+    tgt_in = torch.tensor([[loaded_tokenizer.special.bos, 5, 6], [loaded_tokenizer.special.bos, 7, 8]])  # (B, S)
+
+    encoded = model.encode(src, src_mask)
+    assert encoded.memory.shape == (2, int(src_mask.sum(dim=(1, 2)).max()), 16)
+    log_probs = model.log_probs(src, src_mask, tgt_in)
+    assert log_probs.shape == (2, 3, loaded_tokenizer.vocab_size)
+    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(2, 3))
+    options = GenerationOptions(beam_size=4, alpha=0.6, max_length=8, no_repeat_ngram_size=3)
+    out = generate(model, src, src_mask, options)
+    assert out.sequences == generate(module.model.eval(), src, src_mask, options).sequences
+    summaries = [loaded_tokenizer.decode(tokens) for tokens in out.sequences]
+    assert len(summaries) == 2 and all(isinstance(text, str) for text in summaries)
