@@ -32,7 +32,7 @@ import torch
 from omegaconf import OmegaConf
 
 from hiersum.config import ModelConfig
-from hiersum.decoding.generate import GenerationOptions, generate
+from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "model"
