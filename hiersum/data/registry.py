@@ -34,6 +34,7 @@ from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.scitldr import iter_scitldr, parse_scitldr_record
 from hiersum.data.wikisum import SPLIT_NAMES as WIKISUM_SPLIT_NAMES
 from hiersum.data.wikisum import read_wikisum
+from hiersum.registry import Registry
 
 Record = Example | RecordError
 SplitReader = Callable[[Path], Iterable[Record]]
@@ -97,32 +98,20 @@ class FormatSpec:
         raise ValueError(f"{self.description}: token ids, not text; it is read with its tokenizer")
 
 
-FORMATS: dict[str, FormatSpec] = {}
-"""Every registered data format, by name (the value of ``data.format``)."""
-
-
-def register_format(name: str, spec: FormatSpec, *, replace: bool = False) -> FormatSpec:
-    """Register ``spec`` as ``data.format=<name>``; an existing name needs ``replace=True``."""
-    if not replace and name in FORMATS:
-        raise ValueError(f"data.format {name!r} is already registered")
+def _not_an_input_mode(name: str) -> None:
     if name in ("auto", "text"):
         raise ValueError(f"{name!r} is a hiersum-summarize input mode, not a format name")
-    FORMATS[name] = spec
-    return spec
 
 
-def unregister_format(name: str) -> None:
-    """Remove a registered format (tests and plugins clean up with it)."""
-    FORMATS.pop(name, None)
+FORMATS: Registry[FormatSpec] = Registry("data.format", "format", check_name=_not_an_input_mode)
+"""Every registered data format, by name (the value of ``data.format``)."""
+register_format = FORMATS.register
+unregister_format = FORMATS.unregister
 
 
 def format_spec(name: str, *, field_name: str = "data.format") -> FormatSpec:
-    """The entry of format ``name``; an unknown name raises a one-line :class:`ValueError` that names
-    the field, what was found and the registered formats."""
-    spec = FORMATS.get(name)
-    if spec is None:
-        raise ValueError(f"{field_name}: unknown format {name!r}; registered formats: {', '.join(sorted(FORMATS))}")
-    return spec
+    """The entry of format ``name`` (one-line ``ValueError`` naming the registered ones if unknown)."""
+    return FORMATS.lookup(name, field=field_name)
 
 
 def validate_format(config: Any) -> None:

@@ -32,6 +32,7 @@ from hiersum.data.batching import FlatLayout, SourceLayout, flat_layout
 from hiersum.data.registry import validate_format
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
+from hiersum.registry import Registry
 
 EncoderFactory = Callable[..., nn.Module]
 """``cls(config: ModelConfig, *, embeddings: nn.Embedding) -> nn.Module`` returning an ``EncoderOutput``."""
@@ -52,30 +53,15 @@ class EncoderSpec:
     description: str = ""
 
 
-ENCODERS: dict[str, EncoderSpec] = {}
+ENCODERS: Registry[EncoderSpec] = Registry("model.encoder", "encoder")
 """Every registered encoder, by name (the value of ``model.encoder``)."""
-
-
-def register_encoder(name: str, spec: EncoderSpec, *, replace: bool = False) -> EncoderSpec:
-    """Register ``spec`` as ``model.encoder=<name>``; an existing name needs ``replace=True``."""
-    if not replace and name in ENCODERS:
-        raise ValueError(f"model.encoder {name!r} is already registered")
-    ENCODERS[name] = spec
-    return spec
-
-
-def unregister_encoder(name: str) -> None:
-    """Remove a registered encoder (tests and plugins clean up with it)."""
-    ENCODERS.pop(name, None)
+register_encoder = ENCODERS.register
+unregister_encoder = ENCODERS.unregister
 
 
 def encoder_spec(name: str, *, field_name: str = "model.encoder") -> EncoderSpec:
-    """The entry of encoder ``name``; an unknown name raises a one-line :class:`ValueError` that names
-    the field, what was found and the registered encoders."""
-    spec = ENCODERS.get(name)
-    if spec is None:
-        raise ValueError(f"{field_name}: unknown encoder {name!r}; registered encoders: {', '.join(sorted(ENCODERS))}")
-    return spec
+    """The entry of encoder ``name`` (one-line ``ValueError`` naming the registered ones if unknown)."""
+    return ENCODERS.lookup(name, field=field_name)
 
 
 def validate_encoder(config: ModelConfig) -> EncoderSpec:
