@@ -20,7 +20,7 @@ from typing import NoReturn
 
 from omegaconf.errors import OmegaConfBaseException
 
-from hiersum.config import UsageError
+from hiersum.config import UsageError, register_configs
 from hiersum.data.sample import register_resolver
 from hiersum.data.schema import RecordError
 
@@ -32,6 +32,7 @@ from hiersum.data.schema import RecordError
 CONFIG_DIR = str(Path(str(importlib.resources.files("hiersum.conf"))))
 """The folder of the Hydra configs (``conf/`` of the checkout, or ``hiersum/conf`` of an installed wheel)."""
 
+register_configs()  # the schemas every conf/ file extends, once for all entry points
 register_resolver()  # ${hiersum.sample_dir:...} of conf/data/sample.yaml, resolved in the tasks
 
 EXIT_USAGE = 2

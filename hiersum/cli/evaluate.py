@@ -21,11 +21,9 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.config import register_configs
 from hiersum.evaluation import command
 
 PROG = "hiersum-evaluate"
-register_configs()
 
 
 def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, Any]:

@@ -17,7 +17,6 @@ import hydra
 from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.config import register_configs
 from hiersum.decoding.summarize import SummarizeResult, summarize
 
 __all__ = ["EXIT_RECORD_ERRORS", "SummarizeResult", "main", "summarize"]
@@ -26,7 +25,6 @@ PROG = "hiersum-summarize"
 EXIT_RECORD_ERRORS = 3
 """Exit status when some input records were refused (the others are summarized)."""
 
-register_configs()
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="summarize")

@@ -21,14 +21,13 @@ from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import load_summarizer
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.config import DecodeConfig, register_configs, typed_config
+from hiersum.config import DecodeConfig, typed_config
 from hiersum.evaluation.report import write_report
 from hiersum.evaluation.split import evaluate_split, load_eval_split
 from hiersum.training.fit import fit
 
 PROG = "hiersum-train"
 log = logging.getLogger(__name__)
-register_configs()
 
 
 def train(cfg: DictConfig) -> dict[str, Any]:
