@@ -1,4 +1,4 @@
-"""Tiny models and ragged batches shared by the model tests (imported by name: unique)."""
+"""Tiny models and ragged batches shared by the model, decoding and checkpoint tests."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import torch
 
 from hiersum.config import ModelConfig
 from hiersum.model import HierSum
+from tests.conftest import tiny_model_config
 
 VOCAB, PAD, BOS, EOS = 64, 6, 4, 5
 
 
 def tiny_config(**overrides) -> ModelConfig:
+    """The suite's tiny model (``conf/model/tiny.yaml``, :func:`tests.conftest.tiny_model_config`) made
+    wide and deep enough for the model tests: 4 heads, two inter-paragraph layers, a 2-layer decoder."""
     sizes = dict(
         d_model=32,
         heads=4,
@@ -19,11 +22,10 @@ def tiny_config(**overrides) -> ModelConfig:
         inter_layers=[1, 2],
         inter_heads=4,
         decoder_layers=2,
-        dropout=0.0,
         max_positions=128,
     )
     sizes.update(overrides)
-    return ModelConfig(**sizes)
+    return tiny_model_config(**sizes)
 
 
 def make_model(seed: int = 0, **overrides) -> HierSum:

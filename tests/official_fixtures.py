@@ -14,8 +14,9 @@ import torch
 
 from hiersum.checkpoints.official import OFFICIAL_PAD_ID, load_official_hiersumm
 from hiersum.model import HierSum
+from tests.conftest import SHARED_DIR
 
-REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "hiersumm"
+REFERENCE = SHARED_DIR / "reference" / "hiersumm"
 FIXTURE_NAMES = ("tiny_hier", "tiny_flat")
 
 

@@ -15,7 +15,6 @@ import torch
 import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
-from hydra.core.hydra_config import HydraConfig
 from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf, open_dict
@@ -46,6 +45,7 @@ from hiersum.evaluation.baselines import BASELINES
 from hiersum.model.encoders import validate_encoder
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.schedule import NoamSchedule
+from tests.conftest import compose_config as compose_entry_point
 
 register_configs()
 
@@ -67,12 +67,9 @@ def group_options(group: str) -> list[str]:
 
 def compose_config(name: str, overrides: list[str], tmp_path: Path, config_dir: str = CONFIG_DIR):
     """The composed config as a task sees it (hydra node removed, ``paths`` resolvable)."""
-    with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
-        cfg = compose(name, overrides=overrides, return_hydra_config=True)
-    HydraConfig.instance().set_config(cfg)
+    cfg = compose_entry_point(name, overrides, tmp_path, config_dir=config_dir)
     with open_dict(cfg):
         del cfg["hydra"]
-        cfg.paths.output_dir = str(tmp_path)
     return cfg
 
 

@@ -14,8 +14,8 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
-STAGES = {"config": 0, "data": 1, "model": 2, "checkpoints": 3, "decoding": 4, "training": 5, "evaluation": 5,
-          "cli": 6}
+STAGES = {"config": 0, "registry": 0, "data": 1, "model": 2, "checkpoints": 3, "decoding": 4, "training": 5,
+          "evaluation": 5, "cli": 6}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""
 ALIASES = {"convert": "checkpoints"}
 """Top-level modules kept for compatibility, and the stage they re-export."""
@@ -86,7 +86,7 @@ def test_imports_follow_the_dependency_direction(path):
     ("module", "source", "expected"),
     [
         ("hiersum.model.summarizer", "from hiersum.decoding.search import beam_search", "against the dependency"),
-        ("hiersum.model.summarizer", "def f():\n    import hiersum.decoding.generate", "against the dependency"),
+        ("hiersum.model.summarizer", "def f():\n    import hiersum.decoding.generation", "against the dependency"),
         ("hiersum.evaluation.split", "from hiersum.training.module import HierSumModule", "against the dependency"),
         ("hiersum.training.module", "from hiersum.evaluation import metrics", "against the dependency"),
         ("hiersum.data.batching", "from ..model.encoder import HierarchicalEncoder", "against the dependency"),
@@ -101,7 +101,19 @@ def test_the_checker_catches_a_wrong_arrow(module, source, expected):
 
 def test_the_checker_allows_the_right_arrows():
     assert violations("from hiersum.model.summarizer import HierSum\nfrom hiersum.config import DecodeConfig",
-                      "hiersum.decoding.generate") == []
+                      "hiersum.decoding.generation") == []
     assert violations("import pytorch_lightning as pl", "hiersum.data.datamodule") == []
     assert violations("from hiersum.training.fit import fit\nfrom hiersum.evaluation.split import evaluate_split",
                       "hiersum.cli.train") == []
+
+
+def test_the_tests_mirror_the_stages():
+    """``tests/<stage>/`` for every sub-package; package-wide tests (config, layout, packaging) at the top."""
+    tests_dir = Path(__file__).resolve().parent
+    folders = {p.name for p in tests_dir.iterdir() if (p / "__init__.py").is_file()}
+    sub_packages = {p.parent.name for p in PACKAGE_DIR.glob("*/__init__.py")} - {"conf"}
+    assert folders == sub_packages
+    for test in tests_dir.glob("*/test_*.py"):
+        unit = test.stem.removeprefix("test_")
+        assert not unit.startswith(f"{test.parent.name}_"), f"{test}: the folder already names the stage"
+        assert "extensions" not in unit, f"{test}: name a test file after the unit it tests"

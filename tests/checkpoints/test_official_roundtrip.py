@@ -5,7 +5,6 @@ must compute exactly the same; and the converted hiersum checkpoint loads like a
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import pytest
 import torch
@@ -20,9 +19,10 @@ from hiersum.checkpoints.official import (
 )
 from hiersum.cli.import_hiersumm import main as import_main
 from hiersum.config import ModelConfig
-from hiersum.decoding.generate import GenerationOptions, generate
+from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
-from tests.model.model_testkit import BOS, EOS, PAD, VOCAB
+from tests.conftest import SHARED_DIR
+from tests.model_testkit import BOS, EOS, PAD, VOCAB
 
 OTHER_SIZES = {
     # d, heads and inter heads differ, inter layers not at the end, more decoder layers than the fixture
@@ -138,7 +138,7 @@ def test_a_tokenizer_that_does_not_fit_is_refused():
         hiersum_checkpoint(model, argparse.Namespace(), tokenizer=tokenizer)
 
 
-SPM = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "hiersumm" / "spm9998_3.model"
+SPM = SHARED_DIR / "reference" / "hiersumm" / "spm9998_3.model"
 
 
 @pytest.mark.skipif(not SPM.is_file(), reason="official SentencePiece model not found")

@@ -1,4 +1,5 @@
-"""Helpers of the CLI tests: run an installed console script, the tiny training overrides."""
+"""Helpers of the CLI tests: run an installed console script (the tests where the process matters),
+or an entry point's ``main`` in process (options that Hydra refuses before the task starts)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
-from tests.conftest import PROJECT_ROOT, TINY_OVERRIDES
+import pytest
+
+from tests.conftest import PROJECT_ROOT, train_overrides
 
 BIN = Path(sys.executable).parent
 
 
 def cli_env() -> dict[str, str]:
-    return {**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning"}
+    """The environment of a console script: ``tests`` importable (for :mod:`tests.cli.probes`)."""
+    return {**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning", "PYTHONPATH": str(PROJECT_ROOT)}
 
 
 def run_cli(name: str, args: list[str], *, cwd: Path = PROJECT_ROOT, check: bool = True, timeout: int = 600,
@@ -26,4 +31,33 @@ def run_cli(name: str, args: list[str], *, cwd: Path = PROJECT_ROOT, check: bool
 
 
 def train_args(corpus: Path, run_dir: Path, *extra: str) -> list[str]:
-    return [*TINY_OVERRIDES, f"data.path={corpus}", f"hydra.run.dir={run_dir}", "logger=csv", *extra]
+    """``hiersum-train`` arguments of a tiny run in ``run_dir``."""
+    return [*train_overrides(corpus, *extra), f"hydra.run.dir={run_dir}"]
+
+
+def assert_usage_error(returncode: int, stderr: str, *expected: str) -> None:
+    """Exit status 2 and one line on stderr (no traceback) holding every ``expected`` text."""
+    assert returncode == 2, stderr
+    assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr, stderr
+    for text in expected:
+        assert text in stderr, stderr
+
+
+class TaskStarted(BaseException):
+    """Raised where the task of an entry point would start (not an ``Exception``: nothing reports it)."""
+
+
+def run_main(cli: ModuleType, args: list[str], monkeypatch: pytest.MonkeyPatch,
+             capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """(exit status, stderr) of ``cli.main()`` (an entry point module of ``hiersum.cli``) run in process with
+    ``args`` as its command line, for options that Hydra refuses: should Hydra accept them, the task does not
+    run (:class:`TaskStarted` is raised) and Hydra configures no logging of this process."""
+
+    def task(prog: str):
+        raise TaskStarted(f"{prog} {args}: Hydra composed the config")
+
+    monkeypatch.setattr(cli, "task", task)
+    monkeypatch.setattr(sys, "argv", [cli.PROG, *args, "hydra/job_logging=none", "hydra/hydra_logging=none"])
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main()
+    return exit_info.value.code, capsys.readouterr().err

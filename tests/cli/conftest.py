@@ -1,23 +1,70 @@
-"""Fixtures of the CLI tests: a tiny model trained once per session by the real ``hiersum-train``."""
+"""Fixtures of the CLI tests: a tiny model trained once per session, in process, by ``train(cfg)`` of
+``hiersum-train`` (two epochs, checkpoints selected on validation ROUGE, the test split scored)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import torch
 
-from tests.cli.cli_testkit import run_cli, train_args
+from hiersum.cli.train import train
+from tests.conftest import compose_config, train_overrides
+
+
+@dataclass(frozen=True)
+class TrainedRun:
+    run_dir: Path
+    metrics: dict[str, Any]
+    """What ``train`` returned."""
+    stdout: str
+    log: list[str]
+    """The messages logged by ``hiersum`` (the lines of the run's train.log under Hydra)."""
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
 
 
 @pytest.fixture(scope="session")
-def trained_run(tiny_corpus, tmp_path_factory) -> Path:
-    """Two short epochs of the tiny model, with checkpoints."""
+def trained(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> TrainedRun:
     run_dir = tmp_path_factory.mktemp("trained") / "run"
-    run_cli("hiersum-train", train_args(tiny_corpus, run_dir, "trainer.max_epochs=2", "data.limit_eval_examples=3",
-                                        "trainer.log_every_n_steps=1"))
-    return run_dir
+    cfg = compose_config("train", train_overrides(
+        tiny_corpus, "trainer.max_epochs=2", "trainer.log_every_n_steps=1", "data.limit_eval_examples=4",
+        "callbacks=val_rouge", "callbacks.val_rouge.n_examples=4", "callbacks.val_rouge.decode.max_length=8",
+        "callbacks.model_checkpoint.monitor=val/rougeL", "callbacks.model_checkpoint.mode=max",
+        "callbacks.model_checkpoint.save_top_k=2",
+    ), run_dir)
+    logger, handler, threads = logging.getLogger("hiersum"), _Lines(), torch.get_num_threads()
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    torch.set_num_threads(1)  # session fixtures start before the autouse single_thread
+    try:
+        with contextlib.redirect_stdout(io.StringIO()) as stdout:
+            metrics = train(cfg)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        torch.set_num_threads(threads)
+    return TrainedRun(run_dir, metrics, stdout.getvalue(), handler.lines)
 
 
 @pytest.fixture(scope="session")
-def checkpoint(trained_run) -> Path:
+def trained_run(trained: TrainedRun) -> Path:
+    return trained.run_dir
+
+
+@pytest.fixture(scope="session")
+def checkpoint(trained_run: Path) -> Path:
     return trained_run / "checkpoints" / "last.ckpt"

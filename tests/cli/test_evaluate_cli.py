@@ -1,23 +1,43 @@
-"""End-to-end runs of hiersum-evaluate (predictions and checkpoint modes), hiersum-average-checkpoints
-and the validation-ROUGE callback (subprocesses, CPU)."""
+"""``hiersum-evaluate`` (predictions and checkpoint modes, in process through ``evaluate(cfg, overrides)``),
+``hiersum-average-checkpoints`` (in process through ``main(argv)``), and the usage errors of
+``hiersum-evaluate`` (one in a subprocess: exit status and stderr of the console script)."""
 
 from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 import torch
 from rouge_score import rouge_scorer
 
+import hiersum.cli.evaluate as cli
 from hiersum.checkpoints.io import load_summarizer
+from hiersum.cli import average_checkpoints
+from hiersum.cli.evaluate import PROG, evaluate
+from hiersum.config import UsageError
 from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
-from tests.cli.cli_testkit import run_cli, train_args
+from tests.cli.cli_testkit import assert_usage_error, run_cli, run_main
 from tests.conftest import SHARED_DIR
+
+pytestmark = pytest.mark.slow
 
 SCITLDR = SHARED_DIR / "data" / "scitldr-a"
 FAST = ["bootstrap.samples=100"]
+
+
+@pytest.fixture()
+def run_evaluate(tiny_cfg, tiny_corpus, tmp_path):
+    """``run_evaluate(*overrides)``: the metrics of ``hiersum-evaluate data.path=<tiny corpus> *overrides``
+    run in process, its run directory ``tmp_path / "eval"``."""
+
+    def run(*overrides: str, data_path: Path = tiny_corpus) -> dict:
+        options = [f"data.path={data_path}", *overrides]
+        return evaluate(tiny_cfg(*options, name="evaluate", output_dir=tmp_path / "eval"), options)
+
+    return run
 
 
 def _first_paragraph_predictions(corpus: Path, split: str, path: Path, drop: int = 0, extra: list[str] = ()) -> dict:
@@ -29,15 +49,14 @@ def _first_paragraph_predictions(corpus: Path, split: str, path: Path, drop: int
     return {r["id"]: r for r in records} | {"_predictions": predictions}
 
 
-@pytest.mark.slow
-def test_predictions_mode_scores_given_outputs_against_the_split(tiny_corpus, tmp_path):
+def test_predictions_mode_scores_given_outputs_against_the_split(run_evaluate, tiny_corpus, tmp_path, capsys):
     data = _first_paragraph_predictions(tiny_corpus, "validation", tmp_path / "p.jsonl")
     _first_paragraph_predictions(tiny_corpus, "validation", tmp_path / "same.jsonl")
+    metrics = run_evaluate(f"predictions={tmp_path / 'p.jsonl'}", "split=validation",
+                           f"compare={tmp_path / 'same.jsonl'}", *FAST)
     run_dir = tmp_path / "eval"
-    run_cli("hiersum-evaluate", [f"predictions={tmp_path / 'p.jsonl'}", f"data.path={tiny_corpus}",
-                                 "split=validation", f"compare={tmp_path / 'same.jsonl'}",
-                                 f"hydra.run.dir={run_dir}", *FAST])
-    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert f"run directory: {run_dir}" in capsys.readouterr().out
+    assert json.loads((run_dir / "metrics.json").read_text()) == json.loads(json.dumps(metrics))
     assert metrics["n_examples"] == 8 and metrics["split"] == "validation"
     assert set(metrics["validation"]) == {"model", "same", "lead", "oracle", "lexrank"}
     scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
@@ -54,101 +73,85 @@ def test_predictions_mode_scores_given_outputs_against_the_split(tiny_corpus, tm
     assert "data:image/png;base64," in (run_dir / "report.html").read_text()
 
 
-@pytest.mark.slow
-def test_predictions_mode_lists_missing_and_extra_ids(tiny_corpus, tmp_path):
+def test_predictions_mode_lists_missing_and_extra_ids(run_evaluate, tiny_corpus, tmp_path):
     _first_paragraph_predictions(tiny_corpus, "validation", tmp_path / "p.jsonl", drop=2, extra=["nope"])
-    result = run_cli("hiersum-evaluate", [f"predictions={tmp_path / 'p.jsonl'}", f"data.path={tiny_corpus}",
-                                          "split=validation", f"hydra.run.dir={tmp_path / 'eval'}"], check=False)
-    assert result.returncode == 2
-    assert "2 example id(s) of the split have no prediction: 'validation-000001', 'validation-000002'" in result.stderr
-    assert "1 prediction id(s) are not in the split: 'nope'" in result.stderr
-    neither = run_cli("hiersum-evaluate", [f"data.path={tiny_corpus}", f"hydra.run.dir={tmp_path / 'e2'}"],
-                      check=False)
-    assert neither.returncode == 2 and "exactly one of checkpoint=PATH" in neither.stderr
+    with pytest.raises(UsageError) as error:
+        run_evaluate(f"predictions={tmp_path / 'p.jsonl'}", "split=validation")
+    message = str(error.value)
+    assert "2 example id(s) of the split have no prediction: 'validation-000001', 'validation-000002'" in message
+    assert "1 prediction id(s) are not in the split: 'nope'" in message
+    with pytest.raises(UsageError, match="exactly one of checkpoint=PATH"):
+        run_evaluate()
+    assert not (tmp_path / "eval" / "metrics.json").exists()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("option", "message"), [
-    ("bootstrap.level=2", "bootstrap.level must be in (0, 1), found 2.0"),
-])
-def test_bad_scoring_settings_exit_2_with_one_line(tiny_corpus, tmp_path, option, message):
+def test_a_bad_scoring_setting_exits_2_with_one_line(tiny_corpus, tmp_path):
     _first_paragraph_predictions(tiny_corpus, "validation", tmp_path / "p.jsonl")
-    args = [f"predictions={tmp_path / 'p.jsonl'}", f"data.path={tiny_corpus}", "split=validation", option,
-            f"hydra.run.dir={tmp_path / 'eval'}"]
-    result = run_cli("hiersum-evaluate", args, check=False)
-    assert result.returncode == 2
-    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    result = run_cli(PROG, [f"predictions={tmp_path / 'p.jsonl'}", f"data.path={tiny_corpus}", "split=validation",
+                            "bootstrap.level=2", f"hydra.run.dir={tmp_path / 'eval'}"], check=False)
+    assert_usage_error(result.returncode, result.stderr, f"{PROG}: error:",
+                       "bootstrap.level must be in (0, 1), found 2.0")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("option", ["bootstrap.samples=abc", "baselines=[lead,lexrnk]"])
-def test_scoring_settings_of_a_wrong_type_or_choice_are_refused_at_composition(tiny_corpus, tmp_path, option):
-    args = [f"predictions={tmp_path / 'p.jsonl'}", f"data.path={tiny_corpus}", "split=validation", option,
-            f"hydra.run.dir={tmp_path / 'eval'}"]
-    result = run_cli("hiersum-evaluate", args, check=False)
-    assert result.returncode == 2
-    assert option.split("=")[0] in result.stderr and "Traceback" not in result.stderr
+def test_an_option_hydra_refuses_exits_2_with_one_line(tiny_corpus, tmp_path):
+    result = run_cli(PROG, [f"data.path={tiny_corpus}", "bootstrap.samples=abc", f"hydra.run.dir={tmp_path / 'e'}"],
+                     check=False)
+    assert_usage_error(result.returncode, result.stderr, f"{PROG}: error:", "bootstrap.samples")
 
 
-@pytest.mark.slow
+@pytest.mark.parametrize("option", ["baselines=[lead,lexrnk]", "bootstrap.sample=3", "bootstrap.seed=x", "decode=wide"])
+def test_options_hydra_refuses_exit_2_in_one_line(option, tiny_corpus, tmp_path, monkeypatch, capsys):
+    code, stderr = run_main(cli, [f"data.path={tiny_corpus}", option, f"hydra.run.dir={tmp_path / 'e'}"],
+                            monkeypatch, capsys)
+    assert_usage_error(code, stderr, f"{PROG}: error:", option.split("=")[0])
+    assert not (tmp_path / "e").exists()
+
+
 @pytest.mark.skipif(not SCITLDR.is_dir(), reason="shared SciTLDR-A data not present")
-def test_predictions_mode_on_real_scitldr_dev(tmp_path):
+def test_predictions_mode_on_real_scitldr_dev(run_evaluate, tmp_path):
     records = [json.loads(line) for line in (SCITLDR / "dev.jsonl").read_text().splitlines()]
     (tmp_path / "first.jsonl").write_text("".join(
         json.dumps({"id": r["paper_id"], "summary": r["source"][0]}) + "\n" for r in records))
-    run_dir = tmp_path / "eval"
-    run_cli("hiersum-evaluate", ["predictions=" + str(tmp_path / "first.jsonl"), "data=scitldr",
-                                 f"data.path={SCITLDR}", "split=dev", "data.limit_eval_examples=60",
-                                 f"hydra.run.dir={run_dir}", *FAST])
-    dev = json.loads((run_dir / "metrics.json").read_text())["dev"]
+    dev = run_evaluate("predictions=" + str(tmp_path / "first.jsonl"), "data=scitldr", "split=dev",
+                       "data.limit_eval_examples=60", *FAST, data_path=SCITLDR)["dev"]
     assert dev["oracle"]["rouge1"] > dev["lead"]["rouge1"] > 10
     assert dev["model"]["mean_over_references"]["rouge1"] < dev["model"]["rouge1"]  # several references
     assert "nrefs:var" in dev["model"]["bleu_signature"]
 
 
-@pytest.mark.slow
-def test_checkpoint_mode_reports_token_scores_curves_and_attention(trained_run, tiny_corpus, tmp_path):
-    run_dir = tmp_path / "eval"
-    run_cli("hiersum-evaluate", [f"checkpoint={trained_run / 'checkpoints' / 'last.ckpt'}",
-                                 f"data.path={tiny_corpus}", "split=validation", "decode=greedy",
-                                 "attention_examples=2", f"hydra.run.dir={run_dir}", *FAST])
-    model = json.loads((run_dir / "metrics.json").read_text())["validation"]["model"]
+def test_checkpoint_mode_reports_token_scores_curves_and_attention(run_evaluate, checkpoint, tmp_path):
+    metrics = run_evaluate(f"checkpoint={checkpoint}", "split=validation", "decode=greedy", "attention_examples=2",
+                           *FAST)
+    assert metrics["n_examples"] == 8 and metrics["split"] == "validation"
+    assert set(metrics["validation"]) == {"model", "lead", "oracle", "lexrank"}
+    model = metrics["validation"]["model"]
     assert model["perplexity"] > 1.0 and 0.0 <= model["token_accuracy"] <= 100.0
-    page = (run_dir / "report.html").read_text()
+    page = (tmp_path / "eval" / "report.html").read_text()
     assert "<h2>Training</h2>" in page and page.count("attention validation-") == 2
 
 
-@pytest.mark.slow
-def test_average_checkpoints_gives_a_loadable_mean(trained_run, tmp_path):
-    last = trained_run / "checkpoints" / "last.ckpt"
-    best = Path(json.loads((trained_run / "metrics.json").read_text())["best_checkpoint"])
-    output = tmp_path / "avg.ckpt"
-    run_cli("hiersum-average-checkpoints", [str(best), str(last), "--output", str(output)])
-    averaged = load_summarizer(output).model.state_dict()
-    first, second = load_summarizer(best).model.state_dict(), load_summarizer(last).model.state_dict()
+def test_average_checkpoints_gives_a_loadable_mean(trained_run, tmp_path, capsys):
+    run_dir = tmp_path / "run"  # a copy (modification times kept): the averages are written beside the checkpoints
+    shutil.copytree(trained_run / "checkpoints", run_dir / "checkpoints")
+    first, second = sorted((run_dir / "checkpoints").glob("epoch*.ckpt"))
+    average_checkpoints.main([str(first), str(second), "--output", str(tmp_path / "avg.ckpt")])
+    averaged = load_summarizer(tmp_path / "avg.ckpt").model.state_dict()
+    weights = [load_summarizer(path).model.state_dict() for path in (first, second)]
+    assert any(not torch.equal(weights[0][key], weights[1][key]) for key in averaged)
     for key, tensor in averaged.items():
         if tensor.is_floating_point():
-            torch.testing.assert_close(tensor, (first[key] + second[key]) / 2)
-    # From the run directory: ModelCheckpoint's ranking (save_top_k=1: the best checkpoint alone).
-    result = run_cli("hiersum-average-checkpoints", [str(trained_run), "--top-k", "3"])
-    assert f"by val/loss: {best.name}" in result.stdout
-    ranked = load_summarizer(trained_run / "checkpoints" / "averaged-top1.ckpt").model.state_dict()
-    for key, tensor in ranked.items():
-        torch.testing.assert_close(tensor, first[key])
-    bad = run_cli("hiersum-average-checkpoints", [str(tmp_path / "missing.ckpt")], check=False)
-    assert bad.returncode == 2 and "checkpoint not found" in bad.stderr
-
-
-@pytest.mark.slow
-def test_validation_rouge_callback_selects_checkpoints(tiny_corpus, tmp_path):
-    run_dir = tmp_path / "run"
-    run_cli("hiersum-train", train_args(
-        tiny_corpus, run_dir, "trainer.max_epochs=2", "callbacks=val_rouge", "callbacks.val_rouge.n_examples=4",
-        "callbacks.val_rouge.decode.max_length=8", "callbacks.model_checkpoint.monitor=val/rougeL",
-        "callbacks.model_checkpoint.mode=max", "callbacks.model_checkpoint.save_top_k=2", "eval_split=null"))
-    with open(run_dir / "csv" / "metrics.csv", newline="") as handle:
-        rows = [row for row in csv.DictReader(handle) if row.get("val/rougeL")]
-    assert len(rows) == 2 and all(0.0 <= float(row["val/rougeL"]) <= 100.0 for row in rows)
-    result = run_cli("hiersum-average-checkpoints", [str(run_dir), "--top-k", "2"])
-    assert "averaging the 2 best checkpoints by val/rougeL" in result.stdout
-    load_summarizer(run_dir / "checkpoints" / "averaged-top2.ckpt")
+            torch.testing.assert_close(tensor, (weights[0][key] + weights[1][key]) / 2)
+    # From the run directory: ModelCheckpoint's ranking (save_top_k=2 on val/rougeL).
+    best = Path(json.loads((trained_run / "metrics.json").read_text())["best_checkpoint"]).name
+    average_checkpoints.main([str(run_dir), "--top-k", "1", "--output", str(tmp_path / "top1.ckpt")])
+    assert f"averaging the 1 best checkpoints by val/rougeL: {best}" in capsys.readouterr().out
+    best_weights = weights[[first.name, second.name].index(best)]
+    for key, tensor in load_summarizer(tmp_path / "top1.ckpt").model.state_dict().items():
+        torch.testing.assert_close(tensor, best_weights[key])
+    average_checkpoints.main([str(run_dir), "--top-k", "3"])
+    assert "averaging the 2 best checkpoints by val/rougeL" in capsys.readouterr().out
+    for key, tensor in load_summarizer(run_dir / "checkpoints" / "averaged-top2.ckpt").model.state_dict().items():
+        torch.testing.assert_close(tensor, averaged[key])
+    with pytest.raises(SystemExit) as exit_info:
+        average_checkpoints.main([str(tmp_path / "missing.ckpt")])
+    assert exit_info.value.code == 2 and "checkpoint not found" in capsys.readouterr().err

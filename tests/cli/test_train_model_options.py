@@ -1,29 +1,49 @@
-"""The flat baseline, graph-informed attention and the pooling penalty through ``hiersum-train``."""
+"""The flat baseline, graph-informed attention and the pooling penalty through ``train(cfg)`` of
+``hiersum-train`` (in process): each run shows that its option acted, not only that it ran."""
 
 from __future__ import annotations
 
-import json
+import csv
+import math
 
 import pytest
+import torch
 
-from tests.cli.test_train_cli import run_cli, train_args
+from hiersum.cli.train import train
+from tests.cli.probes import probe_overrides, read_probes
+
+pytestmark = pytest.mark.slow
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("option", "in_config"),
-    [("model=flat_tiny", "encoder: flat"), ("model.graph=similarity", "graph: similarity"),
-     ("model.graph=discourse", "graph: discourse"), ("model.pooling_penalty=0.1", "pooling_penalty: 0.1")],
-    ids=["flat", "graph-similarity", "graph-discourse", "pooling-penalty"],
-)
-def test_train_fast_dev_run_with_extension(option, in_config, tiny_corpus, tmp_path):
-    run_dir = tmp_path / "run"
-    args = train_args(tiny_corpus, run_dir, "debug=fast_dev_run", option)
-    if option.startswith("model="):
-        args.remove("model=tiny")
-    result = run_cli("hiersum-train", args)
-    assert f"run directory: {run_dir}" in result.stdout
-    assert in_config in (run_dir / ".hydra" / "config.yaml").read_text()
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    assert metrics["n_examples"] == 4
-    assert metrics["test"]["model"]["perplexity"] > 1.0
+def train_with(tiny_cfg, tmp_path, *options: str) -> tuple[dict, dict]:
+    """(metrics, the probe's record) of a short run with ``options``, scoring 2 test examples."""
+    cfg = tiny_cfg("callbacks=none", "data.limit_eval_examples=2", *probe_overrides(tmp_path / "probe"), *options)
+    torch.manual_seed(0)
+    metrics = train(cfg)
+    assert metrics["n_examples"] == 2 and metrics["test"]["model"]["perplexity"] > 1.0
+    return metrics, read_probes(tmp_path / "probe")[0]
+
+
+def test_flat_encoder_trains_on_flat_batches(tiny_cfg, tmp_path):
+    _, probe = train_with(tiny_cfg, tmp_path, "debug=fast_dev_run", "model=flat_tiny")
+    assert probe["encoder"] == "FlatEncoder"
+    assert len(probe["src_shape"]) == 2  # [B, L]: the paragraphs joined
+    assert probe["graph_shape"] is None
+
+
+@pytest.mark.parametrize("graph", ["similarity", "discourse"])
+def test_graph_reaches_the_batches_and_biases_the_inter_attention(graph, tiny_cfg, tmp_path):
+    _, probe = train_with(tiny_cfg, tmp_path, "debug=fast_dev_run", f"model.graph={graph}")
+    assert probe["encoder"] == "HierarchicalEncoder" and len(probe["src_shape"]) == 3
+    batch_size, paragraphs = probe["src_shape"][:2]
+    assert probe["graph_shape"] == [batch_size, paragraphs, paragraphs]
+    assert probe["graph_effect"] > 1e-4  # the same batch without its graph is attended differently
+
+
+def test_pooling_penalty_is_logged(tiny_cfg, tmp_path):
+    train_with(tiny_cfg, tmp_path, "model.pooling_penalty=0.1", "trainer.max_epochs=1", "+trainer.max_steps=2",
+               "+trainer.limit_val_batches=1", "trainer.log_every_n_steps=1", "trainer.num_sanity_val_steps=0")
+    with open(tmp_path / "run" / "csv" / "metrics.csv", newline="") as handle:
+        values = [float(row["train/pooling_penalty"]) for row in csv.DictReader(handle)
+                  if row.get("train/pooling_penalty")]
+    assert len(values) == 2 and all(math.isfinite(value) and value > 0 for value in values)

@@ -1,9 +1,21 @@
+"""Collating batches (grid and flat layouts), token-budget batching and sharding, paragraph selection."""
+
 import pytest
 import torch
 
-from hiersum.data.batching import TokenBudgetBatchSampler, collate, make_token_budget_batches
+from hiersum.config import ModelConfig
+from hiersum.data.batching import (
+    FlatLayout,
+    SourceLayout,
+    TokenBudgetBatchSampler,
+    collate,
+    flat_layout,
+    flatten_paragraphs,
+    make_token_budget_batches,
+)
 from hiersum.data.schema import EncodedExample
 from hiersum.data.selection import SelectionConfig, encode_examples, order_paragraphs
+from hiersum.data.tokenizer import train_tokenizer
 
 
 def example(i: int, paragraphs: list[list[int]], target: list[int]) -> EncodedExample:
@@ -73,3 +85,24 @@ def test_encode_examples_keeps_title_first_caps_paragraphs_and_tokens():
     assert encoded.provenance == [(-1, 0), (0, 0), (0, 1)]
     assert encoded.n_dropped_paragraphs == 1
     assert encoded.target == [120, 121]
+
+
+def test_flat_layout_joins_paragraphs_cuts_and_appends_eos():
+    layout = FlatLayout(max_tokens=6, separator_id=3)
+    assert flatten_paragraphs([[7, 8], [9], [10, 11, 12]], layout, eos_id=2) == [7, 8, 3, 9, 3, 10, 2]
+    assert flatten_paragraphs([], layout, eos_id=2) == [2]
+    batch = collate([example(0, [[7, 8], [9]], [11]), example(1, [[10]], [11])], pad_id=0, bos_id=1, eos_id=2,
+                    flat=layout)
+    assert batch.src.tolist() == [[7, 8, 3, 9, 2], [10, 2, 0, 0, 0]]
+    assert batch.src_mask.tolist() == [[True] * 5, [True, True, False, False, False]]
+    assert batch.paragraph_graph is None
+
+
+def test_flat_layout_of_a_model_uses_the_paragraph_token():
+    tokenizer = train_tokenizer(["Rain fell on the harbour.", "The institute trains glass makers."] * 8,
+                                vocab_size=80)
+    assert flat_layout(SourceLayout.GRID, ModelConfig(), tokenizer) is None
+    layout = flat_layout(SourceLayout.FLAT, ModelConfig(encoder="flat", inter_layers=[], flat_max_tokens=77), tokenizer)
+    assert layout == FlatLayout(max_tokens=77, separator_id=tokenizer.backend.token_to_id("<p>"))
+    assert layout.separator_id not in (tokenizer.special.pad, tokenizer.special.eos)
+    assert tokenizer.decode([*tokenizer.encode_batch(["Rain"])[0], layout.separator_id]) == "Rain"

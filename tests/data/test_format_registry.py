@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
-from hiersum.cli.common import CONFIG_DIR
-from hiersum.config import DataConfig, register_configs
+from hiersum.config import DataConfig
 from hiersum.data.corpora import read_corpus_split
 from hiersum.data.datamodule import SummarizationDataModule, split_path
 from hiersum.data.formats import InputError, input_formats, read_records
@@ -29,7 +25,6 @@ from hiersum.data.registry import (
 )
 from hiersum.data.schema import Example, RecordError
 from hiersum.data.tokenizer import train_tokenizer
-from tests.conftest import TINY_OVERRIDES
 
 TSV_YAML = """\
 # A toy format for tests: one example a line, ``title<TAB>paragraph|paragraph<TAB>summary``.
@@ -87,16 +82,6 @@ def scitldr_corpus(folder: Path) -> Path:
     return folder
 
 
-def compose_train(overrides: list[str], output_dir: Path):
-    register_configs()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("train", overrides=overrides, return_hydra_config=True)
-    HydraConfig.instance().set_config(cfg)
-    OmegaConf.update(cfg, "paths.output_dir", str(output_dir), force_add=True)
-    return cfg
-
-
 def test_builtin_formats_declare_readers_ids_and_split_files():
     assert {"jsonl", "multinews", "scitldr", "wikisum"} <= set(FORMATS)
     assert [name for name, spec in FORMATS.items() if spec.token_ids] == ["wikisum"]
@@ -109,7 +94,7 @@ def test_builtin_formats_declare_readers_ids_and_split_files():
         text_format("wikisum")
 
 
-def test_unknown_format_is_refused_in_one_line_listing_the_registered_ones(tmp_path):
+def test_unknown_format_is_refused_in_one_line_listing_the_registered_ones(tiny_cfg):
     message = r"^data.format: unknown format 'csv'; registered formats: jsonl, multinews, scitldr, wikisum$"
     with pytest.raises(ValueError, match=message):
         validate_format(DataConfig(path="x", format="csv"))
@@ -117,7 +102,7 @@ def test_unknown_format_is_refused_in_one_line_listing_the_registered_ones(tmp_p
         SummarizationDataModule(DataConfig(path="x", format="csv"), train_tokenizer(["a b"] * 4, vocab_size=40))
     from hiersum.cli.train import train
 
-    cfg = compose_train([*TINY_OVERRIDES, "data.format=csv", "data.path=/nowhere"], tmp_path)
+    cfg = tiny_cfg("data.format=csv", "data.path=/nowhere")
     with pytest.raises(ValueError, match=message):
         train(cfg)
     with pytest.raises(ValueError, match="already registered"):
@@ -126,12 +111,12 @@ def test_unknown_format_is_refused_in_one_line_listing_the_registered_ones(tmp_p
         FormatSpec("neither")
 
 
-def test_scitldr_validates_on_its_dev_split(tmp_path):
+def test_scitldr_validates_on_its_dev_split(tiny_cfg, tmp_path):
     folder = scitldr_corpus(tmp_path / "scitldr")
     assert split_path(folder, "validation", "scitldr") == folder / "dev.jsonl"
     with pytest.raises(FileNotFoundError, match="validation.jsonl"):
         split_path(folder, "validation")  # the jsonl format has no dev split
-    cfg = compose_train([*TINY_OVERRIDES, "data=scitldr", f"data.path={folder}"], tmp_path)
+    cfg = tiny_cfg("data=scitldr", f"data.path={folder}")
     data = OmegaConf.to_object(cfg.data)
     tokenizer = train_tokenizer([" ".join(["Attention over paragraphs helps summarization."] * 3)] * 8, vocab_size=60)
     datamodule = SummarizationDataModule(data, tokenizer)
@@ -157,12 +142,11 @@ def test_a_registered_format_reads_splits_and_summarize_inputs(tsv_format, tmp_p
         read_records(path, input_format="tsv")
 
 
-def test_a_registered_format_trains_with_one_yaml(tsv_format, tsv_corpus, tmp_path):
+def test_a_registered_format_trains_with_one_yaml(tsv_format, tsv_corpus, tiny_cfg, tmp_path):
     from hiersum.cli.train import train
 
-    overrides = [*TINY_OVERRIDES, "data=tsv", f"hydra.searchpath=[file://{tsv_format}]", "debug=fast_dev_run",
-                 f"data.path={tsv_corpus}", "logger=csv", "callbacks=none", "data.limit_eval_examples=2"]
-    cfg = compose_train(overrides, tmp_path / "run")
+    cfg = tiny_cfg("data=tsv", f"hydra.searchpath=[file://{tsv_format}]", "debug=fast_dev_run",
+                   f"data.path={tsv_corpus}", "callbacks=none", "data.limit_eval_examples=2")
     assert cfg.data.format == "tsv"
     torch.manual_seed(0)
     metrics = train(cfg)

@@ -1,7 +1,16 @@
+"""Subword tokenizers: trained ones, and the official SentencePiece model of hiersumm (in ../shared)."""
+
+import itertools
+import json
+
+import pytest
 from transformers import AutoTokenizer
 
 from hiersum.data.tokenizer import load_tokenizer, train_tokenizer
+from tests.conftest import SHARED_DIR
 
+SPM = SHARED_DIR / "reference" / "hiersumm" / "spm9998_3.model"
+MULTI_NEWS = SHARED_DIR / "data" / "multi-news-sample" / "validation.jsonl"
 TEXTS = ["The Ilvane Institute was founded in 1987.", "Marela Dostovin received the Ostrel Prize."] * 20
 
 
@@ -25,3 +34,34 @@ def test_tokenizer_string_round_trip():
     tokenizer = train_tokenizer(TEXTS, vocab_size=100, lowercase=False)
     copy = type(tokenizer).from_str(tokenizer.to_str())
     assert copy.encode_batch(TEXTS[:2]) == tokenizer.encode_batch(TEXTS[:2])
+
+
+@pytest.mark.skipif(not SPM.is_file(), reason="official SentencePiece model not found")
+def test_official_sentencepiece_model_loads_with_its_special_ids():
+    pytest.importorskip("google.protobuf")
+    tokenizer = load_tokenizer(SPM)
+    assert tokenizer.vocab_size == 32000
+    assert (tokenizer.special.pad, tokenizer.special.bos, tokenizer.special.eos) == (6, 4, 5)
+    assert tokenizer.paragraph_separator_id == 7
+    ids = tokenizer.encode_batch(["the ,  ."])[0]
+    assert ids == [9, 10, 11]  # pieces "▁the", "▁,", "▁." (extra spaces collapsed)
+    assert tokenizer.encode_batch(["a <Q> b"])[0].count(8) == 1
+    text = "the school was founded in 1987 by the city council ."
+    assert tokenizer.decode(tokenizer.encode_batch([text])[0] + [5, 9]) == text
+
+
+@pytest.mark.skipif(not (SPM.is_file() and MULTI_NEWS.is_file()),
+                    reason="official SentencePiece model or Multi-News sample not found")
+def test_official_tokenizer_encodes_like_sentencepiece_itself():
+    """The HF conversion gives sentencepiece's own ids on real news text (100 Multi-News documents)
+    and on text where normalisation matters (NFKC, ligatures, full-width letters, quotes, spaces)."""
+    sentencepiece = pytest.importorskip("sentencepiece")
+    pytest.importorskip("google.protobuf")
+    reference = sentencepiece.SentencePieceProcessor(model_file=str(SPM))
+    tokenizer = load_tokenizer(SPM)
+    texts = ["Café naïve — “quoted” 1987…", "ﬁne Ⅻ ＡＢＣ", "  leading,   inner  and trailing  ", "tab\there\nline",
+             "日本語 テキスト", "emoji 😀 and \u00a0no-break space"]
+    with open(MULTI_NEWS, encoding="utf-8") as handle:
+        texts += [json.loads(line)["document"][:3000] for line in itertools.islice(handle, 100)]
+    mismatched = [text[:60] for text in texts if tokenizer.encode_batch([text])[0] != reference.encode(text)]
+    assert mismatched == []

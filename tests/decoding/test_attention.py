@@ -8,7 +8,7 @@ from torch.testing import assert_close
 
 from hiersum.decoding.attention import received_attention, top_paragraphs
 from hiersum.model.encoder import EncoderOutput
-from tests.model.model_testkit import make_batch, make_model
+from tests.model_testkit import make_batch, make_model
 
 
 def output_with(attention: torch.Tensor) -> EncoderOutput:
@@ -39,5 +39,11 @@ def test_received_attention_of_a_model_sums_to_one_over_real_paragraphs():
     assert [len(r) for r in ranked] == [2, 2, 2]
     assert ranked[2][0][:2] == (2, 0)  # example 2 has one real paragraph: it takes all the weight
     assert ranked[2][0][2] == pytest.approx(1.0)
+    assert ranked[2][1][2] == 0.0  # the next one is a padding paragraph
+    for b, entries in enumerate(ranked):  # best first, distinct paragraphs of the example's provenance
+        weights = [weight for _, _, weight in entries]
+        assert weights == sorted(weights, reverse=True) and weights[0] > 0
+        assert len({paragraph for _, paragraph, _ in entries}) == len(entries)
+        assert all(document == b and (weight == 0.0 or real[b, paragraph]) for document, paragraph, weight in entries)
     with pytest.raises(ValueError, match="return_attention"):
         top_paragraphs(make_model().encode(src, mask), provenance, k=1)

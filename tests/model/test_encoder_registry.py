@@ -7,14 +7,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import OmegaConf
 from torch import Tensor, nn
 
-from hiersum.cli.common import CONFIG_DIR
-from hiersum.config import ModelConfig, register_configs
+from hiersum.config import ModelConfig
 from hiersum.data.batching import SourceLayout
 from hiersum.model.encoder import EncoderOutput, FlatEncoder, HierarchicalEncoder
 from hiersum.model.encoders import (
@@ -27,7 +22,6 @@ from hiersum.model.encoders import (
     validate_choices,
 )
 from hiersum.model.summarizer import HierSum
-from tests.conftest import TINY_OVERRIDES
 
 BAG_YAML = """\
 # A toy encoder for tests: each paragraph is the mean of its token embeddings.
@@ -74,16 +68,6 @@ def bag_encoder(tmp_path: Path) -> Path:
     unregister_encoder("bag")
 
 
-def compose_train(overrides: list[str], output_dir: Path):
-    register_configs()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("train", overrides=overrides, return_hydra_config=True)
-    HydraConfig.instance().set_config(cfg)
-    OmegaConf.update(cfg, "paths.output_dir", str(output_dir), force_add=True)
-    return cfg
-
-
 def test_builtin_encoders_declare_layout_attention_and_official_flag():
     assert ENCODERS["hierarchical"] == EncoderSpec(HierarchicalEncoder, SourceLayout.GRID, inter_paragraph=True,
                                                    official_hier=True, description=ENCODERS["hierarchical"].description)
@@ -93,11 +77,11 @@ def test_builtin_encoders_declare_layout_attention_and_official_flag():
     assert source_layout(ModelConfig(encoder="flat", inter_layers=[])) is SourceLayout.FLAT
 
 
-def test_unknown_encoder_is_refused_in_one_line_listing_the_registered_ones(tmp_path):
+def test_unknown_encoder_is_refused_in_one_line_listing_the_registered_ones(tiny_cfg):
     with pytest.raises(ValueError, match=r"^model.encoder: unknown encoder 'rnn'; registered encoders: flat, "
                                          r"hierarchical$"):
         HierSum(ModelConfig(encoder="rnn"), vocab_size=10, pad_id=0, bos_id=1, eos_id=2)
-    cfg = compose_train([*TINY_OVERRIDES, "model.encoder=rnn"], tmp_path)
+    cfg = tiny_cfg("model.encoder=rnn")
     with pytest.raises(ValueError, match="model.encoder: unknown encoder 'rnn'; registered encoders: flat, hier"):
         validate_choices(cfg)
     with pytest.raises(ValueError, match="already registered"):
@@ -109,12 +93,11 @@ def test_an_encoder_without_inter_paragraph_layers_refuses_their_options(bag_enc
         HierSum(ModelConfig(encoder="bag", inter_layers=[1]), vocab_size=10, pad_id=0, bos_id=1, eos_id=2)
 
 
-def test_a_registered_encoder_trains_with_one_yaml(bag_encoder, tiny_corpus, tmp_path):
+def test_a_registered_encoder_trains_with_one_yaml(bag_encoder, tiny_cfg):
     from hiersum.cli.train import train
 
-    overrides = [*TINY_OVERRIDES, "model=bag", f"hydra.searchpath=[file://{bag_encoder}]", "debug=fast_dev_run",
-                 f"data.path={tiny_corpus}", "logger=csv", "callbacks=none", "data.limit_eval_examples=2"]
-    cfg = compose_train(overrides, tmp_path / "run")
+    cfg = tiny_cfg("model=bag", f"hydra.searchpath=[file://{bag_encoder}]", "debug=fast_dev_run", "callbacks=none",
+                   "data.limit_eval_examples=2")
     assert cfg.model.encoder == "bag"
     torch.manual_seed(0)
     metrics = train(cfg)

@@ -10,8 +10,8 @@ import torch
 from torch.testing import assert_close
 
 from hiersum.checkpoints.official import OFFICIAL_PAD_ID, hiersum_from_official, parse_inter_layers
-from hiersum.decoding.generate import GenerationOptions, generate
-from tests.model import official_fixtures as fixtures
+from hiersum.decoding.generation import GenerationOptions, generate
+from tests import official_fixtures as fixtures
 
 NAME = "tiny_hier"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from hiersum.decoding.generate import GenerationOptions, generate
-from tests.model.model_testkit import EOS, PAD, make_batch, make_model
+from hiersum.decoding.generation import GenerationOptions, generate
+from tests.model_testkit import EOS, PAD, make_batch, make_model
 
 
 def test_tiny_model_overfits_and_greedy_decodes_a_target():

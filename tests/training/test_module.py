@@ -1,69 +1,81 @@
+"""HierSumModule: the loss, the pooling penalty in the training loss, steps on graph and flat batches."""
+
+from __future__ import annotations
+
 import pytest
 import torch
 
-from hiersum.checkpoints.io import load_summarizer
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
 from hiersum.data.batching import collate
-from hiersum.data.schema import EncodedExample
+from hiersum.data.graph import similarity_graph
+from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import train_tokenizer
-from hiersum.training.module import HierSumModule, NoamSchedule, module_hparams
+from hiersum.model.encoders import batch_layout
+from hiersum.model.pooling import pooling_penalty
+from hiersum.training.module import HierSumModule, module_hparams
+from tests.conftest import tiny_model_config
 
-TINY = ModelConfig(d_model=16, heads=2, ff_size=32, encoder_layers=2, inter_layers=[1], inter_heads=2,
-                   decoder_layers=1, dropout=0.0)
-
-
-def test_noam_schedule_warms_up_linearly_then_decays_as_inverse_sqrt():
-    schedule = NoamSchedule(lr=2.0, d_model=64, warmup_steps=100)
-    peak = schedule(100)
-    assert peak == pytest.approx(2.0 * 64**-0.5 * 100**-0.5)
-    assert schedule(50) == pytest.approx(peak / 2)
-    assert schedule(400) == pytest.approx(peak / 2)
-    assert schedule(0) == schedule(1) > 0
+TEXTS = ["alpha beta", "gamma delta epsilon", "zeta alpha"]
 
 
-@pytest.fixture()
-def module_and_batch():
+def module_and_batch(model: ModelConfig | None = None, optim: OptimConfig | None = None
+                     ) -> tuple[HierSumModule, Batch, dict]:
+    """A module of the tiny model, a 2-example batch (with a graph or flat when the model asks), and
+    the dict that ``module.log`` fills."""
+    model = model or tiny_model_config()
     tokenizer = train_tokenizer(["alpha beta gamma delta.", "beta gamma epsilon zeta."] * 10, vocab_size=60)
-    hparams = module_hparams(TINY, OptimConfig(label_smoothing=0.0), DataConfig(path="x"), tokenizer)
-    module = HierSumModule(**hparams)
-    ids = tokenizer.encode_batch(["alpha beta", "gamma delta epsilon", "zeta"])
+    torch.manual_seed(0)
+    module = HierSumModule(**module_hparams(model, optim or OptimConfig(label_smoothing=0.0), DataConfig(path="x"),
+                                            tokenizer))
+    ids = tokenizer.encode_batch(TEXTS)
+    graph = similarity_graph(TEXTS[:2]) if model.graph != "none" else None
     examples = [
-        EncodedExample(id="a", paragraphs=[ids[0], ids[1]], target=ids[2], references=["zeta"], provenance=[]),
-        EncodedExample(id="b", paragraphs=[ids[2]], target=ids[0] + ids[2], references=["x"], provenance=[]),
+        EncodedExample(id="a", paragraphs=ids[:2], target=ids[2], references=["z"], provenance=[], graph=graph),
+        EncodedExample(id="b", paragraphs=[ids[2]], target=ids[0] + ids[2], references=["x"], provenance=[],
+                       graph=[[0.0]] if graph else None),
     ]
     special = tokenizer.special
-    return module, collate(examples, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos)
+    batch = collate(examples, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos,
+                    flat=batch_layout(model, tokenizer))
+    logged: dict = {}
+    module.log = lambda name, value, **kwargs: logged.__setitem__(name, value)
+    return module, batch, logged
 
 
-def test_loss_is_mean_nll_over_real_target_tokens(module_and_batch):
-    module, batch = module_and_batch
+def test_loss_is_mean_nll_over_real_target_tokens():
+    module, batch, _ = module_and_batch()
     loss, log_probs, n_tokens = module.loss(batch)
     assert n_tokens == int(batch.tgt_mask.sum())
     picked = log_probs.gather(-1, batch.tgt_out.unsqueeze(-1)).squeeze(-1)  # (B, S)
     assert loss.item() == pytest.approx(-(picked[batch.tgt_mask]).mean().item(), rel=1e-5)
 
 
-def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(module_and_batch, tmp_path):
-    """A checkpoint of the LightningModule rebuilds the same network without Lightning."""
-    module, batch = module_and_batch
-    path = tmp_path / "m.ckpt"
-    checkpoint = {"state_dict": module.state_dict(), "hyper_parameters": dict(module.hparams)}
-    module.on_save_checkpoint(checkpoint)
-    torch.save(checkpoint, path)
-    restored = load_summarizer(path)
-    assert not restored.model.training
-    module.eval()
-    torch.testing.assert_close(
-        restored.model.log_probs(batch.src, batch.src_mask, batch.tgt_in),
-        module.model.log_probs(batch.src, batch.src_mask, batch.tgt_in),
-    )
-    assert restored.tokenizer().special == module.tokenizer().special
-    assert restored.data_config == DataConfig(path="x")
+def test_training_step_adds_the_weighted_pooling_penalty_and_logs_it():
+    module, batch, logged = module_and_batch(tiny_model_config(pooling_penalty=0.5), OptimConfig())
+    total = module.training_step(batch, 0)
+    nll, _, _ = module.loss(batch)
+    encoded = module.model.encode(batch.src, batch.src_mask, return_attention=True)
+    penalty = pooling_penalty(encoded.pooling_weights, batch.src_mask)
+    assert penalty.item() > 0
+    assert total.item() == pytest.approx(nll.item() + 0.5 * penalty.item(), rel=1e-5)
+    assert float(logged["train/loss"].detach()) == pytest.approx(nll.item(), rel=1e-5)
+    assert float(logged["train/pooling_penalty"].detach()) == pytest.approx(penalty.item(), rel=1e-5)
 
 
-def test_load_checkpoint_errors_name_the_path(tmp_path):
-    with pytest.raises(FileNotFoundError, match="missing.ckpt"):
-        load_summarizer(tmp_path / "missing.ckpt")
-    torch.save({"weights": torch.zeros(1)}, tmp_path / "foreign.ckpt")
-    with pytest.raises(ValueError, match="foreign.ckpt"):
-        load_summarizer(tmp_path / "foreign.ckpt")
+def test_without_penalty_the_loss_is_the_nll_only():
+    module, batch, logged = module_and_batch(optim=OptimConfig())
+    assert module.training_step(batch, 0).item() == pytest.approx(module.loss(batch)[0].item())
+    assert "train/pooling_penalty" not in logged
+
+
+@pytest.mark.parametrize("changes", [{"graph": "similarity"}, {"encoder": "flat", "inter_layers": []}],
+                         ids=["graph", "flat"])
+def test_training_and_validation_steps_run_on_graph_and_flat_batches(changes):
+    model = tiny_model_config(**changes)
+    module, batch, logged = module_and_batch(model, OptimConfig())
+    assert (batch.paragraph_graph is not None) == (model.graph != "none")
+    assert batch.src.dim() == (2 if model.encoder == "flat" else 3)
+    loss = module.training_step(batch, 0)
+    loss.backward()
+    module.validation_step(batch, 0)
+    assert torch.isfinite(loss) and "val/loss" in logged

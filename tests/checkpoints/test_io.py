@@ -1,0 +1,34 @@
+"""Checkpoints of the LightningModule read without Lightning (hiersum.checkpoints.io.load_summarizer)."""
+
+import pytest
+import torch
+
+from hiersum.checkpoints.io import load_summarizer
+from hiersum.config import DataConfig
+from tests.training.test_module import module_and_batch
+
+
+def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(tmp_path):
+    """A checkpoint of the LightningModule rebuilds the same network without Lightning."""
+    module, batch, _ = module_and_batch()
+    path = tmp_path / "m.ckpt"
+    checkpoint = {"state_dict": module.state_dict(), "hyper_parameters": dict(module.hparams)}
+    module.on_save_checkpoint(checkpoint)
+    torch.save(checkpoint, path)
+    restored = load_summarizer(path)
+    assert not restored.model.training
+    module.eval()
+    torch.testing.assert_close(
+        restored.model.log_probs(batch.src, batch.src_mask, batch.tgt_in),
+        module.model.log_probs(batch.src, batch.src_mask, batch.tgt_in),
+    )
+    assert restored.tokenizer().special == module.tokenizer().special
+    assert restored.data_config == DataConfig(path="x")
+
+
+def test_load_checkpoint_errors_name_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.ckpt"):
+        load_summarizer(tmp_path / "missing.ckpt")
+    torch.save({"weights": torch.zeros(1)}, tmp_path / "foreign.ckpt")
+    with pytest.raises(ValueError, match="foreign.ckpt"):
+        load_summarizer(tmp_path / "foreign.ckpt")

@@ -1,0 +1,57 @@
+"""A callback that the CLI tests add to a run (``+callbacks.probe._target_=tests.cli.probes.RunProbe
++callbacks.probe.folder=DIR``): each rank writes what it saw to ``DIR/rank<R>.json``, so a test can
+check that an option acted (in process, or in the processes of a DDP run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+
+
+class RunProbe(pl.Callback):
+    """Records the world size and rank, the encoder's class, the first training batch's ``src`` and
+    ``paragraph_graph`` shapes, how much that batch's graph moves the inter-paragraph attention (max
+    absolute difference to an all-zero graph, i.e. to no graph bias), and the steps trained."""
+
+    def __init__(self, folder: str):
+        self.folder = Path(folder)
+        self.seen: dict[str, Any] = {}
+
+    def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any,
+                             batch_idx: int) -> None:
+        if self.seen:
+            return
+        model = pl_module.model
+        graph = batch.paragraph_graph
+        self.seen = {"encoder": type(model.encoder).__name__, "src_shape": list(batch.src.shape),
+                     "graph_shape": None if graph is None else list(graph.shape), "graph_effect": None}
+        if graph is not None:
+            training = model.training
+            model.eval()
+            with torch.no_grad():
+                biased = model.encode(batch.src, batch.src_mask, paragraph_graph=graph, return_attention=True)
+                unbiased = model.encode(batch.src, batch.src_mask, paragraph_graph=torch.zeros_like(graph),
+                                        return_attention=True)
+            model.train(training)
+            self.seen["graph_effect"] = max(float((a - b).abs().max()) for a, b in
+                                            zip(biased.inter_attention, unbiased.inter_attention, strict=True))
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        record = {**self.seen, "world_size": trainer.world_size, "global_rank": trainer.global_rank,
+                  "global_step": trainer.global_step}
+        (self.folder / f"rank{trainer.global_rank}.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def probe_overrides(folder: Path) -> list[str]:
+    """The overrides that add a :class:`RunProbe` writing to ``folder``."""
+    return ["+callbacks.probe._target_=tests.cli.probes.RunProbe", f"+callbacks.probe.folder={folder}"]
+
+
+def read_probes(folder: Path) -> dict[int, dict[str, Any]]:
+    """``{rank: record}`` of the ranks that wrote one."""
+    return {int(path.stem[4:]): json.loads(path.read_text(encoding="utf-8")) for path in folder.glob("rank*.json")}

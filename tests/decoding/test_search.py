@@ -1,0 +1,97 @@
+"""The search itself (hiersum.decoding.search) on model-free step functions: the official stopping rule,
+length penalty, n-gram blocking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import torch
+
+from hiersum.decoding.search import beam_search, length_penalty
+
+
+@dataclass
+class TableStepOutput:
+    """What a model-free step returns (any object with these two fields is a ``StepOutput``)."""
+
+    log_probs: torch.Tensor
+    state: RowState
+
+
+class MarkovStep:
+    """A model-free step function: log p(next | last token) from a fixed table [V, V]."""
+
+    def __init__(self, table: torch.Tensor):
+        self.table = table
+
+    def __call__(self, tokens, state):
+        return TableStepOutput(log_probs=self.table[tokens], state=state)
+
+
+class RowState:
+    """A state with nothing in it: the Markov step needs only the last token."""
+
+    def tile(self, beam_size):
+        return self
+
+    def reorder_beams(self, indices):
+        return self
+
+    def select_examples(self, examples):
+        return self
+
+
+def test_official_rule_stops_when_top_beam_ends_and_keeps_earlier_hypotheses():
+    """Tokens: 0 = BOS, 1 = EOS, 2, 3. From BOS: EOS 0.5, 2 0.3, 3 0.2. The top beam ends at
+    the first step ([EOS]), so the official rule stops there; "full" searches on until it has
+    K = 2 finished hypotheses."""
+    probs = torch.tensor(
+        [
+            [0.0, 0.5, 0.3, 0.2],  # after BOS
+            [0.0, 1.0, 0.0, 0.0],  # after EOS (only reached by non-retired beams)
+            [0.0, 0.9, 0.05, 0.05],  # after 2
+            [0.0, 0.1, 0.1, 0.8],  # after 3
+        ]
+    )
+    step = MarkovStep(probs.clamp_min(1e-9).log())
+    kwargs = dict(batch_size=1, beam_size=2, bos_id=0, eos_id=1, max_length=4)
+    official = beam_search(step, RowState(), stopping="official", **kwargs)
+    assert official.sequences == [[1]]
+    assert official.scores[0] == pytest.approx(torch.tensor(0.5).log().item(), abs=1e-6)
+    # With a large alpha length is rewarded: "full" finds [2, EOS] (p 0.27) scored above [EOS]
+    # (p 0.5), which the official rule never reaches.
+    alpha = 8.0
+    assert beam_search(step, RowState(), stopping="official", alpha=alpha, **kwargs).sequences == [
+        [1]
+    ]
+    full = beam_search(step, RowState(), stopping="full", alpha=alpha, **kwargs)
+    assert full.sequences == [[2, 1]]
+    expected = torch.tensor(0.27).log().item() / length_penalty(2, alpha)
+    assert full.scores[0] == pytest.approx(expected, abs=1e-5)
+
+
+def repeated_ngrams(tokens: list[int], n: int) -> list[tuple[int, ...]]:
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    return [g for i, g in enumerate(grams) if g in grams[:i]]
+
+
+def cycling_step() -> MarkovStep:
+    """Tokens: 0 = BOS, 1 = EOS, 2..11. The likeliest path is 2 3 2 3 ... (repeats the bigram 2 3);
+    the other tokens leave room for a continuation that repeats nothing."""
+    probs = torch.full((12, 12), 0.01)
+    probs[:, 0] = 0.0  # BOS is never generated
+    probs[0, 2] = probs[2, 3] = probs[3, 2] = 0.8
+    probs[1] = torch.nn.functional.one_hot(torch.tensor(1), 12).float()  # EOS only follows EOS
+    return MarkovStep((probs / probs.sum(-1, keepdim=True)).clamp_min(1e-9).log())
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+@pytest.mark.parametrize("n", [2, 3])
+def test_ngram_blocking_never_repeats_an_ngram(beam_size, n):
+    kwargs = dict(batch_size=2, beam_size=beam_size, bos_id=0, eos_id=1, min_length=12, max_length=12, n_best=1)
+    free = beam_search(cycling_step(), RowState(), stopping="full", **kwargs)
+    assert all(repeated_ngrams(s, n) for s in free.sequences)  # the unconstrained search repeats
+    blocked = beam_search(cycling_step(), RowState(), stopping="full", no_repeat_ngram_size=n, **kwargs)
+    for sequence in blocked.sequences:
+        assert len(sequence) == 12 and repeated_ngrams(sequence, n) == []

@@ -1,0 +1,44 @@
+"""The flat baseline encoder (``model.encoder=flat``): one token sequence [B, L] per example."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.testing import assert_close
+
+from tests.model_testkit import PAD, make_batch, make_model
+
+
+def flat_batch():
+    src, mask, tgt = make_batch()
+    flat = torch.full((3, 12), PAD)
+    flat_mask = torch.zeros(3, 12, dtype=torch.bool)
+    for b, length in enumerate((12, 7, 4)):
+        flat[b, :length] = src[b][mask[b]][:length]
+        flat_mask[b, :length] = True
+    return flat, flat_mask, tgt
+
+
+def test_flat_model_shapes_and_padding_invariance():
+    model = make_model(encoder="flat", inter_layers=[])
+    src, mask, tgt = flat_batch()
+    out = model.encode(src, mask)
+    assert out.token_states.shape == (3, 12, 32)
+    assert torch.equal(out.memory_mask, mask) and out.memory[~mask].abs().sum() == 0
+    longer = F.pad(src, (0, 3), value=PAD)
+    real_tgt = tgt.ne(PAD)
+    with torch.no_grad():
+        assert_close(
+            model.log_probs(longer, longer.ne(PAD), tgt)[real_tgt], model.log_probs(src, mask, tgt)[real_tgt],
+            atol=1e-5, rtol=0,
+        )
+    with pytest.raises(ValueError, match=r"\[B, L\]"):
+        model.encode(*make_batch()[:2])
+
+
+def test_flat_config_refuses_hierarchical_options():
+    with pytest.raises(ValueError, match="flat"):
+        make_model(encoder="flat")  # inter_layers [1, 2] in the tiny config
+    with pytest.raises(ValueError, match="model.graph"):
+        make_model(graph="pagerank")

@@ -1,0 +1,93 @@
+"""Graph-informed inter-paragraph attention (``model.graph``): a learned bias w_h * G on the scores."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from tests.model_testkit import PAD, make_model
+
+
+def random_graph(src_mask: torch.Tensor, seed: int = 0) -> torch.Tensor:
+    """[B, P, P] symmetric weights in [0, 1], zero diagonal and zero at empty paragraphs."""
+    generator = torch.Generator().manual_seed(seed)
+    B, P, _ = src_mask.shape
+    graph = torch.rand(B, P, P, generator=generator)
+    graph = (graph + graph.transpose(1, 2)) / 2 * (1 - torch.eye(P))
+    real = src_mask.any(-1).float()  # (B, P)
+    return graph * real.unsqueeze(1) * real.unsqueeze(2)
+
+
+def graph_model(kind: str = "similarity"):
+    """A graph model with the same weights as ``make_model()`` (plus its graph weights)."""
+    model = make_model(graph=kind)
+    missing, unexpected = model.load_state_dict(make_model().state_dict(), strict=False)
+    assert unexpected == [] and all(key.endswith("graph_weight") for key in missing)
+    return model
+
+
+def test_graph_none_adds_no_parameter_and_ignores_a_graph(model, batch):
+    src, mask, tgt = batch
+    assert not any("graph" in key for key in model.state_dict())
+    with torch.no_grad():
+        with_graph = model.log_probs(src, mask, tgt, paragraph_graph=random_graph(mask))
+        assert_close(with_graph, model.log_probs(src, mask, tgt))
+
+
+def test_graph_bias_changes_the_inter_attention(batch):
+    src, mask, tgt = batch
+    model, plain = graph_model(), make_model()
+    graph = random_graph(mask)
+    with torch.no_grad():
+        biased = model.encode(src, mask, paragraph_graph=graph, return_attention=True)
+        base = plain.encode(src, mask, return_attention=True)
+        zero = model.encode(src, mask, paragraph_graph=torch.zeros_like(graph), return_attention=True)
+    for got, expected in zip(zero.inter_attention, base.inter_attention, strict=True):
+        assert_close(got, expected)  # an empty graph is no bias
+    assert not torch.allclose(biased.inter_attention[0], base.inter_attention[0])
+    # the bias is w_h * G on the scores: with w = 1 and G[i, j] large, j takes the attention of i
+    strong = graph.clone()
+    strong[0, 0, 3] = 50.0
+    with torch.no_grad():
+        attention = model.encode(src, mask, paragraph_graph=strong, return_attention=True).inter_attention[0]
+    assert (attention[0, :, 0, 3] > 0.99).all()
+    assert model.encoder.layers[1].graph_weight.shape == (4,)
+
+
+def test_graph_edges_of_empty_paragraphs_change_nothing(batch):
+    src, mask, tgt = batch
+    model = graph_model()
+    graph = random_graph(mask)
+    touched = graph.clone()
+    empty = ~mask.any(-1)  # (B, P): paragraph 2 of example 0, paragraphs 1-3 of example 2
+    touched[empty] = 5.0  # rows of empty paragraphs
+    touched.transpose(1, 2)[empty] = 5.0  # and edges into them
+    real_tgt = tgt.ne(PAD)
+    with torch.no_grad():
+        base = model.encode(src, mask, paragraph_graph=graph)
+        other = model.encode(src, mask, paragraph_graph=touched)
+        assert_close(other.token_states[mask], base.token_states[mask])
+        assert_close(
+            model.log_probs(src, mask, tgt, paragraph_graph=touched)[real_tgt],
+            model.log_probs(src, mask, tgt, paragraph_graph=graph)[real_tgt],
+        )
+
+
+def test_graph_model_requires_a_graph_of_the_right_shape(batch):
+    src, mask, tgt = batch
+    model = graph_model("discourse")
+    with pytest.raises(ValueError, match="paragraph_graph"):
+        model.log_probs(src, mask, tgt)
+    with pytest.raises(ValueError, match=r"\(3, 4, 4\)"):
+        model.encode(src, mask, paragraph_graph=torch.zeros(3, 5, 5))
+
+
+def test_graph_weight_is_learned(batch):
+    src, mask, tgt = batch
+    model = graph_model().train()
+    model.log_probs(src, mask, tgt, paragraph_graph=random_graph(mask)).sum().backward()
+    grad = model.encoder.layers[1].graph_weight.grad
+    assert grad is not None and grad.abs().sum() > 0
+
+
