@@ -21,8 +21,10 @@ $(STAMP): pyproject.toml
 train: $(STAMP)
 	$(BIN)/hiersum-train $(ARGS)
 
+# pytest-xdist: one worker per core (TEST_WORKERS=0 runs in this process)
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check hiersum tests scripts

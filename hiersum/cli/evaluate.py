@@ -21,7 +21,6 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.evaluation import command
 
 PROG = "hiersum-evaluate"
 
@@ -30,6 +29,8 @@ def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, A
     """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics
     (:func:`hiersum.evaluation.command.evaluate`; ``overrides``: the command line's, see
     :func:`~hiersum.evaluation.command.effective_data_config`)."""
+    from hiersum.evaluation import command  # on use: an option Hydra refuses is reported without the metrics' imports
+
     return command.evaluate(cfg, overrides)
 
 

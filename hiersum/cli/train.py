@@ -19,12 +19,8 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.io import load_summarizer
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 from hiersum.config import DecodeConfig, typed_config
-from hiersum.evaluation.report import write_report
-from hiersum.evaluation.split import evaluate_split, load_eval_split
-from hiersum.training.fit import fit
 
 PROG = "hiersum-train"
 log = logging.getLogger(__name__)
@@ -32,6 +28,12 @@ log = logging.getLogger(__name__)
 
 def train(cfg: DictConfig) -> dict[str, Any]:
     """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics."""
+    # imported on use: an option Hydra refuses is reported before Lightning and the metrics load (~7 s)
+    from hiersum.checkpoints.io import load_summarizer
+    from hiersum.evaluation.report import write_report
+    from hiersum.evaluation.split import evaluate_split
+    from hiersum.training.fit import fit
+
     decode: DecodeConfig = typed_config(cfg.decode)  # a bad value fails before the fit
     fitted = fit(cfg)
     run_dir = fitted.run_dir
@@ -39,7 +41,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
                                "validation_loss": fitted.validation_loss}
     if cfg.eval_split and fitted.is_global_zero:
         model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model
-        examples, encoded = load_eval_split(fitted.datamodule, cfg.eval_split)
+        examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)
         evaluation = evaluate_split(
             model, examples, encoded, fitted.tokenizer, decode, split=cfg.eval_split,
             batch_tokens=fitted.datamodule.config.batch_tokens, device=fitted.device,

@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 
 import pytorch_lightning as pl
 from torch.utils.data import DataLoader
 
 from hiersum.config import DataConfig, ModelConfig
 from hiersum.data.batching import SourceLayout, TokenBudgetBatchSampler, collate, flat_layout
-from hiersum.data.corpora import read_split
-from hiersum.data.registry import format_spec
 from hiersum.data.schema import EncodedExample, Example
-from hiersum.data.selection import encode_examples, selection_config
+from hiersum.data.splits import CorpusSplits
 from hiersum.data.tokenizer import SubwordTokenizer
 
 SPLITS = ("train", "validation", "test")
-
-
-def split_path(data_dir: str | Path, split: str, data_format: str = "jsonl") -> Path:
-    """The file of ``split`` in ``data_dir`` for ``data_format`` (``<split>.jsonl``; SciTLDR's
-    validation split is ``dev.jsonl``), with a clear error when it is missing."""
-    return format_spec(data_format).split_path(data_dir, split)
 
 
 class SummarizationDataModule(pl.LightningDataModule):
@@ -40,27 +31,21 @@ class SummarizationDataModule(pl.LightningDataModule):
         layout: SourceLayout = SourceLayout.GRID,
     ) -> None:
         super().__init__()
+        self.splits = CorpusSplits(config, tokenizer, model)
         self.config = config
-        self.format = format_spec(config.format)
         self.tokenizer = tokenizer
         self.seed = seed
-        self.model = model or ModelConfig()
+        self.model = self.splits.model
         self.layout = SourceLayout(layout)
-        self.examples: dict[str, list[Example]] = {}
-        self.encoded: dict[str, list[EncodedExample]] = {}
+
+    @property
+    def examples(self) -> dict[str, list[Example]]:
+        """The text of each split read so far (:attr:`CorpusSplits.examples`)."""
+        return self.splits.examples
 
     def load_split(self, split: str) -> list[EncodedExample]:
         """Read and encode a split once; later calls reuse it."""
-        if split not in self.encoded:
-            selection = selection_config(self.config, graph=self.model.graph, evaluation=split != "train")
-            if self.format.read_encoded is not None:  # token ids: read and encoded at once
-                self.examples[split], self.encoded[split] = self.format.read_encoded(
-                    self.config.path, split, self.tokenizer, selection, with_text=split != "train"
-                )
-            else:
-                self.examples[split] = read_split(self.format.split_path(self.config.path, split), self.config.format)
-                self.encoded[split] = encode_examples(self.examples[split], self.tokenizer, selection)
-        return self.encoded[split]
+        return self.splits.load(split)
 
     def setup(self, stage: str | None = None) -> None:
         if stage in (None, "fit"):

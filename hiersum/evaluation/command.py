@@ -22,16 +22,16 @@ from omegaconf.errors import OmegaConfBaseException
 from hiersum.config import DataConfig, DecodeConfig, UsageError, typed_config
 from hiersum.data.batching import collate
 from hiersum.data.corpora import read_split
-from hiersum.data.datamodule import SummarizationDataModule, split_path
 from hiersum.data.registry import format_spec
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
+from hiersum.data.splits import CorpusSplits, split_path
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.summarize import load_checkpoint
 from hiersum.evaluation.report import Attention, library_versions, write_report
 from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
-from hiersum.evaluation.split import decode_split, load_eval_split, reference_token_scores
-from hiersum.model.encoders import encoder_spec, source_layout, validate_choices
+from hiersum.evaluation.split import decode_split, reference_token_scores
+from hiersum.model.encoders import encoder_spec, validate_choices
 from hiersum.model.summarizer import HierSum
 
 N_IDS_SHOWN = 10
@@ -157,8 +157,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, A
         model, tokenizer = summarizer.model, summarizer.tokenizer()
         data = effective_data_config(summarizer.data_config, typed_config(cfg.data), overrides or [])
         decode: DecodeConfig = typed_config(cfg.decode)
-        datamodule = SummarizationDataModule(data, tokenizer, model=model.config, layout=source_layout(model.config))
-        examples, encoded = load_eval_split(datamodule, cfg.split)
+        examples, encoded = CorpusSplits(data, tokenizer, model.config).evaluation_split(cfg.split)
         outputs = decode_split(model, encoded, tokenizer, decode, split=cfg.split, batch_tokens=data.batch_tokens,
                                device=cfg.device)
         token_scores = reference_token_scores(model, encoded, tokenizer, batch_tokens=data.batch_tokens,

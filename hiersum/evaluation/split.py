@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torchmetrics.classification import MulticlassAccuracy
@@ -19,9 +19,6 @@ from hiersum.evaluation.scoring import ScoringConfig, score_split
 from hiersum.model.encoders import batch_layout
 from hiersum.model.summarizer import HierSum
 
-if TYPE_CHECKING:  # the datamodule imports Lightning, which evaluation does not need
-    from hiersum.data.datamodule import SummarizationDataModule
-
 
 @dataclass
 class SplitEvaluation:
@@ -33,16 +30,6 @@ class SplitEvaluation:
     """``{"id", "summary", "reference"}`` per example, in order (``predictions.jsonl``)."""
     rows: list[dict[str, Any]]
     """Per-example figures of every system (``scores.csv``)."""
-
-
-def load_eval_split(datamodule: SummarizationDataModule, split: str) -> tuple[list[Example], list[EncodedExample]]:
-    """The examples of ``split`` and their encodings, the first ``data.limit_eval_examples`` when set."""
-    encoded = datamodule.load_split(split)
-    examples = datamodule.examples[split]
-    limit = datamodule.config.limit_eval_examples
-    if limit:
-        encoded, examples = encoded[:limit], examples[:limit]
-    return examples, encoded
 
 
 @torch.inference_mode()

@@ -18,8 +18,9 @@ from omegaconf import DictConfig
 
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig, UsageError, typed_config
 from hiersum.data.corpora import read_split
-from hiersum.data.datamodule import SummarizationDataModule, split_path
+from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.registry import format_spec
+from hiersum.data.splits import split_path
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
 from hiersum.model.encoders import source_layout, validate_choices
 from hiersum.model.summarizer import HierSum

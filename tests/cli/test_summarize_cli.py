@@ -239,12 +239,18 @@ def test_resume_false_starts_afresh(run_summarize, checkpoint, tmp_path):
     assert [r["id"] for r in read_jsonl(output)] == [r["id"] for r in sample_records(2)]
 
 
-def test_summarize_imports_neither_lightning_nor_torchmetrics():
-    """The script users run most often starts without Lightning's import cost (~6 s here)."""
+def test_summarize_imports_neither_lightning_nor_torchmetrics_and_evaluation_no_lightning():
+    """The script users run most often starts without Lightning's import cost (~6 s here), and
+    scoring a split (``hiersum-evaluate``) does not need Lightning either."""
     probe = (
-        "import sys, hiersum.cli.summarize\n"
-        "print(sorted(m for m in ('pytorch_lightning', 'lightning_fabric', 'torchmetrics') if m in sys.modules))"
+        "import sys\n"
+        "names = ('pytorch_lightning', 'lightning_fabric', 'torchmetrics')\n"
+        "heavy = lambda: sorted(m for m in names if m in sys.modules)\n"
+        "import hiersum.cli.summarize\n"
+        "print(heavy())\n"
+        "import hiersum.cli.evaluate, hiersum.evaluation.command\n"
+        "print(heavy())\n"
     )
     result = subprocess.run([str(BIN / "python"), "-c", probe], capture_output=True, text=True, check=True,
                             env=cli_env(), timeout=300)
-    assert result.stdout.strip() == "[]"
+    assert result.stdout.split("\n")[:2] == ["[]", "['torchmetrics']"], result.stdout

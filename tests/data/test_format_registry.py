@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 
 from hiersum.config import DataConfig
 from hiersum.data.corpora import read_corpus_split
-from hiersum.data.datamodule import SummarizationDataModule, split_path
+from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.formats import InputError, input_formats, read_records
 from hiersum.data.registry import (
     FORMATS,
@@ -24,6 +24,7 @@ from hiersum.data.registry import (
     validate_format,
 )
 from hiersum.data.schema import Example, RecordError
+from hiersum.data.splits import split_path
 from hiersum.data.tokenizer import train_tokenizer
 
 TSV_YAML = """\
