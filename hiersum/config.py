@@ -74,6 +74,15 @@ class Selection(ConfigEnum):
     round_robin = "round_robin"
 
 
+class OnError(ConfigEnum):
+    """``data.on_error``: what a malformed record of a data split does."""
+
+    fail = "fail"
+    """Stop with one line naming the file, line, field, what was expected and found (exit status 2)."""
+    skip = "skip"
+    """Leave the record out, count it and list it in ``<run>/data_errors.jsonl``."""
+
+
 class Stopping(ConfigEnum):
     """``decode.stopping``: when beam search ends an example."""
 
@@ -219,8 +228,15 @@ class DataConfig:
     """Decode and score only the first N examples of the evaluated split (None: all)."""
     eval_max_paragraphs: int | None = None
     """P for the validation and test splits (None: ``max_paragraphs``); the paper trains on 24, tests on 40."""
+    on_error: OnError = OnError.fail
+    """A malformed record: ``fail`` (one line, exit status 2) or ``skip`` (counted, listed in
+    ``<run>/data_errors.jsonl``)."""
+    cache_dir: str | None = None
+    """Folder of the prepared corpora (:mod:`hiersum.data.prepared`); None: ``$HIERSUM_PREPARED_DIR`` when set,
+    else ``$XDG_CACHE_HOME/hiersum/prepared`` (``~/.cache/hiersum/prepared``)."""
 
     def __post_init__(self) -> None:
+        self.on_error = OnError.coerce(self.on_error, "data.on_error")
         if self.eval_max_paragraphs is not None and self.eval_max_paragraphs < 1:
             raise ValueError(f"data.eval_max_paragraphs must be >= 1 or null, found {self.eval_max_paragraphs}")
         self.selection = Selection.coerce(self.selection, "data.selection")
@@ -391,6 +407,20 @@ class EvaluateConfig:
 
 
 @dataclass
+class PrepareConfig:
+    """``conf/prepare.yaml`` (``hiersum-prepare``): its top-level keys, whose values the YAML gives, and its
+    groups (those of ``hiersum-train``: the same data, tokenizer and model give the same prepared corpus)."""
+
+    task_name: str = MISSING
+    splits: list[str] = MISSING
+    """The splits to prepare (train, validation, test)."""
+    model: ModelConfig = MISSING
+    tokenizer: TokenizerConfig = MISSING
+    data: DataConfig = MISSING
+    paths: dict[str, Any] = MISSING
+
+
+@dataclass
 class SummarizeConfig:
     """``conf/summarize.yaml`` (``hiersum-summarize``): its top-level keys, whose values the YAML gives.
     ``input_format`` stays a string: its values come from the data format registry
@@ -432,6 +462,7 @@ def register_configs() -> None:
     store.store(name="train_schema", node=TrainConfig)
     store.store(name="evaluate_schema", node=EvaluateConfig)
     store.store(name="summarize_schema", node=SummarizeConfig)
+    store.store(name="prepare_schema", node=PrepareConfig)
     _registered.append(True)
 
 

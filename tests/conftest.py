@@ -5,6 +5,7 @@ suite (:func:`compose_config` / the ``tiny_cfg`` fixture: the real ``conf/`` com
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hiersum.cli.common import CONFIG_DIR
 from hiersum.config import ModelConfig, register_configs, typed_config
+from hiersum.data.prepared import PREPARED_DIR_VARIABLE
 from hiersum.model import HierSum
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -97,6 +99,20 @@ def single_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def prepared_corpora(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The prepared corpora of the session (``$HIERSUM_PREPARED_DIR``, inherited by the CLI subprocesses)
+    go to a temporary folder, not the user's cache."""
+    folder = tmp_path_factory.mktemp("prepared")
+    saved = os.environ.get(PREPARED_DIR_VARIABLE)
+    os.environ[PREPARED_DIR_VARIABLE] = str(folder)
+    yield folder
+    if saved is None:
+        os.environ.pop(PREPARED_DIR_VARIABLE, None)
+    else:
+        os.environ[PREPARED_DIR_VARIABLE] = saved
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+import numpy as np
 import torch
 from torch.utils.data import Sampler
 
@@ -56,24 +57,38 @@ def grid_size(example: EncodedExample) -> tuple[int, int]:
     return max(len(example.paragraphs), 1), max((len(p) for p in example.paragraphs), default=1) or 1
 
 
+LENGTH_FIELDS = ("paragraphs", "longest_paragraph", "target")
+"""The columns of a length index ([N, 3] ints, :func:`example_lengths`): per example its paragraph count,
+its longest paragraph's token count and its target's token count (BOS/EOS excluded)."""
+
+
+def example_lengths(examples: Sequence[EncodedExample]) -> np.ndarray:
+    """The length index [N, 3] of ``examples`` (columns :data:`LENGTH_FIELDS`); a prepared corpus
+    stores it on disk (:mod:`hiersum.data.prepared`)."""
+    lengths = np.zeros((len(examples), len(LENGTH_FIELDS)), dtype=np.int32)
+    for row, example in enumerate(examples):
+        lengths[row] = (len(example.paragraphs), max(map(len, example.paragraphs), default=0), len(example.target))
+    return lengths
+
+
 def make_token_budget_batches(
-    examples: Sequence[EncodedExample], *, batch_tokens: int, max_batch_size: int
+    examples: Sequence[EncodedExample] | np.ndarray, *, batch_tokens: int, max_batch_size: int
 ) -> list[list[int]]:
     """Group example indices, sorted by size, so that each batch's padded
     B x P_max x T_max grid (and B x S_max target) stays within ``batch_tokens``.
 
-    An example larger than the budget on its own forms a batch of one.
+    ``examples``: the examples, or their length index [N, 3] (:func:`example_lengths`): the batches
+    depend on the lengths only. An example larger than the budget on its own forms a batch of one.
     """
-    def cost(index: int) -> tuple[int, int, int]:
-        paragraphs, tokens = grid_size(examples[index])
-        return paragraphs, tokens, len(examples[index].target) + 1
-
-    order = sorted(range(len(examples)), key=lambda i: (cost(i), i))
+    lengths = examples if isinstance(examples, np.ndarray) else example_lengths(examples)
+    lengths = np.asarray(lengths, dtype=np.int64).reshape(-1, len(LENGTH_FIELDS))
+    # the padded size of each example: grid (P, T) at least 1 x 1, target with its BOS / EOS
+    costs = np.stack([np.maximum(lengths[:, 0], 1), np.maximum(lengths[:, 1], 1), lengths[:, 2] + 1], axis=1)
+    order = np.lexsort((np.arange(len(costs)), costs[:, 2], costs[:, 1], costs[:, 0]))  # by (P, T, S), then index
     batches: list[list[int]] = []
     current: list[int] = []
     max_p = max_t = max_s = 0
-    for index in order:
-        p, t, s = cost(index)
+    for index, (p, t, s) in zip(order.tolist(), costs[order].tolist(), strict=True):
         grown = (max(max_p, p), max(max_t, t), max(max_s, s))
         size = len(current) + 1
         if current and (size > max_batch_size or size * max(grown[0] * grown[1], grown[2]) > batch_tokens):
@@ -90,11 +105,13 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
     """Yields the batches of :func:`make_token_budget_batches`, shuffled per epoch when
     ``shuffle``, and sharded over ``num_replicas`` ranks (every rank gets the same
     number of batches, as DDP requires; the last few batches are repeated to even up).
+    ``examples``: the examples, or their length index [N, 3] (a prepared corpus plans its batches
+    from the index on disk without reading an example).
     """
 
     def __init__(
         self,
-        examples: Sequence[EncodedExample],
+        examples: Sequence[EncodedExample] | np.ndarray,
         *,
         batch_tokens: int,
         max_batch_size: int,

@@ -9,7 +9,7 @@ from torch.utils.data import DataLoader
 
 from hiersum.config import DataConfig, ModelConfig
 from hiersum.data.batching import SourceLayout, TokenBudgetBatchSampler, collate, flat_layout
-from hiersum.data.schema import EncodedExample, Example
+from hiersum.data.prepared import PreparedSplit
 from hiersum.data.splits import CorpusSplits
 from hiersum.data.tokenizer import SubwordTokenizer
 
@@ -17,7 +17,8 @@ SPLITS = ("train", "validation", "test")
 
 
 class SummarizationDataModule(pl.LightningDataModule):
-    """Reads, encodes and batches the train/validation/test splits of ``config.path``.
+    """Batches the train/validation/test splits of ``config.path``, prepared on disk once
+    (:class:`~hiersum.data.splits.CorpusSplits`) and read lazily by the loaders.
 
     ``model``: the model the batches are for; it decides whether examples carry a paragraph graph
     (``model.graph``) and the flat layout's length. ``layout``: the source its encoder reads, the
@@ -38,13 +39,8 @@ class SummarizationDataModule(pl.LightningDataModule):
         self.model = self.splits.model
         self.layout = SourceLayout(layout)
 
-    @property
-    def examples(self) -> dict[str, list[Example]]:
-        """The text of each split read so far (:attr:`CorpusSplits.examples`)."""
-        return self.splits.examples
-
-    def load_split(self, split: str) -> list[EncodedExample]:
-        """Read and encode a split once; later calls reuse it."""
+    def load_split(self, split: str) -> PreparedSplit:
+        """The split prepared on disk (prepared on the first call of any run, then reused), read lazily."""
         return self.splits.load(split)
 
     def setup(self, stage: str | None = None) -> None:
@@ -60,7 +56,7 @@ class SummarizationDataModule(pl.LightningDataModule):
         examples = self.load_split(split)
         trainer = self.trainer if distributed else None
         sampler = TokenBudgetBatchSampler(
-            examples,
+            examples.lengths,  # planned from the length index: no example is read
             batch_tokens=self.config.batch_tokens,
             max_batch_size=self.config.max_batch_size,
             shuffle=shuffle,

@@ -6,7 +6,8 @@ An entry (:class:`FormatSpec`) declares everything the rest of the code asks abo
 - how to read a split: ``parse_line`` (one line of a split file -> :class:`Example`; the split reader
   is then every non-blank line of ``<data.path>/<split file><suffix>``) or its own ``read_split``; or,
   for a format that holds token ids instead of text (``wikisum``), ``read_encoded``, which reads and
-  encodes a split at once with the tokenizer the ids come from. Such a format cannot train a
+  encodes a split record by record with the tokenizer the ids come from, and ``split_inputs``, the
+  files of a split (what a prepared corpus fingerprints, :mod:`hiersum.data.prepared`). Such a format cannot train a
   tokenizer nor be scored from predictions (no reference text on the command line);
 - its split file names (``split_files``: SciTLDR ships ``train/dev/test``, so its validation split
   is ``dev.jsonl``) and their ``suffix``;
@@ -33,15 +34,15 @@ from hiersum.data.readers import RecordParser, decoded_lines, iter_jsonl, parse_
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.scitldr import iter_scitldr, parse_scitldr_record
 from hiersum.data.wikisum import SPLIT_NAMES as WIKISUM_SPLIT_NAMES
-from hiersum.data.wikisum import read_wikisum
+from hiersum.data.wikisum import iter_wikisum, shard_paths
 from hiersum.registry import Registry
 
 Record = Example | RecordError
 SplitReader = Callable[[Path], Iterable[Record]]
 """``read(path) -> records`` of one split file, references required."""
-EncodedReader = Callable[..., tuple[list[Example], list[EncodedExample]]]
-"""``read(data_path, split, tokenizer, selection, *, with_text) -> (examples, encoded)``, as
-:func:`hiersum.data.wikisum.read_wikisum`."""
+EncodedReader = Callable[..., Iterable[tuple[Example, EncodedExample] | RecordError]]
+"""``read(data_path, split, tokenizer, selection, *, with_text) -> (example, encoded) pairs or errors``,
+one record at a time, as :func:`hiersum.data.wikisum.iter_wikisum`."""
 
 SPLIT_FILES = MappingProxyType({"train": "train", "validation": "validation", "test": "test"})
 """The default file stem of each hiersum split."""
@@ -61,6 +62,8 @@ class FormatSpec:
     """The records of one split file (default: :func:`iter_line_records` with ``parse_line``)."""
     read_encoded: EncodedReader | None = None
     """A format of token ids: reads and encodes a split of ``data.path`` (e.g. WikiSum shards)."""
+    split_inputs: Callable[[Path, str], list[Path]] | None = None
+    """The files of a split of ``data.path`` (default: the one file :meth:`split_path`)."""
     split_files: Mapping[str, str] = field(default_factory=lambda: SPLIT_FILES)
     """hiersum split (train / validation / test) -> file stem; another split name is a stem itself."""
     suffix: str = ".jsonl"
@@ -88,6 +91,12 @@ class FormatSpec:
         if not path.is_file():
             raise FileNotFoundError(f"data split '{split}' not found: expected the file {path}")
         return path
+
+    def input_files(self, data_dir: str | Path, split: str) -> list[Path]:
+        """Every file ``split`` of ``data_dir`` is read from (a missing one raises FileNotFoundError)."""
+        if self.split_inputs is not None:
+            return self.split_inputs(Path(data_dir), split)
+        return [self.split_path(data_dir, split)]
 
     def iter_split(self, path: str | Path) -> Iterator[Record]:
         """Every record of the split file ``path`` (references required)."""
@@ -198,5 +207,5 @@ register_format("scitldr", FormatSpec(
 ))
 register_format("wikisum", FormatSpec(
     "the ranked WikiSum release (shards WIKI.{train,valid,test}.N.pt of SentencePiece ids)",
-    read_encoded=read_wikisum, split_files=WIKISUM_SPLIT_NAMES,
+    read_encoded=iter_wikisum, split_inputs=shard_paths, split_files=WIKISUM_SPLIT_NAMES,
 ))

@@ -8,6 +8,7 @@ Mask convention everywhere: bool, True = real token.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -26,6 +27,16 @@ class RecordError(ValueError):
         self.reason = message
         self.record_id = record_id
         """The record's id when it could be read (None otherwise)."""
+
+    def as_record(self) -> dict[str, Any]:
+        """The line of an errors file (``hiersum-summarize``'s ``*.errors.jsonl``, a run's ``data_errors.jsonl``)."""
+        return {"file": self.path, "line": self.line, "id": self.record_id, "field": self.field_name,
+                "reason": self.reason}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> RecordError:
+        """The error of an :meth:`as_record` line."""
+        return cls(record["file"], record["line"], record["field"], record["reason"], record_id=record["id"])
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The splits of a corpus folder, read and encoded once, without Lightning.
+"""The splits of a corpus folder, prepared on disk once (:mod:`hiersum.data.prepared`) and read lazily,
+without Lightning.
 
 Training reaches them through :class:`hiersum.data.datamodule.SummarizationDataModule`; evaluation
 and scripts use :class:`CorpusSplits` directly, so scoring a split never imports Lightning.
@@ -8,12 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hiersum.config import DataConfig, ModelConfig
-from hiersum.data.corpora import read_split
+from hiersum.config import DataConfig, ModelConfig, UsageError
+from hiersum.data.jsonl_output import write_jsonl_atomically
+from hiersum.data.prepared import PreparedSplit, prepare_split
 from hiersum.data.registry import format_spec
 from hiersum.data.schema import EncodedExample, Example
-from hiersum.data.selection import encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer
+
+DATA_ERRORS = "data_errors.jsonl"
+"""The file of a run directory listing the records ``data.on_error=skip`` left out."""
 
 
 def split_path(data_dir: str | Path, split: str, data_format: str = "jsonl") -> Path:
@@ -26,8 +30,10 @@ class CorpusSplits:
     """The train / validation / test splits of ``config.path`` in ``config.format``, encoded with
     ``tokenizer`` for ``model`` (whether examples carry a paragraph graph: ``model.graph``).
 
-    ``examples[split]`` holds the text (ids, references, provenance); ``encoded[split]`` the token
-    ids, in the same order. ``load(split)`` reads a split on first use and then reuses it.
+    ``load(split)`` prepares a split on disk the first time any run asks for it (then reuses the
+    prepared folder) and returns it as a lazy :class:`~hiersum.data.prepared.PreparedSplit`. A missing
+    split file is a :class:`UsageError`; a malformed record a :class:`~hiersum.data.schema.RecordError`
+    unless ``data.on_error=skip`` (:meth:`write_errors` lists the records left out).
     """
 
     def __init__(self, config: DataConfig, tokenizer: SubwordTokenizer, model: ModelConfig | None = None) -> None:
@@ -35,27 +41,37 @@ class CorpusSplits:
         self.format = format_spec(config.format)
         self.tokenizer = tokenizer
         self.model = model or ModelConfig()
-        self.examples: dict[str, list[Example]] = {}
-        self.encoded: dict[str, list[EncodedExample]] = {}
+        self.prepared: dict[str, PreparedSplit] = {}
 
-    def load(self, split: str) -> list[EncodedExample]:
-        """The encoded examples of ``split`` (read and encoded on the first call)."""
-        if split not in self.encoded:
-            selection = selection_config(self.config, graph=self.model.graph, evaluation=split != "train")
-            if self.format.read_encoded is not None:  # token ids: read and encoded at once
-                self.examples[split], self.encoded[split] = self.format.read_encoded(
-                    self.config.path, split, self.tokenizer, selection, with_text=split != "train"
-                )
-            else:
-                self.examples[split] = read_split(self.format.split_path(self.config.path, split), self.config.format)
-                self.encoded[split] = encode_examples(self.examples[split], self.tokenizer, selection)
-        return self.encoded[split]
+    def load(self, split: str) -> PreparedSplit:
+        """The prepared ``split`` (prepared, or found prepared, on the first call)."""
+        if split not in self.prepared:
+            try:
+                self.prepared[split] = prepare_split(self.config, split, self.tokenizer, graph=self.model.graph)
+            except FileNotFoundError as error:
+                raise UsageError(str(error)) from None
+        return self.prepared[split]
+
+    def prepare(self, splits: list[str]) -> None:
+        """Prepare (or find prepared) each of ``splits`` now: a missing file or a malformed record is
+        reported before training starts."""
+        for split in splits:
+            self.load(split)
+
+    def write_errors(self, run_dir: str | Path) -> Path | None:
+        """``<run_dir>/data_errors.jsonl``: the records left out of the splits loaded so far (one
+        ``{"split", "file", "line", "id", "field", "reason"}`` a line), or None (and no file) when none was."""
+        records = [{"split": split, **error.as_record()}
+                   for split, prepared in self.prepared.items() for error in prepared.errors()]
+        path = Path(run_dir) / DATA_ERRORS
+        if not records:
+            path.unlink(missing_ok=True)
+            return None
+        write_jsonl_atomically(path, records)
+        return path
 
     def evaluation_split(self, split: str) -> tuple[list[Example], list[EncodedExample]]:
         """The examples of ``split`` and their encodings, the first ``data.limit_eval_examples`` when set."""
-        encoded = self.load(split)
-        examples = self.examples[split]
-        limit = self.config.limit_eval_examples
-        if limit:
-            encoded, examples = encoded[:limit], examples[:limit]
-        return examples, encoded
+        prepared = self.load(split)
+        n = min(self.config.limit_eval_examples or len(prepared), len(prepared))
+        return [prepared.example(i) for i in range(n)], prepared[:n]

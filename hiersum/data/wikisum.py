@@ -8,7 +8,9 @@ A split is a set of shards ``<prefix>.{train,valid,test}.N.pt`` (the release use
 - ``tgt_str``: the summary text.
 
 Shards are loaded with ``torch.load(weights_only=True)`` (plain lists, dicts and ints), in
-shard-number order, all into memory. The kept paragraphs are the first ``max_paragraphs`` (the
+shard-number order, one at a time (:func:`iter_wikisum`; a split is never held in memory whole). A
+malformed record is a :class:`RecordError` whose "line" is the record's index in its shard (the
+suffix of its id ``<shard stem>-<index>``). The kept paragraphs are the first ``max_paragraphs`` (the
 ranking order), each cut to ``max_paragraph_tokens``; the target is ``tgt`` without BOS/EOS, cut to
 ``max_target_tokens``. The release does not say which source document a paragraph came from, so
 the provenance of the paragraph of rank r is ``(0, r)``.
@@ -17,13 +19,14 @@ the provenance of the paragraph of rank r is ``(0, r)``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from hiersum.data.graph import paragraph_graph
-from hiersum.data.schema import EncodedExample, Example
+from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig
 from hiersum.data.tokenizer import SubwordTokenizer
 
@@ -44,27 +47,45 @@ def shard_paths(directory: str | Path, split: str) -> list[Path]:
     return [path for m, path in sorted(matches, key=lambda mp: (mp[0]["prefix"], int(mp[0]["index"])))]
 
 
-def _ids(value: Any, where: str, field: str) -> list[int]:
-    if not isinstance(value, list) or not all(isinstance(i, int) for i in value):
-        raise ValueError(f"{where}: field '{field}': expected a list of token ids, found {type(value).__name__}")
-    return value
+def _ids(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(i, int) for i in value)
+
+
+def record_error(record: Any, path: Path, index: int) -> RecordError | None:
+    """What is wrong with record ``index`` of shard ``path`` (``src`` a list of id lists, ``tgt`` an id
+    list), or None."""
+    def error(field: str | None, message: str) -> RecordError:
+        return RecordError(str(path), index, field, message, record_id=f"{path.name.removesuffix('.pt')}-{index}")
+
+    if not isinstance(record, dict) or "src" not in record or "tgt" not in record:
+        return error(None, f"expected a dict with 'src', 'tgt' and 'tgt_str', found {type(record).__name__}")
+    if not isinstance(record["src"], list):
+        return error("src", f"expected a list of paragraphs, found {type(record['src']).__name__}")
+    for p, paragraph in enumerate(record["src"]):
+        if not _ids(paragraph):
+            return error(f"src[{p}]", f"expected a list of token ids, found {type(paragraph).__name__}")
+    if not _ids(record["tgt"]):
+        return error("tgt", f"expected a list of token ids, found {type(record['tgt']).__name__}")
+    return None
+
+
+def shard_records(path: str | Path) -> Iterator[dict[str, Any] | RecordError]:
+    """The records of one shard, each validated: the record, or the :class:`RecordError` saying what is wrong."""
+    path = Path(path)
+    records = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(records, list):
+        raise RecordError(str(path), 0, None, f"expected a list of records, found {type(records).__name__}")
+    for index, record in enumerate(records):
+        yield record_error(record, path, index) or record
 
 
 def load_shard(path: str | Path) -> list[dict[str, Any]]:
-    """The records of one shard, validated (``src`` a list of id lists, ``tgt`` an id list)."""
-    records = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(records, list):
-        raise ValueError(f"{path}: expected a list of records, found {type(records).__name__}")
-    for index, record in enumerate(records):
-        where = f"{path}: record {index}"
-        if not isinstance(record, dict) or "src" not in record or "tgt" not in record:
-            raise ValueError(f"{where}: expected a dict with 'src', 'tgt' and 'tgt_str'")
-        if not isinstance(record["src"], list):
-            found = type(record["src"]).__name__
-            raise ValueError(f"{where}: field 'src': expected a list of paragraphs, found {found}")
-        for p, paragraph in enumerate(record["src"]):
-            _ids(paragraph, where, f"src[{p}]")
-        _ids(record["tgt"], where, "tgt")
+    """The records of one shard; the first malformed one raises its :class:`RecordError`."""
+    records = []
+    for item in shard_records(path):
+        if isinstance(item, RecordError):
+            raise item
+        records.append(item)
     return records
 
 
@@ -100,17 +121,31 @@ def encode_record(
     return example, encoded
 
 
+def iter_wikisum(
+    directory: str | Path, split: str, tokenizer: SubwordTokenizer, config: SelectionConfig, *, with_text: bool
+) -> Iterator[tuple[Example, EncodedExample] | RecordError]:
+    """(example, encoded example) of every record of a split, shard after shard (one shard in memory at
+    a time), or the :class:`RecordError` of a malformed record; ids are ``<shard stem>-<index>``."""
+    for path in shard_paths(directory, split):
+        stem = path.name.removesuffix(".pt")
+        for index, record in enumerate(shard_records(path)):
+            if isinstance(record, RecordError):
+                yield record
+                continue
+            yield encode_record(
+                record, example_id=f"{stem}-{index}", tokenizer=tokenizer, config=config, with_text=with_text
+            )
+
+
 def read_wikisum(
     directory: str | Path, split: str, tokenizer: SubwordTokenizer, config: SelectionConfig, *, with_text: bool
 ) -> tuple[list[Example], list[EncodedExample]]:
-    """All records of a split as (examples, encoded examples); ids are ``<shard stem>-<index>``."""
+    """All records of a split as (examples, encoded examples) (:func:`iter_wikisum`, the first malformed
+    record raising its :class:`RecordError`)."""
     examples, encoded = [], []
-    for path in shard_paths(directory, split):
-        stem = path.name.removesuffix(".pt")
-        for index, record in enumerate(load_shard(path)):
-            example, item = encode_record(
-                record, example_id=f"{stem}-{index}", tokenizer=tokenizer, config=config, with_text=with_text
-            )
-            examples.append(example)
-            encoded.append(item)
+    for item in iter_wikisum(directory, split, tokenizer, config, with_text=with_text):
+        if isinstance(item, RecordError):
+            raise item
+        examples.append(item[0])
+        encoded.append(item[1])
     return examples, encoded

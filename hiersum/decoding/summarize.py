@@ -65,11 +65,6 @@ def collect(records: Iterable[Example | RecordError]) -> tuple[list[Example], li
     return examples, errors
 
 
-def error_record(error: RecordError) -> dict[str, Any]:
-    return {"file": error.path, "line": error.line, "id": error.record_id, "field": error.field_name,
-            "reason": error.reason}
-
-
 def output_record(summary: Summary, source: EncodedExample, *, n_best: bool) -> dict[str, Any]:
     record: dict[str, Any] = {
         "id": summary.id, "summary": summary.summary, "score": summary.score,
@@ -185,6 +180,6 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
 def _write_errors(path: Path, errors: list[RecordError]) -> None:
     """The errors of this run replace those of an earlier one (the same input gives the same errors)."""
     if errors:
-        write_jsonl_atomically(path, [error_record(e) for e in errors])
+        write_jsonl_atomically(path, [e.as_record() for e in errors])
     else:
         path.unlink(missing_ok=True)

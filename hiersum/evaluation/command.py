@@ -157,7 +157,9 @@ def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, A
         model, tokenizer = summarizer.model, summarizer.tokenizer()
         data = effective_data_config(summarizer.data_config, typed_config(cfg.data), overrides or [])
         decode: DecodeConfig = typed_config(cfg.decode)
-        examples, encoded = CorpusSplits(data, tokenizer, model.config).evaluation_split(cfg.split)
+        splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused
+        examples, encoded = splits.evaluation_split(cfg.split)
+        splits.write_errors(run_dir)
         outputs = decode_split(model, encoded, tokenizer, decode, split=cfg.split, batch_tokens=data.batch_tokens,
                                device=cfg.device)
         token_scores = reference_token_scores(model, encoded, tokenizer, batch_tokens=data.batch_tokens,

@@ -1,7 +1,7 @@
 """Fitting the summarizer from a ``hiersum-train`` config: the tokenizer, the datamodule, the
 LightningModule, the Trainer with its callbacks and loggers (:func:`fit`).
 
-A problem with the command itself (a bad value, a missing or malformed train split) raises
+A problem with the command itself (a bad value, a missing split, a malformed record) raises
 :class:`hiersum.config.UsageError` or :class:`hiersum.data.schema.RecordError`.
 """
 
@@ -17,11 +17,10 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig, UsageError, typed_config
-from hiersum.data.corpora import read_split
 from hiersum.data.datamodule import SummarizationDataModule
+from hiersum.data.prepared import corpus_tokenizer
 from hiersum.data.registry import format_spec
-from hiersum.data.splits import split_path
-from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
+from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
 from hiersum.model.encoders import source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
 from hiersum.training.module import HierSumModule, module_hparams
@@ -47,7 +46,8 @@ class FitResult:
 
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
-    """Load ``config.path`` or train a tokenizer on the train split; save it in the run directory."""
+    """Load ``config.path`` or train a tokenizer on the train split (once: it is cached with the prepared
+    corpus, :func:`hiersum.data.prepared.corpus_tokenizer`); save it in the run directory."""
     if config.path:
         try:
             tokenizer = load_tokenizer(config.path, pad=config.pad_token, bos=config.bos_token, eos=config.eos_token)
@@ -58,12 +58,9 @@ def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) ->
                          "tokenizer=official_spm tokenizer.path=/path/to/spm9998_3.model")
     else:
         try:
-            examples = read_split(split_path(data.path, "train", data.format), data.format)
+            tokenizer = corpus_tokenizer(config, data)
         except FileNotFoundError as error:
             raise UsageError(str(error)) from None
-        texts = (text for e in examples for text in
-                 [e.title, *e.references, *(p for d in e.documents for p in d)] if text)
-        tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase)
     tokenizer.save(run_dir / "tokenizer")
     return tokenizer
 
@@ -96,6 +93,10 @@ def fit(cfg: DictConfig) -> FitResult:
     tokenizer = build_tokenizer(typed_config(cfg.tokenizer), data, run_dir)
     datamodule = SummarizationDataModule(data, tokenizer, seed=cfg.seed, model=model_config,
                                          layout=source_layout(model_config))
+    # every split prepared on disk (or found prepared) before the Trainer starts: its DDP processes find
+    # them there, and a missing file or a malformed record is reported in one line
+    datamodule.splits.prepare(["train", "validation", *([cfg.eval_split] if cfg.get("eval_split") else [])])
+    datamodule.splits.write_errors(run_dir)
     module = HierSumModule(**module_hparams(model_config, optim, data, tokenizer))
     trainer: pl.Trainer = instantiate(
         cfg.trainer, callbacks=instantiate_group(cfg.get("callbacks")), logger=instantiate_group(cfg.get("logger"))

@@ -122,10 +122,10 @@ def test_scitldr_validates_on_its_dev_split(tiny_cfg, tmp_path):
     tokenizer = train_tokenizer([" ".join(["Attention over paragraphs helps summarization."] * 3)] * 8, vocab_size=60)
     datamodule = SummarizationDataModule(data, tokenizer)
     datamodule.setup("fit")
-    assert [e.id for e in datamodule.examples["validation"]] == ["dev-0", "dev-1", "dev-2"]
-    assert len(datamodule.examples["train"]) == 12
-    assert datamodule.examples["validation"][0].references == ["Attention over paragraphs helps.",
-                                                               "Paragraph attention works."]
+    assert [e.id for e in datamodule.load_split("validation")] == ["dev-0", "dev-1", "dev-2"]
+    assert len(datamodule.load_split("train")) == 12
+    assert datamodule.load_split("validation").example(0).references == ["Attention over paragraphs helps.",
+                                                                         "Paragraph attention works."]
 
 
 def test_a_registered_format_reads_splits_and_summarize_inputs(tsv_format, tmp_path):

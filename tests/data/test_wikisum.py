@@ -10,6 +10,7 @@ import torch
 from hiersum.config import DataConfig, ModelConfig
 from hiersum.data.batching import SourceLayout
 from hiersum.data.datamodule import SummarizationDataModule
+from hiersum.data.schema import RecordError
 from hiersum.data.selection import SelectionConfig
 from hiersum.data.wikisum import load_shard, read_wikisum, shard_paths
 
@@ -31,6 +32,10 @@ class SpecialTokenizer:
         pad, bos, eos = 6, 4, 5
 
     paragraph_separator_id = 5  # as a vocabulary without a paragraph token: EOS
+    tokens = ("<PAD>", "<S>", "</S>")
+
+    def to_str(self):  # what a prepared corpus fingerprints
+        return "special-tokenizer"
 
     def decode(self, ids):
         return " ".join(f"W{i}" for i in ids)
@@ -55,7 +60,7 @@ def test_wikisum_reader_keeps_ranked_paragraphs_and_strips_bos_eos(tmp_path):
 
 def test_wikisum_shard_errors_name_file_record_and_field(tmp_path):
     torch.save([{"src": [[1, 2], "text"], "tgt": [4, 5]}], tmp_path / "WIKI.test.0.pt")
-    with pytest.raises(ValueError, match=r"WIKI.test.0.pt: record 0: field 'src\[1\]'"):
+    with pytest.raises(RecordError, match=r"WIKI.test.0.pt:0: field 'src\[1\]': expected a list of token ids"):
         load_shard(tmp_path / "WIKI.test.0.pt")
 
 
@@ -67,7 +72,7 @@ def test_datamodule_reads_wikisum_with_more_paragraphs_at_test(tmp_path):
     datamodule = SummarizationDataModule(data, SpecialTokenizer(), model=flat, layout=SourceLayout.FLAT)
     assert [len(e.paragraphs) for e in datamodule.load_split("train")] == [2, 2, 2]
     assert [len(e.paragraphs) for e in datamodule.load_split("test")] == [3]
-    assert datamodule.examples["test"][0].references == ["summary 3"]
+    assert datamodule.load_split("test").example(0).references == ["summary 3"]
     batch = next(iter(datamodule.loader("test", distributed=False)))
     assert batch.src.tolist() == [[23, 21, 22, 5, 23, 5]]  # paragraphs joined with EOS (no <P> token), cut, EOS
 
