@@ -24,6 +24,7 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention, sinusoid_table
+from hiersum.model.packing import BUCKET_TOKENS, PackedGrid
 from hiersum.model.pooling import MultiHeadPooling
 
 
@@ -48,9 +49,9 @@ class InterLayerOutput:
     """Result of :class:`InterLayer`."""
 
     states: Tensor
-    """[B, P, T, D]"""
-    pooling_weights: Tensor
-    """[B, P, H, T]"""
+    """[B, P, T, D], or the packed rows [N, D] from :meth:`InterLayer.forward_packed`."""
+    pooling_weights: Tensor | None
+    """[B, P, H, T] (zero at padding); from :meth:`InterLayer.forward_packed` only when attention is requested."""
     attention: Tensor | None
     """[B, H, P, P] or None when not requested."""
 
@@ -73,6 +74,11 @@ class LocalLayer(nn.Module):
         context = self.self_attn(h, h, mask=mask.reshape(B * P, 1, T))  # (B*P, T, D)
         x = self.feed_forward(x + self.dropout(context))
         return x.view(B, P, T, D)
+
+    def forward_packed(self, x: Tensor, layout: PackedGrid) -> Tensor:
+        """The same layer on packed token rows: x [N, D] in the order of ``layout``. Returns [N, D]."""
+        context = self.self_attn.self_attend_buckets(self.norm(x), layout.buckets)  # (N, D)
+        return self.feed_forward(x + self.dropout(context))
 
 
 class InterLayer(nn.Module):
@@ -120,23 +126,51 @@ class InterLayer(nn.Module):
     ) -> InterLayerOutput:
         """x: [B, P, T, D]; mask: bool [B, P, T]; graph: float [B, P, P] (used only with ``graph=True``)."""
         B, P, T, D = x.shape
-        H, E = self.heads, D // self.heads
         pooled = self.pooling(self.norm(x).view(B * P, T, D), mask.view(B * P, T))  # (B*P, H, E)
-        paragraphs = self.head_norm(pooled.vectors).view(B, P, H, E)  # (B, P, H, E)
-        paragraphs = paragraphs.transpose(1, 2).reshape(B * H, P, E)  # (B*H, P, E)
-        real = mask.any(-1).repeat_interleave(H, dim=0).unsqueeze(1)  # (B*H, 1, P)
-        bias = self.graph_bias(graph, B, P)  # (B*H, P, P) or None
-        context = self.inter_attn(paragraphs, paragraphs, mask=real, bias=bias)  # (B*H, P, E)
-        context = context.view(B, H, P, E).transpose(1, 2).reshape(B, P, D)  # (B, P, H*E)
-        update = self.dropout(self.out(context)).unsqueeze(2)  # (B, P, 1, D)
-        attention = None
-        if return_attention:
-            attention = self.inter_attn.weights(paragraphs, paragraphs, mask=real, bias=bias).view(B, H, P, P)
+        vectors = pooled.vectors.view(B, P, self.heads, D // self.heads)  # (B, P, H, E)
+        update, attention = self.attend_paragraphs(vectors, mask.any(-1), graph, return_attention)
         return InterLayerOutput(
-            states=self.feed_forward(x + update),
-            pooling_weights=pooled.weights.view(B, P, H, T),
+            states=self.feed_forward(x + update.unsqueeze(2)),  # update (B, P, 1, D) added to every token
+            pooling_weights=pooled.weights.view(B, P, self.heads, T),
             attention=attention,
         )
+
+    def forward_packed(
+        self, x: Tensor, layout: PackedGrid, *, graph: Tensor | None = None, return_attention: bool = False
+    ) -> InterLayerOutput:
+        """The same layer on packed token rows: x [N, D] in the order of ``layout``; states [N, D]."""
+        B, P, T = layout.shape
+        N, D = x.shape
+        H, E = self.heads, D // self.heads
+        pooled = self.pooling.pool_segments(self.norm(x), layout.paragraph_of_row, layout.n_paragraphs)  # (R, H, E)
+        vectors = pooled.vectors.new_zeros(B * P, H, E).index_copy(0, layout.paragraph_grid_index, pooled.vectors)
+        update, attention = self.attend_paragraphs(vectors.view(B, P, H, E), layout.real_paragraphs, graph,
+                                                   return_attention)  # (B, P, D)
+        row_update = update.view(B * P, D).index_select(0, layout.grid_paragraph_of_row)  # (N, D)
+        pooling_weights = None
+        if return_attention:
+            pooling_weights = layout.scatter_to_grid(pooled.weights).permute(0, 1, 3, 2)  # (B, P, H, T)
+        return InterLayerOutput(
+            states=self.feed_forward(x + row_update), pooling_weights=pooling_weights, attention=attention
+        )
+
+    def attend_paragraphs(
+        self, vectors: Tensor, real: Tensor, graph: Tensor | None, return_attention: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        """Paragraph-to-paragraph attention of the pooled ``vectors`` [B, P, H, E] (zero for an empty
+        paragraph); real: bool [B, P], True = paragraph with real tokens. Returns the update of each
+        paragraph [B, P, D] (after the output projection and dropout) and, when asked, the attention
+        [B, H, P, P]."""
+        B, P, H, E = vectors.shape
+        paragraphs = self.head_norm(vectors).transpose(1, 2).reshape(B * H, P, E)  # (B*H, P, E)
+        keys = real.repeat_interleave(H, dim=0).unsqueeze(1)  # (B*H, 1, P)
+        bias = self.graph_bias(graph, B, P)  # (B*H, P, P) or None
+        context = self.inter_attn(paragraphs, paragraphs, mask=keys, bias=bias)  # (B*H, P, E)
+        context = context.view(B, H, P, E).transpose(1, 2).reshape(B, P, H * E)  # (B, P, D)
+        attention = None
+        if return_attention:
+            attention = self.inter_attn.weights(paragraphs, paragraphs, mask=keys, bias=bias).view(B, H, P, P)
+        return self.dropout(self.out(context)), attention
 
 
 class HierarchicalEncoder(nn.Module):
@@ -168,15 +202,23 @@ class HierarchicalEncoder(nn.Module):
             for i in range(config.encoder_layers)
         )
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
+        self.packed = True
+        """Compute on real tokens only; False runs the padded-grid reference (same parameters)."""
+        self.bucket_tokens = BUCKET_TOKENS
+        """Padded positions (paragraphs x width) of one local-attention bucket (see :mod:`hiersum.model.packing`)."""
 
-    def embed(self, src: Tensor) -> Tensor:
-        """src: [B, P, T] token ids -> [B, P, T, D] input states (after dropout)."""
-        B, P, T = src.shape
+    def check_positions(self, P: int, T: int) -> None:
+        """Refuse a grid wider than the position table."""
         if max(P, T) > self.positions.size(0):
             raise ValueError(
                 f"src has P={P} paragraphs of T={T} tokens; the position table holds "
                 f"{self.positions.size(0)} (model.max_positions)"
             )
+
+    def embed(self, src: Tensor) -> Tensor:
+        """src: [B, P, T] token ids -> [B, P, T, D] input states (after dropout)."""
+        B, P, T = src.shape
+        self.check_positions(P, T)
         half = self.d_model // 2
         # (B, P, T, D/2) each: index of the token in its paragraph, of the paragraph in the example
         token_pos = self.positions[:T].view(1, 1, T, half).expand(B, P, T, half)
@@ -184,6 +226,16 @@ class HierarchicalEncoder(nn.Module):
         positions = torch.cat([token_pos, paragraph_pos], -1)  # (B, P, T, D)
         x = self.embeddings(src) * math.sqrt(self.d_model) + positions
         return self.dropout(x)
+
+    def embed_packed(self, src: Tensor, layout: PackedGrid) -> Tensor:
+        """The input states of the real tokens of ``src`` [B, P, T]: packed rows [N, D] (after dropout)."""
+        self.check_positions(*layout.shape[1:])
+        ids = src.reshape(-1).index_select(0, layout.grid_index)  # (N,)
+        positions = torch.cat(
+            [self.positions.index_select(0, layout.token_position),
+             self.positions.index_select(0, layout.paragraph_position)], -1
+        )  # (N, D)
+        return self.dropout(self.embeddings(ids) * math.sqrt(self.d_model) + positions)
 
     def forward(
         self,
@@ -194,12 +246,41 @@ class HierarchicalEncoder(nn.Module):
         return_attention: bool = False,
     ) -> EncoderOutput:
         """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token; paragraph_graph:
-        float [B, P, P], required when ``model.graph`` is not ``none`` (ignored otherwise)."""
+        float [B, P, P], required when ``model.graph`` is not ``none`` (ignored otherwise).
+
+        Computes on the real tokens only (:class:`PackedGrid`), or on the whole padded grid when
+        ``self.packed`` is False (the reference the tests and ``scripts/bench_train.py`` compare with)."""
         if src.shape != src_mask.shape or src.dim() != 3:
             raise ValueError(
                 f"src and src_mask must both be [B, P, T]; found {tuple(src.shape)} "
                 f"and {tuple(src_mask.shape)}"
             )
+        if not self.packed:
+            return self.forward_grid(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention)
+        layout = PackedGrid.from_mask(src_mask, bucket_tokens=self.bucket_tokens)
+        x = self.embed_packed(src, layout)  # (N, D)
+        pooling_weights, inter_attention = [], []
+        for layer in self.layers:
+            if isinstance(layer, InterLayer):
+                out = layer.forward_packed(x, layout, graph=paragraph_graph, return_attention=return_attention)
+                x = out.states
+                pooling_weights.append(out.pooling_weights)
+                inter_attention.append(out.attention)
+            else:
+                x = layer.forward_packed(x, layout)
+        x = self.final_norm(x)  # (N, D)
+        return EncoderOutput(
+            token_states=layout.scatter_to_grid(x),
+            memory=layout.scatter_to_memory(x),
+            memory_mask=layout.memory_mask,
+            pooling_weights=pooling_weights if return_attention else None,
+            inter_attention=inter_attention if return_attention else None,
+        )
+
+    def forward_grid(
+        self, src: Tensor, src_mask: Tensor, *, paragraph_graph: Tensor | None, return_attention: bool
+    ) -> EncoderOutput:
+        """The padded reference: every layer over the whole [B, P, T] grid (arguments as :meth:`forward`)."""
         x = self.embed(src)
         pooling_weights, inter_attention = [], []
         for layer in self.layers:

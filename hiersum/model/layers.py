@@ -15,11 +15,14 @@ the form scaled_dot_product_attention wants only inside :meth:`MultiHeadAttentio
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from hiersum.model.packing import ParagraphBucket
 
 LAYER_NORM_EPS = 1e-6
 """LayerNorm epsilon of every sublayer, as in the official code."""
@@ -123,6 +126,32 @@ class MultiHeadAttention(nn.Module):
             dropout_p=self.dropout if self.training else 0.0,
         )  # (N, H, L, E)
         context = context.transpose(1, 2).reshape(N, L, D)  # (N, L, H*E)
+        return context if self.out is None else self.out(context)
+
+    def self_attend_buckets(self, x: Tensor, buckets: Sequence[ParagraphBucket]) -> Tensor:
+        """Self-attention within each paragraph of the packed token rows ``x`` [N, D] (see
+        :mod:`hiersum.model.packing`): projections on the packed rows, attention per bucket of
+        paragraphs of similar length (padded to the bucket's width W only). Returns [N, D]."""
+        N, D = x.shape
+        H, E = self.heads, D // self.heads
+        weight = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3*D, D)
+        bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])  # (3*D,)
+        qkv = F.linear(x, weight, bias)  # (N, 3*D): one matmul for the three projections
+        contexts = []
+        for bucket in buckets:
+            n, W = bucket.gather_index.shape
+            rows = qkv[bucket.start : bucket.end]  # (rows of the bucket, 3*D)
+            if bucket.attn_mask is not None:  # paragraphs shorter than W: pad them
+                rows = rows.index_select(0, bucket.gather_index.view(-1))  # (n*W, 3*D)
+            q, k, v = rows.view(n, W, 3, H, E).permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (n, H, W, E)
+            context = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=bucket.attn_mask, dropout_p=self.dropout if self.training else 0.0
+            )  # (n, H, W, E)
+            context = context.transpose(1, 2).reshape(n * W, D)  # (n*W, H*E)
+            if bucket.attn_mask is not None:
+                context = context.index_select(0, bucket.unpad_index)  # (rows of the bucket, D)
+            contexts.append(context)
+        context = torch.cat(contexts) if contexts else x.new_zeros(0, D)  # (N, D)
         return context if self.out is None else self.out(context)
 
     def forward(

@@ -1,7 +1,8 @@
 """Multi-head pooling: one attention-weighted summary vector per head of each paragraph.
 
 Dimensions
-    N  paragraphs (B x P flattened)
+    N  paragraphs (B x P flattened); in :meth:`MultiHeadPooling.pool_segments`, packed token rows
+    R  real paragraphs (segments of packed rows)
     T  tokens per paragraph
     D  model width
     H  pooling heads
@@ -57,6 +58,37 @@ class MultiHeadPooling(nn.Module):
         values = self.value(x).view(N, T, H, D // H).transpose(1, 2)  # (N, H, T, E)
         vectors = (self.dropout(weights).unsqueeze(-1) * values).sum(-2)  # (N, H, E)
         return Pooled(vectors=vectors, weights=weights)
+
+
+    def pool_segments(self, x: Tensor, segment: Tensor, n_segments: int) -> PooledSegments:
+        """The same pooling over packed rows: x [N, D]; segment long [N], the paragraph (0..R-1) of
+        each row, R = ``n_segments``. Every paragraph has at least one row."""
+        N, D = x.shape
+        H = self.heads
+        scores = self.score(x)  # (N, H)
+        index = segment.unsqueeze(1).expand(N, H)  # (N, H)
+        # softmax within each segment; the shift by the segment's max changes no value or gradient
+        top = scores.new_full((n_segments, H), float("-inf")).scatter_reduce(
+            0, index, scores.detach(), "amax", include_self=False
+        )  # (R, H)
+        exp = (scores - top.index_select(0, segment)).exp()  # (N, H)
+        total = exp.new_zeros(n_segments, H).index_add(0, segment, exp)  # (R, H)
+        weights = exp / total.index_select(0, segment)  # (N, H)
+        values = self.value(x).view(N, H, D // H)  # (N, H, E)
+        vectors = values.new_zeros(n_segments, H, D // H).index_add(
+            0, segment, self.dropout(weights).unsqueeze(-1) * values
+        )  # (R, H, E)
+        return PooledSegments(vectors=vectors, weights=weights)
+
+
+@dataclass
+class PooledSegments:
+    """Result of :meth:`MultiHeadPooling.pool_segments`."""
+
+    vectors: Tensor
+    """[R, H, E] weighted sums of the value heads of each paragraph."""
+    weights: Tensor
+    """[N, H] pooling weight of each row (before dropout): sum to one over each paragraph's rows."""
 
 
 def pooling_penalty(pooling_weights: list[Tensor], src_mask: Tensor) -> Tensor:

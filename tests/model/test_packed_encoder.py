@@ -1,0 +1,143 @@
+"""The packed encoder (real tokens only, hiersum.model.packing) against the padded-grid reference
+(``encoder.packed = False``, same weights) on ragged batches: outputs within 1e-5, gradients within 1e-4
+relative; and the packed layout itself."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from hiersum.model.encoder import pack_real_tokens
+from hiersum.model.packing import PackedGrid
+from hiersum.model.pooling import pooling_penalty
+from tests.model.test_graph_attention import random_graph
+from tests.model_testkit import PAD, VOCAB, make_model
+
+
+def ragged_batch(seed: int, *, B: int = 4, P: int = 5, T: int = 9, holes: bool = False):
+    """src [B, P, T] with random paragraph lengths (0 to T: empty paragraphs included) and, with
+    ``holes``, masked positions inside paragraphs; its mask; tgt_in [B, 6] padded at the end."""
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(0, T + 1, (B, P), generator=generator)
+    lengths[0, 0] = T  # the grid is as wide as its longest paragraph
+    mask = torch.arange(T) < lengths.unsqueeze(-1)  # (B, P, T)
+    if holes:
+        mask &= torch.rand(B, P, T, generator=generator) > 0.2
+        mask[0, 0, 0] = True
+    src = torch.randint(7, VOCAB, (B, P, T), generator=generator).masked_fill(~mask, PAD)
+    tgt = torch.randint(7, VOCAB, (B, 6), generator=generator)
+    tgt[:, 0] = 4
+    tgt[1:, 4:] = PAD
+    return src, mask, tgt
+
+
+def packed_and_padded(bucket_tokens: int, **overrides):
+    packed = make_model(**overrides)
+    packed.encoder.bucket_tokens = bucket_tokens
+    padded = copy.deepcopy(packed)
+    padded.encoder.packed = False
+    return packed, padded
+
+
+CASES = [  # (batch seed, holes inside paragraphs, bucket budget: 1 = one paragraph a bucket, 1000 = one bucket)
+    (0, False, 1000), (1, False, 12), (2, False, 1), (3, True, 12), (4, True, 1000),
+]
+
+
+@pytest.mark.parametrize(("seed", "holes", "bucket_tokens"), CASES)
+def test_packed_encoder_outputs_equal_the_padded_reference(seed, holes, bucket_tokens):
+    src, mask, tgt = ragged_batch(seed, holes=holes)
+    packed, padded = packed_and_padded(bucket_tokens)
+    with torch.no_grad():
+        got = packed.encode(src, mask, return_attention=True)
+        expected = padded.encode(src, mask, return_attention=True)
+        assert_close(got.token_states[mask], expected.token_states[mask], atol=1e-5, rtol=0)
+        assert torch.equal(got.memory_mask, expected.memory_mask)
+        assert_close(got.memory, expected.memory, atol=1e-5, rtol=0)
+        for mine, theirs in zip(got.pooling_weights, expected.pooling_weights, strict=True):
+            assert_close(mine, theirs, atol=1e-5, rtol=0)
+        for mine, theirs in zip(got.inter_attention, expected.inter_attention, strict=True):
+            assert_close(mine, theirs, atol=1e-5, rtol=0)
+        real_tgt = tgt.ne(PAD)
+        assert_close(packed.log_probs(src, mask, tgt)[real_tgt], padded.log_probs(src, mask, tgt)[real_tgt],
+                     atol=1e-5, rtol=0)
+
+
+def gradients(model, src, mask, tgt, graph=None) -> dict[str, torch.Tensor]:
+    model.zero_grad()
+    real_tgt = tgt.ne(PAD)
+    encoded = model.encode(src, mask, paragraph_graph=graph, return_attention=True)
+    loss = -model.decode_log_probs(encoded, tgt)[real_tgt].max(-1).values.sum()
+    (loss + pooling_penalty(encoded.pooling_weights, mask)).backward()
+    return {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+
+
+@pytest.mark.parametrize(("seed", "holes", "bucket_tokens"), CASES)
+def test_packed_encoder_gradients_equal_the_padded_reference(seed, holes, bucket_tokens):
+    src, mask, tgt = ragged_batch(seed, holes=holes)
+    packed, padded = packed_and_padded(bucket_tokens, graph="similarity")
+    graph = random_graph(mask, seed)
+    got, expected = gradients(packed.train(), src, mask, tgt, graph), gradients(padded.train(), src, mask, tgt, graph)
+    assert got.keys() == expected.keys() and len(got) == len(list(packed.parameters()))
+    for name, gradient in expected.items():
+        if name.endswith(("key.bias", "pooling.score.bias")):  # shifts every score of a softmax alike: gradient 0
+            assert got[name].abs().max() < 1e-5 and gradient.abs().max() < 1e-5, name
+            continue
+        relative = (got[name] - gradient).norm() / gradient.norm()
+        assert relative <= 1e-4, f"{name}: relative difference {relative:.2e}"
+
+
+def test_the_gradient_check_can_fail():
+    """Guard: a changed weight gives gradients the check above tells apart."""
+    src, mask, tgt = ragged_batch(1)
+    packed, padded = packed_and_padded(12)
+    with torch.no_grad():
+        padded.encoder.layers[0].self_attn.key.weight.mul_(1.01)
+    got, expected = gradients(packed, src, mask, tgt), gradients(padded, src, mask, tgt)
+    weight = "encoder.layers.0.self_attn.query.weight"
+    assert (got[weight] - expected[weight]).norm() / expected[weight].norm() > 1e-4
+
+
+def test_layout_orders_paragraphs_by_length_and_packs_memory_in_grid_order():
+    mask = torch.tensor([
+        [[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]],
+        [[0, 1, 1, 0], [1, 1, 1, 1], [1, 1, 0, 0]],
+    ], dtype=torch.bool)  # (2, 3, 4): an empty paragraph, a hole at column 0
+    layout = PackedGrid.from_mask(mask, bucket_tokens=6)
+    B, P, T = mask.shape
+    assert layout.n_rows == int(mask.sum()) and layout.n_paragraphs == 5
+    # grid paragraphs b*P+p by length, ties in grid order: 1 (1 token), 3 and 5 (2), 0 (3), 4 (4)
+    assert layout.paragraph_grid_index.tolist() == [1, 3, 5, 0, 4]
+    assert layout.real_paragraphs.tolist() == [[True, True, False], [True, True, True]]
+    assert layout.token_position.tolist() == [0, 1, 2, 0, 1, 0, 1, 2, 0, 1, 2, 3]
+    assert layout.paragraph_position.tolist() == [1, 0, 0, 2, 2, 0, 0, 0, 1, 1, 1, 1]
+    # buckets of at most 6 padded positions: lengths [1, 2, 2] (3 x width 2), then [3], then [4]
+    assert [(b.start, b.end, tuple(b.gather_index.shape)) for b in layout.buckets] == [
+        (0, 5, (3, 2)), (5, 8, (1, 3)), (8, 12, (1, 4))
+    ]
+    assert layout.buckets[0].attn_mask is not None and layout.buckets[1].attn_mask is None
+    states = torch.randn(B, P, T, 3)
+    rows = states.view(B * P * T, 3)[layout.grid_index]  # (N, 3)
+    memory, memory_mask = pack_real_tokens(states, mask)
+    assert torch.equal(layout.scatter_to_memory(rows), memory)
+    assert torch.equal(layout.memory_mask, memory_mask)
+    assert torch.equal(layout.scatter_to_grid(rows)[mask], states[mask])
+    assert (layout.scatter_to_grid(rows)[~mask] == 0).all()
+
+
+def test_layout_of_a_batch_without_real_tokens():
+    mask = torch.zeros(2, 3, 4, dtype=torch.bool)
+    layout = PackedGrid.from_mask(mask)
+    assert layout.n_rows == 0 and layout.buckets == ()
+    assert layout.memory_mask.shape == (2, 1) and not layout.memory_mask.any()
+    model = make_model()
+    out = model.encode(torch.full((2, 3, 4), PAD), mask)
+    assert out.memory.shape == (2, 1, 32) and (out.memory == 0).all()
+
+
+def test_layout_refuses_a_mask_that_is_not_bool_bpt():
+    with pytest.raises(ValueError, match=r"bool \[B, P, T\]"):
+        PackedGrid.from_mask(torch.ones(2, 3, 4))
