@@ -276,6 +276,9 @@ class OptimConfig:
     key left null is filled with ``model.d_model``. None: the optimizer's constant lr."""
     label_smoothing: float = 0.1
     """Label smoothing of the training loss."""
+    max_consecutive_skips: int = 8
+    """Divergence guard: an update whose loss or gradient is not finite is skipped (counted as
+    ``train/skipped_steps``); after this many consecutive skips training stops (TrainingDiverged)."""
 
     def __post_init__(self) -> None:
         if self.optimizer == MISSING:
@@ -375,6 +378,9 @@ class TrainConfig:
     seed: int = MISSING
     eval_split: str | None = MISSING
     """After fitting, decode and score this split with the best checkpoint (None: skip)."""
+    ckpt_path: str | None = MISSING
+    """Resume from this checkpoint; ``last``: the newest checkpoint of the run directory (a fresh start
+    when it has none). None: a fresh run."""
     model: ModelConfig = MISSING
     tokenizer: TokenizerConfig = MISSING
     data: DataConfig = MISSING
@@ -469,6 +475,16 @@ def register_configs() -> None:
 class UsageError(ValueError):
     """A problem with the command itself (a bad option or value, a missing or unreadable file): the
     entry points report it in one line on stderr and exit with status 2 (``hiersum.cli.common``)."""
+
+
+class TrainingDiverged(RuntimeError):
+    """Training stopped because its updates kept being non-finite (the divergence guard of
+    :class:`hiersum.training.module.HierSumModule`): ``hiersum-train`` reports it in one line (from
+    rank 0; every rank raises it) and exits with status 1."""
+
+    def __init__(self, message: str, *, rank: int = 0) -> None:
+        super().__init__(message)
+        self.rank = rank
 
 
 def typed_config(node: Any) -> Any:

@@ -14,15 +14,18 @@ error (a bad option or value, a missing or malformed train split).
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 import hydra
 from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.config import DecodeConfig, typed_config
+from hiersum.config import DecodeConfig, TrainingDiverged, typed_config
 
 PROG = "hiersum-train"
+EXIT_DIVERGED = 1
+"""Exit status when the divergence guard stopped training (:class:`hiersum.config.TrainingDiverged`)."""
 log = logging.getLogger(__name__)
 
 
@@ -57,7 +60,12 @@ def train(cfg: DictConfig) -> dict[str, Any]:
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="train")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
-        train(cfg)
+        try:
+            train(cfg)
+        except TrainingDiverged as error:  # one line per run, from rank 0
+            if error.rank == 0:
+                print(f"{PROG}: {error}", file=sys.stderr)
+            sys.exit(EXIT_DIVERGED)
 
 
 def main() -> None:

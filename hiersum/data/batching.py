@@ -10,7 +10,7 @@ from enum import Enum
 
 import numpy as np
 import torch
-from torch.utils.data import Sampler
+from torch.utils.data import DataLoader, Sampler
 
 from hiersum.config import ModelConfig
 from hiersum.data.schema import Batch, EncodedExample
@@ -107,6 +107,11 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
     number of batches, as DDP requires; the last few batches are repeated to even up).
     ``examples``: the examples, or their length index [N, 3] (a prepared corpus plans its batches
     from the index on disk without reading an example).
+
+    Resumable mid-epoch: the order of an epoch is a function of ``seed + epoch``, so the state is
+    the epoch and the number of its batches training consumed (:meth:`mark_consumed`, called when a
+    batch reaches the model, not when a loader prefetches it). After :meth:`load_state_dict`, the
+    next iteration over that epoch starts after its consumed batches.
     """
 
     def __init__(
@@ -126,9 +131,28 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
         self.num_replicas = num_replicas
         self.rank = rank
         self.epoch = 0
+        self.consumed = 0
+        """Batches of the current epoch that reached the model."""
+        self._resume_at: tuple[int, int] | None = None  # (epoch, consumed batches) of a loaded state
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
+
+    def mark_consumed(self) -> None:
+        """One more batch of this epoch reached the model."""
+        self.consumed += 1
+
+    def state_dict(self) -> dict[str, int]:
+        return {"epoch": self.epoch, "consumed": self.consumed, "seed": self.seed, "batches": len(self.batches)}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        if (state["seed"], state["batches"]) != (self.seed, len(self.batches)):
+            raise ValueError(
+                f"the checkpoint's batches (seed {state['seed']}, {state['batches']} batches) are not this "
+                f"run's (seed {self.seed}, {len(self.batches)} batches): resume with the same data and settings"
+            )
+        self.epoch = state["epoch"]
+        self._resume_at = (state["epoch"], state["consumed"])
 
     def __len__(self) -> int:
         return math.ceil(len(self.batches) / self.num_replicas)
@@ -139,8 +163,25 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
             random.Random(self.seed + self.epoch).shuffle(order)
         total = len(self) * self.num_replicas
         order += order[: total - len(order)]
-        for position in order[self.rank :: self.num_replicas]:
+        start = 0
+        if self._resume_at is not None and self._resume_at[0] == self.epoch:
+            start = self._resume_at[1]
+        self._resume_at = None
+        self.consumed = start
+        for position in order[self.rank :: self.num_replicas][start:]:
             yield self.batches[position]
+
+
+class ResumableDataLoader(DataLoader):
+    """A DataLoader over a :class:`TokenBudgetBatchSampler` with Lightning's loader state interface
+    (``state_dict`` / ``load_state_dict``, saved in the checkpoint's loop state by the Trainer): a run
+    resumed mid-epoch neither repeats nor skips a batch."""
+
+    def state_dict(self) -> dict[str, int]:
+        return self.batch_sampler.state_dict()
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self.batch_sampler.load_state_dict(state)
 
 
 def pad_grid(examples: Sequence[EncodedExample], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import pytorch_lightning as pl
+import torch
 from torch.utils.data import DataLoader
 
 from hiersum.config import DataConfig, ModelConfig
-from hiersum.data.batching import SourceLayout, TokenBudgetBatchSampler, collate, flat_layout
+from hiersum.data.batching import (
+    ResumableDataLoader,
+    SourceLayout,
+    TokenBudgetBatchSampler,
+    collate,
+    flat_layout,
+)
 from hiersum.data.prepared import PreparedSplit
 from hiersum.data.splits import CorpusSplits
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -38,6 +46,7 @@ class SummarizationDataModule(pl.LightningDataModule):
         self.seed = seed
         self.model = self.splits.model
         self.layout = SourceLayout(layout)
+        self._train_sampler: TokenBudgetBatchSampler | None = None
 
     def load_split(self, split: str) -> PreparedSplit:
         """The split prepared on disk (prepared on the first call of any run, then reused), read lazily."""
@@ -67,16 +76,28 @@ class SummarizationDataModule(pl.LightningDataModule):
         if trainer is not None and shuffle:
             sampler.set_epoch(trainer.current_epoch)
         special = self.tokenizer.special
-        return DataLoader(
+        return ResumableDataLoader(
             examples,
             batch_sampler=sampler,
             collate_fn=partial(collate, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos,
                                flat=flat_layout(self.layout, self.model, self.tokenizer)),
             num_workers=self.config.num_workers,
+            # its own generator: starting an epoch draws no number from the global RNG, whose state a
+            # resumed run restores (hiersum.training.resume.RandomState)
+            generator=torch.Generator().manual_seed(self.seed),
         )
 
     def train_dataloader(self) -> DataLoader:
-        return self.loader("train", shuffle=True)
+        loader = self.loader("train", shuffle=True)
+        self._train_sampler = loader.batch_sampler
+        return loader
+
+    def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
+        """Counts the training batches that reach the model (the sampler's resumable position; a
+        loader's prefetched batch is not counted until it is used)."""
+        if self.trainer is not None and self.trainer.training and self._train_sampler is not None:
+            self._train_sampler.mark_consumed()
+        return batch
 
     def val_dataloader(self) -> DataLoader:
         return self.loader("validation")

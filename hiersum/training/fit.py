@@ -7,6 +7,7 @@ A problem with the command itself (a bad value, a missing split, a malformed rec
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from hiersum.checkpoints.io import checkpoint_tokenizer_json, read_checkpoint, tokenizer_from_json
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig, UsageError, typed_config
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.prepared import corpus_tokenizer
@@ -24,6 +26,9 @@ from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
 from hiersum.model.encoders import source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
 from hiersum.training.module import HierSumModule, module_hparams
+from hiersum.training.resume import ResumableCSVLogger, find_checkpoint
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -90,7 +95,19 @@ def fit(cfg: DictConfig) -> FitResult:
     model_config: ModelConfig = typed_config(cfg.model)
     optim: OptimConfig = typed_config(cfg.optim)
 
-    tokenizer = build_tokenizer(typed_config(cfg.tokenizer), data, run_dir)
+    try:
+        resume = find_checkpoint(cfg.get("ckpt_path"), run_dir)
+    except FileNotFoundError as error:
+        raise UsageError(str(error)) from None
+    try:
+        checkpoint = read_checkpoint(resume) if resume else None
+    except (ValueError, RuntimeError, EOFError) as error:
+        raise UsageError(f"ckpt_path={resume}: not a readable hiersum checkpoint ({error})") from None
+    if checkpoint is not None:  # the run's own tokenizer, never retrained
+        tokenizer = tokenizer_from_json(checkpoint_tokenizer_json(checkpoint))
+        tokenizer.save(run_dir / "tokenizer")
+    else:
+        tokenizer = build_tokenizer(typed_config(cfg.tokenizer), data, run_dir)
     datamodule = SummarizationDataModule(data, tokenizer, seed=cfg.seed, model=model_config,
                                          layout=source_layout(model_config))
     # every split prepared on disk (or found prepared) before the Trainer starts: its DDP processes find
@@ -98,10 +115,15 @@ def fit(cfg: DictConfig) -> FitResult:
     datamodule.splits.prepare(["train", "validation", *([cfg.eval_split] if cfg.get("eval_split") else [])])
     datamodule.splits.write_errors(run_dir)
     module = HierSumModule(**module_hparams(model_config, optim, data, tokenizer))
-    trainer: pl.Trainer = instantiate(
-        cfg.trainer, callbacks=instantiate_group(cfg.get("callbacks")), logger=instantiate_group(cfg.get("logger"))
-    )
-    trainer.fit(module, datamodule=datamodule)
+    loggers = instantiate_group(cfg.get("logger"))
+    if checkpoint is not None:
+        for logger in loggers:
+            if isinstance(logger, ResumableCSVLogger):
+                logger.continue_from(checkpoint["global_step"])
+        log.info("resuming from %s (epoch %d, global step %d)", resume, checkpoint["epoch"], checkpoint["global_step"])
+    del checkpoint
+    trainer: pl.Trainer = instantiate(cfg.trainer, callbacks=instantiate_group(cfg.get("callbacks")), logger=loggers)
+    trainer.fit(module, datamodule=datamodule, ckpt_path=resume, weights_only=True)
     loss = trainer.callback_metrics.get("val/loss")
     return FitResult(
         run_dir=run_dir, best_checkpoint=best_checkpoint(trainer),

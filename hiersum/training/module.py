@@ -18,7 +18,7 @@ from hiersum.checkpoints.io import (
     network_from_hparams,
     tokenizer_from_json,
 )
-from hiersum.config import DataConfig, ModelConfig, OptimConfig, config_dict
+from hiersum.config import DataConfig, ModelConfig, OptimConfig, TrainingDiverged, config_dict
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.pooling import pooling_penalty
@@ -52,6 +52,11 @@ class HierSumModule(pl.LightningModule):
         self.optim_config = OptimConfig.from_dict(optim)
         self.tokenizer_json = tokenizer_json
         self.val_perplexity = Perplexity(ignore_index=IGNORE_INDEX)
+        self.skipped_steps = 0
+        """Updates skipped by the divergence guard in this run (saved in checkpoints)."""
+        self._consecutive_skips = 0
+        self._skipped_last_update = False
+        self._batch_ids: list[str] = []
 
     def loss(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, int]:
         """(label-smoothed loss, log-probs [B, S, V], target token count); the loss is
@@ -72,6 +77,7 @@ class HierSumModule(pl.LightningModule):
         ) / max(n_tokens, 1)
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
+        self._batch_ids = batch.ids
         weight = self.model_config.pooling_penalty
         if not weight:
             loss, _, n_tokens = self.loss(batch)
@@ -86,6 +92,50 @@ class HierSumModule(pl.LightningModule):
         self.log("train/loss", nll, prog_bar=True, batch_size=n_tokens)
         self.log("train/pooling_penalty", penalty, batch_size=len(batch))
         return nll + weight * penalty
+
+    # --- divergence guard ------------------------------------------------------------------------
+
+    def optimizer_step(self, epoch: int, batch_idx: int, optimizer: Any, optimizer_closure: Any = None) -> None:
+        """Run the forward and backward pass (Lightning's closure), then update only when the loss and
+        the gradient are finite on every rank; otherwise skip the update (and its LR step), count it, and
+        after ``optim.max_consecutive_skips`` skips in a row raise :class:`TrainingDiverged`."""
+        loss = optimizer_closure()
+        if self._update_is_finite(loss):
+            self._consecutive_skips = 0
+            self._skipped_last_update = False
+            optimizer.step(closure=lambda: loss)  # the precision plugin's hooks and clipping run as usual
+            return
+        optimizer.zero_grad(set_to_none=True)
+        self.skipped_steps += 1
+        self._consecutive_skips += 1
+        self._skipped_last_update = True
+        limit = self.optim_config.max_consecutive_skips
+        if self._consecutive_skips >= limit:
+            ids = ", ".join(self._batch_ids[:8]) + (", ..." if len(self._batch_ids) > 8 else "")
+            raise TrainingDiverged(
+                f"training diverged at step {self.global_step}: {self._consecutive_skips} updates in a row had a "
+                f"non-finite loss or gradient and were skipped (optim.max_consecutive_skips={limit}); "
+                f"last batch: {ids}", rank=self.global_rank,
+            )
+
+    def _update_is_finite(self, loss: torch.Tensor | None) -> bool:
+        """The loss and the (already averaged) gradient are finite, on every rank. Under 16-bit mixed
+        precision the gradient is left to the GradScaler, which skips overflowing steps itself."""
+        if loss is None:
+            return True
+        finite = bool(torch.isfinite(loss))
+        grads = [p.grad for p in self.parameters() if p.grad is not None]
+        if finite and grads and getattr(self.trainer.precision_plugin, "scaler", None) is None:
+            finite = bool(torch.isfinite(torch.nn.utils.get_total_norm(grads)))
+        return self.trainer.strategy.reduce_boolean_decision(finite, all=True)
+
+    def lr_scheduler_step(self, scheduler: Any, metric: Any | None) -> None:
+        """Step the schedule after an update, not after a skipped one (update k uses lr(k))."""
+        if not self._skipped_last_update:
+            super().lr_scheduler_step(scheduler, metric)
+
+    def on_train_batch_end(self, outputs: Any, batch: Batch, batch_idx: int) -> None:
+        self.log("train/skipped_steps", float(self.skipped_steps), batch_size=len(batch))
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         log_probs = self.model.log_probs(
@@ -112,10 +162,14 @@ class HierSumModule(pl.LightningModule):
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        checkpoint[CHECKPOINT_EXTRA_KEY] = {"tokenizer_json": self.tokenizer_json}
+        if not torch.isfinite(torch.nn.utils.get_total_norm([p.detach() for p in self.parameters()])):
+            raise TrainingDiverged(f"step {self.global_step}: the weights are not finite; no checkpoint written",
+                                   rank=self.global_rank)
+        checkpoint[CHECKPOINT_EXTRA_KEY] = {"tokenizer_json": self.tokenizer_json, "skipped_steps": self.skipped_steps}
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self.tokenizer_json = checkpoint_tokenizer_json(checkpoint)
+        self.skipped_steps = checkpoint.get(CHECKPOINT_EXTRA_KEY, {}).get("skipped_steps", 0)
 
     @property
     def data_config(self) -> DataConfig | None:

@@ -8,9 +8,12 @@ from torch.optim.lr_scheduler import LambdaLR
 
 
 class NoamSchedule:
-    """Multiplier of the base lr 1.0: ``lr * d^-0.5 * min(step^-0.5, step * warmup^-1.5)``.
+    """Multiplier of the base lr 1.0 for ``LambdaLR``: update k (k = 1, 2, ...) uses
+    ``noam(k) = lr * d^-0.5 * min(k^-0.5, k * warmup^-1.5)``, as the official code.
 
-    A callable object (not a lambda) so that ``LambdaLR.state_dict`` can save it.
+    ``LambdaLR`` calls the schedule with the number of scheduler steps taken so far: 0 for the first
+    update, k - 1 for update k; :meth:`__call__` adds the one. A callable object (not a lambda) so
+    that ``LambdaLR.state_dict`` can save it.
     """
 
     def __init__(self, *, lr: float, d_model: int, warmup_steps: int) -> None:
@@ -20,9 +23,12 @@ class NoamSchedule:
         self.d_model = d_model
         self.warmup_steps = warmup_steps
 
-    def __call__(self, step: int) -> float:
-        step = max(step, 1)
-        return self.lr * self.d_model**-0.5 * min(step**-0.5, step * self.warmup_steps**-1.5)
+    def factor(self, update: int) -> float:
+        """``noam(update)``, the lr of update number ``update`` (>= 1)."""
+        return self.lr * self.d_model**-0.5 * min(update**-0.5, update * self.warmup_steps**-1.5)
+
+    def __call__(self, scheduler_steps: int) -> float:
+        return self.factor(scheduler_steps + 1)
 
 
 def noam_scheduler(

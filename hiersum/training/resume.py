@@ -1,0 +1,137 @@
+"""What a killed run needs to continue exactly: the random state of every rank, atomic checkpoint
+files, the checkpoint ``ckpt_path=last`` picks, and a CSV log that continues.
+
+The rest of the state is Lightning's: ``trainer.fit(ckpt_path=...)`` restores the weights, the
+optimizer, the LR scheduler, the loops (epoch, global step, batches done) and every callback's
+``state_dict``; the training loader's position comes from its ``state_dict``
+(:class:`hiersum.data.batching.ResumableDataLoader`).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+import torch.distributed as dist
+from lightning_fabric.utilities.seed import _collect_rng_states, _set_rng_states
+from pytorch_lightning.loggers import CSVLogger
+from pytorch_lightning.plugins.io import TorchCheckpointIO
+
+LAST = "last"
+"""``ckpt_path=last``: the newest checkpoint of the run directory, or a fresh start when there is none."""
+
+
+def find_checkpoint(ckpt_path: str | None, run_dir: Path) -> str | None:
+    """The checkpoint to resume from: None for a fresh run; ``last``: the newest ``*.ckpt`` of
+    ``run_dir/checkpoints`` (None when there is none yet, so a rerun command starts or continues);
+    any other value: that file, which must exist (FileNotFoundError)."""
+    if ckpt_path is None:
+        return None
+    if ckpt_path == LAST:
+        candidates = sorted((run_dir / "checkpoints").glob("*.ckpt"),
+                            key=lambda path: (path.stat().st_mtime, path.name == "last.ckpt"))
+        return str(candidates[-1]) if candidates else None
+    if not Path(ckpt_path).is_file():
+        raise FileNotFoundError(f"ckpt_path={ckpt_path}: no such checkpoint file")
+    return ckpt_path
+
+
+class RandomState(pl.Callback):
+    """Saves the torch, numpy and Python random states of every rank in the checkpoint and restores
+    this rank's before the first training batch of a resumed run (dropout then draws the numbers the
+    uninterrupted run drew)."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, Any] | None = None
+
+    def state_dict(self) -> dict[str, Any]:
+        state = _portable(_collect_rng_states(include_cuda=torch.cuda.is_available()))
+        if dist.is_available() and dist.is_initialized():  # every rank saves; rank 0 writes them all
+            states: list[Any] = [None] * dist.get_world_size()
+            dist.all_gather_object(states, state)
+            return {"ranks": states}
+        return {"ranks": [state]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        ranks = state_dict["ranks"]
+        rank = dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+        if rank >= len(ranks):
+            raise ValueError(f"the checkpoint holds the random states of {len(ranks)} ranks, this is rank {rank}: "
+                             "resume with the number of processes it was saved with")
+        self._pending = _native(ranks[rank])
+
+    def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any,
+                             batch_idx: int) -> None:
+        if self._pending is not None:
+            _set_rng_states(self._pending)
+            self._pending = None
+
+
+def _portable(state: dict[str, Any]) -> dict[str, Any]:
+    """The random states with numpy's key array as a tensor: checkpoints load with ``weights_only=True``."""
+    name, keys, position, has_gauss, cached_gaussian = state["numpy"]
+    return {**state, "numpy": (name, torch.from_numpy(keys.astype(np.int64)), position, has_gauss, cached_gaussian)}
+
+
+def _native(state: dict[str, Any]) -> dict[str, Any]:
+    """Inverse of :func:`_portable`."""
+    name, keys, position, has_gauss, cached_gaussian = state["numpy"]
+    return {**state, "numpy": (name, keys.numpy().astype(np.uint32), position, has_gauss, cached_gaussian)}
+
+
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """Lightning's checkpoint IO writing a temporary file beside the target and renaming it: a kill
+    during a save leaves the previous ``last.ckpt`` whole, never a truncated file that resume would pick
+    (Lightning's own transaction writes its temporary file in the system temp folder, and moving it
+    across file systems is a copy)."""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any | None = None) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            super().save_checkpoint(checkpoint, temporary, storage_options)
+            os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
+
+
+class ResumableCSVLogger(CSVLogger):
+    """Lightning's CSVLogger that continues the ``metrics.csv`` of a resumed run: :meth:`continue_from`
+    keeps its rows logged before the checkpoint's step (Lightning's writer deletes the file)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._kept_rows: list[dict[str, str]] = []
+        self._kept_keys: list[str] = []
+
+    def continue_from(self, step: int) -> None:
+        """Keep the rows of the existing ``metrics.csv`` whose step is below ``step`` (the rows after it
+        are logged again by the resumed run)."""
+        path = Path(self.log_dir) / "metrics.csv"
+        if not path.is_file():
+            return
+        with open(path, newline="") as handle:
+            reader = csv.DictReader(handle)
+            self._kept_keys = list(reader.fieldnames or [])
+            self._kept_rows = [row for row in reader if row.get("step") and int(float(row["step"])) < step]
+
+    def after_save_checkpoint(self, checkpoint_callback: Any) -> None:
+        """Flush the rows logged so far with every checkpoint: a resumed run finds them in the file."""
+        self.save()
+
+    @property
+    def experiment(self) -> Any:
+        fresh = self._experiment is None
+        writer = super().experiment
+        if fresh and writer is not None and self._kept_rows:
+            writer.metrics_keys = sorted(set(self._kept_keys))
+            writer.metrics = self._kept_rows
+            self._kept_rows = []
+            writer.save()  # at once: the writer has just deleted the file
+        return writer

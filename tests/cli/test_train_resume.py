@@ -1,0 +1,108 @@
+"""Long runs of ``hiersum-train`` in real processes: a run killed with SIGKILL in its first epoch and
+rerun with ``ckpt_path`` ends with the weights, global step, learning rates and logged losses of the
+same run uninterrupted (one process, and DDP on two CPU processes); a diverging run stops with one
+line and writes no non-finite checkpoint."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.cli.cli_testkit import BIN, cli_env, train_args
+
+pytestmark = pytest.mark.slow
+
+STEP_EVERY = 3
+# 40 examples in batches of at most 4: ~10 batches an epoch; dropout on, so the random state matters
+RUN = ["model.dropout=0.1", "data.max_batch_size=4", "trainer.max_epochs=2", "+trainer.limit_val_batches=2",
+       "trainer.num_sanity_val_steps=0", "eval_split=null", "trainer.log_every_n_steps=1",
+       f"callbacks.step_checkpoint.every_n_train_steps={STEP_EVERY}"]
+DDP = ["trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2"]
+
+
+def start(corpus: Path, run_dir: Path, *extra: str) -> subprocess.Popen:
+    env = {**cli_env(), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([str(BIN / "hiersum-train"), *train_args(corpus, run_dir, *RUN, *extra)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)  # its own process group: DDP ranks are killed with it
+
+
+def finish(process: subprocess.Popen) -> None:
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr[-5000:]
+
+
+def kill_after(process: subprocess.Popen, checkpoint: Path) -> None:
+    """SIGKILL the run's process group as soon as ``checkpoint`` appears."""
+    deadline = time.monotonic() + 600
+    while not checkpoint.exists():
+        assert process.poll() is None, f"the run ended before {checkpoint.name}: {process.communicate()[1][-3000:]}"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def train_rows(run_dir: Path) -> dict[int, tuple[str, str]]:
+    """step -> (train/loss, lr-Adam) of the run's metrics.csv."""
+    with open(run_dir / "csv" / "metrics.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    losses = {int(row["step"]): row["train/loss"] for row in rows if row.get("train/loss")}
+    rates = {int(row["step"]): row["lr-Adam"] for row in rows if row.get("lr-Adam")}
+    return {step: (loss, rates.get(step, "")) for step, loss in losses.items()}
+
+
+@pytest.mark.parametrize(("trainer", "resume_with"), [([], "last"), (DDP, "checkpoint path")], ids=["single", "ddp"])
+def test_a_killed_run_resumes_exactly(trainer, resume_with, tiny_corpus, tmp_path):
+    reference = start(tiny_corpus, tmp_path / "reference", *trainer)
+    killed_dir = tmp_path / "killed"
+    saved = killed_dir / "checkpoints" / f"step{STEP_EVERY:08d}.ckpt"
+    kill_after(start(tiny_corpus, killed_dir, *trainer), saved)
+    saved_step = torch.load(saved, weights_only=True)["global_step"]
+    loader_state = torch.load(saved, weights_only=True)["loops"]["fit_loop"]["state_dict"]["combined_loader"][0]
+    assert loader_state["epoch"] == 0 and loader_state["consumed"] == saved_step == STEP_EVERY  # inside epoch 0
+    # ckpt_path=last: the newest checkpoint of the run directory (the step checkpoint, or last.ckpt
+    # if the kill came after it was written too: the same state)
+    ckpt_path = "last" if resume_with == "last" else str(saved)
+    finish(start(tiny_corpus, killed_dir, *trainer, f"ckpt_path={ckpt_path}"))
+    finish(reference)
+
+    uninterrupted = torch.load(tmp_path / "reference" / "checkpoints" / "last.ckpt", weights_only=True)
+    resumed = torch.load(killed_dir / "checkpoints" / "last.ckpt", weights_only=True)
+    assert resumed["global_step"] == uninterrupted["global_step"] > saved_step
+    assert resumed["epoch"] == uninterrupted["epoch"] == 1
+    for name, weight in uninterrupted["state_dict"].items():
+        torch.testing.assert_close(resumed["state_dict"][name], weight, rtol=0, atol=1e-6, msg=name)
+    # the same batches in the same order with the same dropout: every logged loss and lr is the reference's;
+    # only the row of the checkpoint's own update may be lost (it is logged after the save)
+    expected, got = train_rows(tmp_path / "reference"), train_rows(killed_dir)
+    assert {step: got[step] for step in got} == {step: expected[step] for step in got}
+    assert set(expected) - set(got) <= {saved_step - 1}
+    assert (killed_dir / "tokenizer" / "tokenizer.json").read_text() == (
+        tmp_path / "reference" / "tokenizer" / "tokenizer.json").read_text()
+
+
+def test_a_diverging_run_stops_with_one_line_and_no_nonfinite_checkpoint(tiny_corpus, tmp_path):
+    run_dir = tmp_path / "diverging"
+    process = start(tiny_corpus, run_dir, "optim.scheduler.lr=1e6", "optim.scheduler.warmup_steps=1",
+                    "optim.max_consecutive_skips=4")
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 1, stderr[-3000:]
+    lines = [line for line in stderr.splitlines() if line.startswith("hiersum-train:")]
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr[-3000:]
+    assert "training diverged at step" in lines[0] and "4 updates in a row" in lines[0] and "train-0000" in lines[0]
+    skipped = [float(row["train/skipped_steps"]) for row in csv.DictReader(open(run_dir / "csv" / "metrics.csv"))
+               if row.get("train/skipped_steps")]
+    assert skipped[-1] >= 3 and skipped == sorted(skipped)
+    checkpoints = list((run_dir / "checkpoints").glob("*.ckpt"))
+    assert checkpoints  # written while updates were skipped: with the last finite weights
+    for path in checkpoints:
+        weights = torch.load(path, weights_only=True)["state_dict"].values()
+        assert all(torch.isfinite(w).all() for w in weights), path.name
