@@ -15,6 +15,7 @@ import torch
 import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
+from hydra.core.hydra_config import HydraConfig
 from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf, open_dict
@@ -155,6 +156,18 @@ def test_ddp_trainer_preset(tmp_path):
     # on CPU as documented in conf/trainer/ddp.yaml: trainer=ddp trainer.accelerator=cpu trainer.devices=2
     trainer = instantiate(cfg.trainer, accelerator="cpu", logger=False)
     assert isinstance(trainer.strategy, DDPStrategy) and trainer.num_devices == 2 and trainer.num_nodes == 1
+
+
+def test_the_slurm_launcher_runs_one_task_per_device_on_every_node(tmp_path):
+    cfg = compose_config("train", ["hydra/launcher=slurm", "trainer=ddp", "trainer.num_nodes=3", "trainer.devices=4",
+                                   "hydra.launcher.partition=gpu", "ckpt_path=last"], tmp_path)
+    launcher = HydraConfig.get().launcher
+    assert launcher._target_ == "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
+    assert [OmegaConf.select(launcher, key) for key in ("nodes", "tasks_per_node", "gpus_per_node", "partition")] == [
+        3, 4, 4, "gpu"]
+    # Lightning takes the ranks from SLURM: one process per task, as many as nodes x devices
+    trainer = instantiate(cfg.trainer, accelerator="cpu", logger=False)
+    assert isinstance(trainer.strategy, DDPStrategy) and trainer.num_nodes == 3 and cfg.ckpt_path == "last"
 
 
 # --- errors at composition -------------------------------------------------------------------------

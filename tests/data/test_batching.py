@@ -60,6 +60,38 @@ def test_sampler_shards_evenly_across_ranks_and_shuffles_per_epoch():
     assert list(sampler) != epoch0 and sorted(map(tuple, list(sampler))) == sorted(map(tuple, epoch0))
 
 
+def test_a_sampler_restored_mid_epoch_yields_the_rest_of_that_epoch_then_the_next():
+    examples = [example(i, [[5] * (1 + i % 9)], [6]) for i in range(50)]
+    options = {"batch_tokens": 20, "max_batch_size": 4, "shuffle": True, "seed": 3}
+    uninterrupted = TokenBudgetBatchSampler(examples, **options)
+    uninterrupted.set_epoch(2)
+    epoch2 = list(uninterrupted)
+    uninterrupted.set_epoch(3)
+    epoch3 = list(uninterrupted)
+
+    killed = TokenBudgetBatchSampler(examples, **options)
+    killed.set_epoch(2)
+    for _ in zip(range(5), iter(killed)):  # a loader may fetch more than training uses ...
+        pass
+    for _ in range(4):
+        killed.mark_consumed()  # ... the state counts the batches that reached the model
+    state = killed.state_dict()
+
+    resumed = TokenBudgetBatchSampler(examples, **options)
+    resumed.load_state_dict(state)
+    assert list(resumed) == epoch2[4:] and resumed.consumed == 4
+    resumed.set_epoch(3)
+    assert list(resumed) == epoch3  # the next epoch starts at its beginning
+
+
+def test_a_sampler_state_of_other_batches_is_refused():
+    examples = [example(i, [[5] * (1 + i % 9)], [6]) for i in range(50)]
+    state = TokenBudgetBatchSampler(examples, batch_tokens=20, max_batch_size=4, shuffle=True).state_dict()
+    other = TokenBudgetBatchSampler(examples[:30], batch_tokens=20, max_batch_size=4, shuffle=True)
+    with pytest.raises(ValueError, match="resume with the same data"):
+        other.load_state_dict(state)
+
+
 def test_order_paragraphs_rules():
     documents = [["a0", "a1", "a2"], ["b0"], ["c0", "c1"]]
     assert order_paragraphs(documents, "first") == [(0, 0), (0, 1), (0, 2), (1, 0), (2, 0), (2, 1)]
