@@ -44,13 +44,13 @@ from typing import Any, BinaryIO, overload
 import numpy as np
 from torch.utils.data import Dataset
 
-from hiersum.config import DataConfig, OnError, TokenizerConfig
+from hiersum.config import DataConfig, OnError, TokenizerConfig, UsageError
 from hiersum.data.batching import LENGTH_FIELDS
 from hiersum.data.registry import format_spec
 from hiersum.data.sample import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig, encode_examples, selection_config
-from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
+from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
 
 PREPARED_VERSION = 1
 """Version of the on-disk layout (part of every key: a new layout never reads an old folder)."""
@@ -429,6 +429,24 @@ class PreparedSplit(Dataset[EncodedExample]):
 
 
 # ---------------------------------------------------------------------------------------------- tokenizer
+
+
+def prepare_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokenizer:
+    """The tokenizer of a run: loaded from ``config.path``, else trained on the train split once
+    (:func:`corpus_tokenizer`). A missing or unreadable file, or a format of token ids without their
+    tokenizer, is a :class:`UsageError`."""
+    if config.path:
+        try:
+            return load_tokenizer(config.path, pad=config.pad_token, bos=config.bos_token, eos=config.eos_token)
+        except (OSError, ValueError) as error:
+            raise UsageError(str(error)) from None
+    if format_spec(data.format).token_ids:
+        raise UsageError(f"data.format={data.format} holds SentencePiece ids: give their tokenizer, e.g. "
+                         "tokenizer=official_spm tokenizer.path=/path/to/spm9998_3.model")
+    try:
+        return corpus_tokenizer(config, data)
+    except FileNotFoundError as error:
+        raise UsageError(str(error)) from None
 
 
 def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokenizer:

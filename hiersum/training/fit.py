@@ -20,9 +20,8 @@ from omegaconf import DictConfig
 from hiersum.checkpoints.io import checkpoint_tokenizer_json, read_checkpoint, tokenizer_from_json
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig, UsageError, typed_config
 from hiersum.data.datamodule import SummarizationDataModule
-from hiersum.data.prepared import corpus_tokenizer
-from hiersum.data.registry import format_spec
-from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
+from hiersum.data.prepared import prepare_tokenizer
+from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.encoders import source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
 from hiersum.training.module import HierSumModule, module_hparams
@@ -52,20 +51,8 @@ class FitResult:
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
     """Load ``config.path`` or train a tokenizer on the train split (once: it is cached with the prepared
-    corpus, :func:`hiersum.data.prepared.corpus_tokenizer`); save it in the run directory."""
-    if config.path:
-        try:
-            tokenizer = load_tokenizer(config.path, pad=config.pad_token, bos=config.bos_token, eos=config.eos_token)
-        except (OSError, ValueError) as error:
-            raise UsageError(str(error)) from None
-    elif format_spec(data.format).token_ids:
-        raise UsageError(f"data.format={data.format} holds SentencePiece ids: give their tokenizer, e.g. "
-                         "tokenizer=official_spm tokenizer.path=/path/to/spm9998_3.model")
-    else:
-        try:
-            tokenizer = corpus_tokenizer(config, data)
-        except FileNotFoundError as error:
-            raise UsageError(str(error)) from None
+    corpus, :func:`hiersum.data.prepared.prepare_tokenizer`); save it in the run directory."""
+    tokenizer = prepare_tokenizer(config, data)
     tokenizer.save(run_dir / "tokenizer")
     return tokenizer
 

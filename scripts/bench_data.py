@@ -1,0 +1,102 @@
+"""Memory and time of ``hiersum-train debug=fast_dev_run`` as the corpus grows, once its splits are prepared.
+
+    python scripts/bench_data.py                       # 200 vs 25,000 Multi-News clusters
+    python scripts/bench_data.py --examples 2500 --keep
+
+Builds two Multi-News corpora in a temporary folder from the shared sample
+(``../shared/data/multi-news-sample/validation.jsonl``, 250 clusters): the large one repeats the sample
+until it holds ``--examples`` clusters, each copy with new ids (``copy<k>-<line>``), as its train,
+validation and test splits; the small one holds the first ``--small`` clusters of it. Each corpus is
+trained on twice with the same command (``data=multinews debug=fast_dev_run``, its own prepared-data
+cache): the first run trains the tokenizer and prepares the splits, the second finds them prepared.
+
+Prints one JSON object: for each corpus and run, the wall time and the peak resident memory of the
+``hiersum-train`` process (``ru_maxrss`` of that child, from ``os.wait4``); and the ratios large / small
+of the second runs against the targets of issue 10 (memory at most 1.25x, time at most 2x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT.parent / "shared" / "data" / "multi-news-sample" / "validation.jsonl"
+SPLITS = ("train", "validation", "test")
+TARGETS = {"peak_rss": 1.25, "wall_s": 2.0}
+
+
+def build_corpus(folder: Path, lines: list[str], n_examples: int) -> int:
+    """``folder/{train,validation,test}.jsonl``: ``n_examples`` clusters, the sample repeated with new ids."""
+    folder.mkdir(parents=True)
+    records = []
+    for index in range(n_examples):
+        copy, line = divmod(index, len(lines))
+        record = json.loads(lines[line])
+        record["id"] = f"copy{copy}-{line}"
+        records.append(json.dumps(record, ensure_ascii=False) + "\n")
+    text = "".join(records)
+    for split in SPLITS:
+        (folder / f"{split}.jsonl").write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
+
+
+def run_train(corpus: Path, cache: Path, run_dir: Path, extra: list[str]) -> dict[str, float]:
+    """Wall time and peak RSS (MB) of one ``hiersum-train`` process."""
+    command = [str(Path(sys.executable).parent / "hiersum-train"), "data=multinews", f"data.path={corpus}",
+               f"data.cache_dir={cache}", "debug=fast_dev_run", f"hydra.run.dir={run_dir}", *extra]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr = process.stderr.read()  # type: ignore[union-attr]
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{stderr.decode(errors='replace')[-3000:]}")
+    return {"wall_s": round(wall, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}  # ru_maxrss: KiB on Linux
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=25_000, help="clusters of the large corpus")
+    parser.add_argument("--small", type=int, default=200, help="clusters of the small corpus (its first ones)")
+    parser.add_argument("--workdir", type=Path, default=None, help="where to build the corpora (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the corpora, caches and runs")
+    parser.add_argument("overrides", nargs="*", help="more hiersum-train overrides")
+    args = parser.parse_args()
+    if not SAMPLE.is_file():
+        raise SystemExit(f"the Multi-News sample is missing: expected {SAMPLE}")
+    lines = [line for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    workdir = Path(tempfile.mkdtemp(prefix="bench_data-", dir=args.workdir))
+    report: dict = {"command": "hiersum-train data=multinews debug=fast_dev_run " + " ".join(args.overrides),
+                    "sample": str(SAMPLE), "workdir": str(workdir) if args.keep else None, "corpora": {}}
+    try:
+        for n in (args.small, args.examples):
+            corpus = workdir / f"multinews-{n}"
+            size = build_corpus(corpus, lines, n)
+            runs = {}
+            for attempt in ("first", "second"):
+                runs[attempt] = run_train(corpus, workdir / f"cache-{n}", workdir / f"run-{n}-{attempt}",
+                                          args.overrides)
+                print(f"{n} examples, {attempt} run: {runs[attempt]}", file=sys.stderr)
+            report["corpora"][str(n)] = {"examples": n, "split_mb": round(size / 2**20, 1), **runs}
+        small, large = report["corpora"][str(args.small)]["second"], report["corpora"][str(args.examples)]["second"]
+        ratios = {"peak_rss": round(large["peak_rss_mb"] / small["peak_rss_mb"], 3),
+                  "wall_s": round(large["wall_s"] / small["wall_s"], 3)}
+        report["second_run_ratio"] = ratios
+        report["targets"] = TARGETS
+        report["meets_targets"] = all(ratios[name] <= TARGETS[name] for name in TARGETS)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

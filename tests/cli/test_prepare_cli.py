@@ -1,0 +1,74 @@
+"""``hiersum-prepare`` and prepared data in ``hiersum-train``: a corpus prepared once and trained on without
+being read again, malformed records of any split (one line and exit 2, or skipped and listed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hiersum.cli.prepare import prepare
+from hiersum.cli.train import train
+from hiersum.data import prepared as prepared_module
+from tests.cli.cli_testkit import assert_usage_error, run_cli, train_args
+from tests.conftest import TINY_OVERRIDES, compose_config, train_overrides
+
+DATA_OVERRIDES = [o for o in TINY_OVERRIDES if o.startswith(("model=", "tokenizer.", "data."))]
+"""The options of the tiny runs that ``hiersum-prepare`` shares with ``hiersum-train``."""
+
+
+def bad_validation_corpus(source: Path, target: Path) -> Path:
+    """A copy of ``source`` whose validation line 3 has a number for its summary."""
+    target.mkdir()
+    for split in ("train", "validation", "test"):
+        (target / f"{split}.jsonl").write_bytes((source / f"{split}.jsonl").read_bytes())
+    lines = (target / "validation.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    record = json.loads(lines[2])
+    record["summary"] = 42
+    lines[2] = json.dumps(record) + "\n"
+    (target / "validation.jsonl").write_text("".join(lines), encoding="utf-8")
+    return target
+
+
+def test_train_on_a_prepared_corpus_reads_no_split_and_trains_no_tokenizer(
+    tiny_corpus, tmp_path, monkeypatch, capsys
+):
+    cache = tmp_path / "cache"
+    options = [*DATA_OVERRIDES, f"data.path={tiny_corpus}", f"data.cache_dir={cache}"]
+    report = prepare(compose_config("prepare", options, tmp_path / "prepare"))
+    assert {split: entry["examples"] for split, entry in report.items()} == {"train": 40, "validation": 8, "test": 8}
+    assert all(Path(entry["folder"]).parent == cache for entry in report.values())
+    assert "train: 40 examples, 0 records left out" in capsys.readouterr().out
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read and encoded again")
+
+    monkeypatch.setattr(prepared_module, "_write_split", refuse)
+    monkeypatch.setattr(prepared_module, "train_tokenizer", refuse)
+    cfg = compose_config("train", train_overrides(tiny_corpus, f"data.cache_dir={cache}", "debug=fast_dev_run"),
+                         tmp_path / "run")
+    metrics = train(cfg)
+    assert metrics["n_examples"] == 4 and metrics["test"]["model"]["perplexity"] > 1.0
+    assert not (tmp_path / "run" / "data_errors.jsonl").exists()
+
+
+def test_on_error_skip_trains_without_the_malformed_record_and_lists_it(tiny_corpus, tmp_path):
+    corpus = bad_validation_corpus(tiny_corpus, tmp_path / "corpus")
+    cfg = compose_config("train", train_overrides(corpus, "data.on_error=skip", "debug=fast_dev_run"),
+                         tmp_path / "run")
+    train(cfg)
+    listed = [json.loads(line) for line in (tmp_path / "run" / "data_errors.jsonl").read_text().splitlines()]
+    assert [(e["split"], e["file"], e["line"], e["field"]) for e in listed] == [
+        ("validation", str(corpus / "validation.jsonl"), 3, "summary")]
+
+
+@pytest.mark.slow
+def test_a_malformed_validation_record_is_one_line_and_exit_2(tiny_corpus, tmp_path):
+    corpus = bad_validation_corpus(tiny_corpus, tmp_path / "corpus")
+    result = run_cli("hiersum-train", train_args(corpus, tmp_path / "run", "debug=fast_dev_run"), check=False)
+    assert_usage_error(result.returncode, result.stderr, f"{corpus / 'validation.jsonl'}:3: field 'summary': "
+                       "expected a string or a list of strings, found int")
+    result = run_cli("hiersum-prepare", [*DATA_OVERRIDES, f"data.path={corpus}",
+                                         f"hydra.run.dir={tmp_path / 'prepare'}"], check=False)
+    assert_usage_error(result.returncode, result.stderr, "validation.jsonl:3: field 'summary'")
