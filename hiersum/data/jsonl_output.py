@@ -88,8 +88,9 @@ class JsonlAppender:
 
 
 def write_jsonl_atomically(path: Path, records: list[dict[str, Any]]) -> None:
-    """Replace ``path`` with ``records`` (a temporary file renamed over it)."""
+    """Replace ``path`` with ``records`` (a temporary file of this process renamed over it: processes
+    writing the same file, such as the ranks of a DDP run, never write into each other's)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
+    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     temporary.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     os.replace(temporary, path)

@@ -13,22 +13,10 @@ from hiersum.cli.train import train
 from hiersum.data import prepared as prepared_module
 from tests.cli.cli_testkit import assert_usage_error, run_cli, train_args
 from tests.conftest import TINY_OVERRIDES, compose_config, train_overrides
+from tests.data.test_prepared import write_with_bad_validation_line
 
 DATA_OVERRIDES = [o for o in TINY_OVERRIDES if o.startswith(("model=", "tokenizer.", "data."))]
 """The options of the tiny runs that ``hiersum-prepare`` shares with ``hiersum-train``."""
-
-
-def bad_validation_corpus(source: Path, target: Path) -> Path:
-    """A copy of ``source`` whose validation line 3 has a number for its summary."""
-    target.mkdir()
-    for split in ("train", "validation", "test"):
-        (target / f"{split}.jsonl").write_bytes((source / f"{split}.jsonl").read_bytes())
-    lines = (target / "validation.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    record = json.loads(lines[2])
-    record["summary"] = 42
-    lines[2] = json.dumps(record) + "\n"
-    (target / "validation.jsonl").write_text("".join(lines), encoding="utf-8")
-    return target
 
 
 def test_train_on_a_prepared_corpus_reads_no_split_and_trains_no_tokenizer(
@@ -54,7 +42,7 @@ def test_train_on_a_prepared_corpus_reads_no_split_and_trains_no_tokenizer(
 
 
 def test_on_error_skip_trains_without_the_malformed_record_and_lists_it(tiny_corpus, tmp_path):
-    corpus = bad_validation_corpus(tiny_corpus, tmp_path / "corpus")
+    corpus = write_with_bad_validation_line(tiny_corpus, tmp_path / "corpus")
     cfg = compose_config("train", train_overrides(corpus, "data.on_error=skip", "debug=fast_dev_run"),
                          tmp_path / "run")
     train(cfg)
@@ -65,7 +53,7 @@ def test_on_error_skip_trains_without_the_malformed_record_and_lists_it(tiny_cor
 
 @pytest.mark.slow
 def test_a_malformed_validation_record_is_one_line_and_exit_2(tiny_corpus, tmp_path):
-    corpus = bad_validation_corpus(tiny_corpus, tmp_path / "corpus")
+    corpus = write_with_bad_validation_line(tiny_corpus, tmp_path / "corpus")
     result = run_cli("hiersum-train", train_args(corpus, tmp_path / "run", "debug=fast_dev_run"), check=False)
     assert_usage_error(result.returncode, result.stderr, f"{corpus / 'validation.jsonl'}:3: field 'summary': "
                        "expected a string or a list of strings, found int")
