@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hiersum.cli.evaluate import evaluate
 from hiersum.cli.prepare import prepare
 from hiersum.cli.train import train
 from hiersum.data import prepared as prepared_module
@@ -60,3 +61,13 @@ def test_a_malformed_validation_record_is_one_line_and_exit_2(tiny_corpus, tmp_p
     result = run_cli("hiersum-prepare", [*DATA_OVERRIDES, f"data.path={corpus}",
                                          f"hydra.run.dir={tmp_path / 'prepare'}"], check=False)
     assert_usage_error(result.returncode, result.stderr, "validation.jsonl:3: field 'summary'")
+
+
+@pytest.mark.slow
+def test_evaluate_finds_the_split_the_training_prepared(trained, tiny_cfg, tiny_corpus, tmp_path, monkeypatch):
+    monkeypatch.setattr(prepared_module, "_write_split", lambda *a, **k: pytest.fail("prepared again"))
+    options = [f"data.path={tiny_corpus}", f"checkpoint={trained.run_dir / 'checkpoints' / 'last.ckpt'}",
+               "split=test", "data.limit_eval_examples=2", "bootstrap.samples=0", "baselines=[lead]",
+               "attention_examples=0", "decode.max_length=4", "decode.min_length=0"]
+    metrics = evaluate(tiny_cfg(*options, name="evaluate", output_dir=tmp_path / "eval"), options)
+    assert metrics["n_examples"] == 2  # the checkpoint's tokenizer and selection found the training's folder
