@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hiersum.config import DataConfig, ModelConfig, UsageError
+from hiersum.config import DataConfig, ModelConfig, OnError, UsageError
 from hiersum.data.jsonl_output import write_jsonl_atomically
 from hiersum.data.prepared import PreparedSplit, prepare_split
 from hiersum.data.registry import format_spec
-from hiersum.data.schema import EncodedExample, Example
+from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.tokenizer import SubwordTokenizer
 
 DATA_ERRORS = "data_errors.jsonl"
@@ -24,6 +24,38 @@ def split_path(data_dir: str | Path, split: str, data_format: str = "jsonl") -> 
     """The file of ``split`` in ``data_dir`` for ``data_format`` (``<split>.jsonl``; SciTLDR's
     validation split is ``dev.jsonl``), with a clear error when it is missing."""
     return format_spec(data_format).split_path(data_dir, split)
+
+
+def write_data_errors(run_dir: str | Path, errors: dict[str, list[RecordError]]) -> Path | None:
+    """``<run_dir>/data_errors.jsonl``: the records left out of each split (one ``{"split", "file", "line",
+    "id", "field", "reason"}`` a line), or None (and no file) when none was."""
+    records = [{"split": split, **error.as_record()} for split, found in errors.items() for error in found]
+    path = Path(run_dir) / DATA_ERRORS
+    if not records:
+        path.unlink(missing_ok=True)
+        return None
+    write_jsonl_atomically(path, records)
+    return path
+
+
+def read_text_split(config: DataConfig, split: str) -> tuple[list[Example], list[RecordError]]:
+    """The examples of a text split, without tokenizing them (scoring given predictions), and the
+    malformed records left out (``data.on_error=skip``; with ``fail`` the first one raises)."""
+    spec = format_spec(config.format)
+    examples: list[Example] = []
+    errors: list[RecordError] = []
+    try:
+        records = spec.iter_split(spec.split_path(config.path, split))
+        for item in records:
+            if isinstance(item, RecordError):
+                if config.on_error is OnError.fail:
+                    raise item
+                errors.append(item)
+            else:
+                examples.append(item)
+    except FileNotFoundError as error:
+        raise UsageError(str(error)) from None
+    return examples, errors
 
 
 class CorpusSplits:
@@ -59,16 +91,9 @@ class CorpusSplits:
             self.load(split)
 
     def write_errors(self, run_dir: str | Path) -> Path | None:
-        """``<run_dir>/data_errors.jsonl``: the records left out of the splits loaded so far (one
-        ``{"split", "file", "line", "id", "field", "reason"}`` a line), or None (and no file) when none was."""
-        records = [{"split": split, **error.as_record()}
-                   for split, prepared in self.prepared.items() for error in prepared.errors()]
-        path = Path(run_dir) / DATA_ERRORS
-        if not records:
-            path.unlink(missing_ok=True)
-            return None
-        write_jsonl_atomically(path, records)
-        return path
+        """``<run_dir>/data_errors.jsonl``: the records left out of the splits loaded so far
+        (:func:`write_data_errors`)."""
+        return write_data_errors(run_dir, {split: prepared.errors() for split, prepared in self.prepared.items()})
 
     def evaluation_split(self, split: str) -> tuple[list[Example], list[EncodedExample]]:
         """The examples of ``split`` and their encodings, the first ``data.limit_eval_examples`` when set."""

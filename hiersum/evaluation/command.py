@@ -21,11 +21,10 @@ from omegaconf.errors import OmegaConfBaseException
 
 from hiersum.config import DataConfig, DecodeConfig, UsageError, typed_config
 from hiersum.data.batching import collate
-from hiersum.data.corpora import read_split
 from hiersum.data.registry import format_spec
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
-from hiersum.data.splits import CorpusSplits, split_path
+from hiersum.data.splits import CorpusSplits, read_text_split, write_data_errors
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.summarize import load_checkpoint
 from hiersum.evaluation.report import Attention, library_versions, write_report
@@ -171,10 +170,8 @@ def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, A
         data = typed_config(cfg.data)
         if format_spec(data.format).token_ids:
             raise UsageError(f"predictions= needs reference text: data.format={data.format} holds token ids")
-        try:
-            examples = read_split(split_path(data.path, cfg.split, data.format), data.format)
-        except FileNotFoundError as error:
-            raise UsageError(str(error)) from None
+        examples, errors = read_text_split(data, cfg.split)
+        write_data_errors(run_dir, {cfg.split: errors})
         if data.limit_eval_examples:
             examples = examples[: data.limit_eval_examples]
         outputs = match_predictions(read_predictions(cfg.predictions), examples, source=str(cfg.predictions),

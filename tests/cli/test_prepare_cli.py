@@ -12,6 +12,7 @@ from hiersum.cli.evaluate import evaluate
 from hiersum.cli.prepare import prepare
 from hiersum.cli.train import train
 from hiersum.data import prepared as prepared_module
+from hiersum.data.schema import RecordError
 from tests.cli.cli_testkit import assert_usage_error, run_cli, train_args
 from tests.conftest import TINY_OVERRIDES, compose_config, train_overrides
 from tests.data.test_prepared import write_with_bad_validation_line
@@ -71,3 +72,20 @@ def test_evaluate_finds_the_split_the_training_prepared(trained, tiny_cfg, tiny_
                "attention_examples=0", "decode.max_length=4", "decode.min_length=0"]
     metrics = evaluate(tiny_cfg(*options, name="evaluate", output_dir=tmp_path / "eval"), options)
     assert metrics["n_examples"] == 2  # the checkpoint's tokenizer and selection found the training's folder
+
+
+@pytest.mark.slow
+def test_evaluate_scores_predictions_without_a_malformed_record_when_skipping(tiny_corpus, tiny_cfg, tmp_path):
+    corpus = write_with_bad_validation_line(tiny_corpus, tmp_path / "corpus")
+    ids = [json.loads(line)["id"] for line in (corpus / "validation.jsonl").read_text().splitlines()]
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(json.dumps({"id": i, "summary": "a summary"}) + "\n" for i in ids[:2] + ids[3:]))
+    options = [f"data.path={corpus}", f"predictions={predictions}", "split=validation", "bootstrap.samples=0",
+               "baselines=[lead]"]
+    with pytest.raises(RecordError, match="validation.jsonl:3: field 'summary'"):
+        evaluate(tiny_cfg(*options, name="evaluate", output_dir=tmp_path / "eval"), options)
+    options.append("data.on_error=skip")
+    metrics = evaluate(tiny_cfg(*options, name="evaluate", output_dir=tmp_path / "eval"), options)
+    assert metrics["n_examples"] == 7
+    listed = [json.loads(line) for line in (tmp_path / "eval" / "data_errors.jsonl").read_text().splitlines()]
+    assert [(e["split"], e["line"], e["field"]) for e in listed] == [("validation", 3, "summary")]
