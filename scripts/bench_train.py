@@ -222,7 +222,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--models", nargs="+", default=["small", "paper"])
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     parser.add_argument("--vocab", type=int, default=8000)
-    parser.add_argument("--multinews-batches", type=int, default=12, help="real batches timed in case multinews")
+    parser.add_argument("--multinews-batches", type=int, default=6, help="real batches timed in case multinews")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per implementation (median counts)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads (0: torch's default)")

@@ -138,9 +138,9 @@ class MultiHeadAttention(nn.Module):
         bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])  # (3*D,)
         qkv = F.linear(x, weight, bias)  # (N, 3*D): one matmul for the three projections
         contexts = []
-        for bucket in buckets:
+        bucket_rows = qkv.split([bucket.end - bucket.start for bucket in buckets])  # one backward for all
+        for bucket, rows in zip(buckets, bucket_rows, strict=True):  # rows: (rows of the bucket, 3*D)
             n, W = bucket.gather_index.shape
-            rows = qkv[bucket.start : bucket.end]  # (rows of the bucket, 3*D)
             if bucket.attn_mask is not None:  # paragraphs shorter than W: pad them
                 rows = rows.index_select(0, bucket.gather_index.view(-1))  # (n*W, 3*D)
             q, k, v = rows.view(n, W, 3, H, E).permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (n, H, W, E)
@@ -151,7 +151,10 @@ class MultiHeadAttention(nn.Module):
             if bucket.attn_mask is not None:
                 context = context.index_select(0, bucket.unpad_index)  # (rows of the bucket, D)
             contexts.append(context)
-        context = torch.cat(contexts) if contexts else x.new_zeros(0, D)  # (N, D)
+        if len(contexts) == 1:
+            context = contexts[0]  # (N, D)
+        else:
+            context = torch.cat(contexts) if contexts else x.new_zeros(0, D)  # (N, D)
         return context if self.out is None else self.out(context)
 
     def forward(
