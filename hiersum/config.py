@@ -72,6 +72,10 @@ class Selection(ConfigEnum):
 
     first = "first"
     round_robin = "round_robin"
+    tfidf = "tfidf"
+    """Cosine similarity of tf-idf word vectors to the title, or to the example's centroid without a title."""
+    ranker = "ranker"
+    """The score of a trained paragraph ranker (``data.ranker``: its checkpoint; ``hiersum-train-ranker``)."""
 
 
 class OnError(ConfigEnum):
@@ -144,7 +148,9 @@ class ModelConfig:
     encoder: str = "hierarchical"
     """A registered encoder (``hiersum.model.encoders.ENCODERS``, checked there): ``hierarchical`` (the
     paper's model) or ``flat`` (the FT baseline: the selected paragraphs joined with a separator token
-    into one sequence [B, L], a plain transformer encoder)."""
+    into one sequence [B, L], a plain transformer encoder) or ``pretrained`` (a BERT-family encoder from
+    ``pretrained_encoder`` applied to each paragraph, then ``encoder_layers`` new layers at its width, of which
+    ``inter_layers`` are inter-paragraph; ``d_model`` is the encoder's hidden size)."""
     flat_max_tokens: int = 500
     """Flat encoder only: source tokens kept after joining the paragraphs (EOS is appended)."""
     graph: Graph = Graph.none
@@ -152,9 +158,23 @@ class ModelConfig:
     (tf-idf cosine) or ``discourse`` (shared entity mentions); see ``hiersum/data/graph.py``."""
     pooling_penalty: float = 0.0
     """Weight of the pooling diversity penalty ||A A^T - I||_F^2 added to the training loss (0: off)."""
+    pretrained_encoder: str | None = None
+    """``encoder=pretrained``: a local Hugging Face directory of a BERT-family encoder (``config.json``, weights,
+    tokenizer), read with ``local_files_only`` (never the hub). Its weights initialise the paragraph-level
+    layers when the network is built for training; a checkpoint rebuilds the network without it."""
+    pretrained_config_json: str | None = None
+    """``encoder=pretrained``: the encoder's Hugging Face config as JSON. Read from ``pretrained_encoder`` when the
+    network is first built (leave it null) and saved in checkpoints, which therefore need no directory."""
+    tie_decoder_embeddings: bool = True
+    """``encoder=pretrained``: the decoder's input and output embeddings are the encoder's word embeddings
+    (one shared table, PreSumm's choice); false: a new table of the same size."""
+    pretrained_frozen_layers: int = 0
+    """``encoder=pretrained``: the lowest N transformer layers of the pretrained encoder are frozen (0: none)."""
 
     def __post_init__(self) -> None:
         self.graph = Graph.coerce(self.graph, "model.graph")
+        if self.pretrained_frozen_layers < 0:
+            raise ValueError(f"model.pretrained_frozen_layers must be >= 0, found {self.pretrained_frozen_layers}")
         if self.pooling_penalty < 0:
             raise ValueError(f"model.pooling_penalty must be >= 0, found {self.pooling_penalty}")
         if self.flat_max_tokens < 1:
@@ -215,7 +235,10 @@ class DataConfig:
     max_target_tokens: int = 96
     """Summary tokens kept for training (BOS and EOS excluded)."""
     selection: Selection = Selection.first
-    """``first`` (document order) or ``round_robin`` (first paragraph of each document, then second...)."""
+    """``first`` (document order), ``round_robin`` (first paragraph of each document, then second...),
+    ``tfidf`` (tf-idf similarity to the title or centroid) or ``ranker`` (a trained ranker, ``data.ranker``)."""
+    ranker: str | None = None
+    """The ranker checkpoint (``hiersum-train-ranker``) that orders paragraphs when ``selection=ranker``."""
     title_paragraph: bool = True
     """Put the example's title (topic or entity), when it has one, as paragraph 0."""
     batch_tokens: int = 6144
@@ -240,6 +263,8 @@ class DataConfig:
         if self.eval_max_paragraphs is not None and self.eval_max_paragraphs < 1:
             raise ValueError(f"data.eval_max_paragraphs must be >= 1 or null, found {self.eval_max_paragraphs}")
         self.selection = Selection.coerce(self.selection, "data.selection")
+        if self.selection is Selection.ranker and not self.ranker:
+            raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum-train-ranker)")
         for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"data.{name} must be >= 1, found {getattr(self, name)}")
@@ -445,6 +470,7 @@ class SummarizeConfig:
     max_paragraphs: int | None = MISSING
     max_paragraph_tokens: int | None = MISSING
     selection: Selection | None = MISSING
+    ranker: str | None = None
     attention: bool = MISSING
     attention_top_k: int = MISSING
     decode: DecodeConfig = MISSING

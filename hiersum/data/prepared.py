@@ -5,8 +5,9 @@ A prepared split is a folder ``<data.cache_dir>/<corpus>-<split>-<key>`` whose `
 its content depends on (:func:`split_manifest`): the input files (path, size and modification time), the
 data format, the paragraph selection of the split (``data.max_paragraphs`` or ``data.eval_max_paragraphs``,
 ``max_paragraph_tokens``, ``max_target_tokens``, ``selection``, ``title_paragraph``, the model's paragraph
-``graph``) and the tokenizer (a hash of its JSON). Change any of them and the name changes, so a stale
-folder is never read; the same settings find the folder again and nothing is re-read. The folder holds::
+``graph``; with ``selection=ranker`` the ranker checkpoint's path, size and modification time) and the
+tokenizer (a hash of its JSON). Change any of them and the name changes, so a stale folder is never read;
+the same settings find the folder again and nothing is re-read. The folder holds::
 
     manifest.json      what the key was made of, the example and shard counts (written last)
     lengths.bin        int32 [N, 3]: paragraph count, longest paragraph, target length (the length index)
@@ -108,6 +109,8 @@ def split_manifest(
                       for name, value in asdict(selection).items()},
         "tokenizer": tokenizer_digest(tokenizer),
         "with_text": split != "train",
+        # a ranker's checkpoint, only when one orders the paragraphs (the keys of other splits unchanged)
+        **({"ranker": file_fingerprints([Path(selection.ranker)])} if selection.ranker else {}),
     }
 
 

@@ -1,18 +1,31 @@
-"""Paragraph selection and encoding: Example (text) -> EncodedExample (ids in a P x T grid)."""
+"""Paragraph selection and encoding: Example (text) -> EncodedExample (ids in a P x T grid).
+
+Selection rules (``data.selection``): ``first`` and ``round_robin`` order paragraphs by position;
+``tfidf`` and ``ranker`` score every paragraph with a :class:`ParagraphScorer` and keep the best first
+(ties in document order). The data stage knows no network: a trained ranker reaches it through the
+:data:`SCORERS` registry, whose ``ranker`` entry ``hiersum.checkpoints.ranker`` registers (the hiersum
+commands import it).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from hiersum.config import DataConfig
 from hiersum.data.graph import paragraph_graph
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.registry import Registry
 
 TITLE_DOCUMENT = -1
 """Provenance document index of the title paragraph."""
-SELECTION_FIELDS = ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "selection", "title_paragraph")
+SELECTION_FIELDS = ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "selection", "ranker",
+                    "title_paragraph")
 """The ``DataConfig`` fields that shape the model's input: evaluation and summarization take them from
 the checkpoint unless the command line gives them (``data.<field>=`` / ``<field>=``)."""
 
@@ -28,6 +41,8 @@ class SelectionConfig:
     title_paragraph: bool = True
     graph: str = "none"
     """Paragraph graph stored on each example (``model.graph``; see ``hiersum/data/graph.py``)."""
+    ranker: str | None = None
+    """The ranker checkpoint of ``selection=ranker`` (None for every other rule)."""
 
 
 def selection_config(config: DataConfig, *, graph: str = "none", evaluation: bool = False) -> SelectionConfig:
@@ -40,10 +55,105 @@ def selection_config(config: DataConfig, *, graph: str = "none", evaluation: boo
         max_paragraphs=max_paragraphs,
         max_paragraph_tokens=config.max_paragraph_tokens,
         max_target_tokens=config.max_target_tokens,
-        selection=config.selection,
+        selection=str(config.selection),
         title_paragraph=config.title_paragraph,
         graph=graph,
+        ranker=config.ranker if config.selection == "ranker" else None,
     )
+
+
+class ParagraphScorer(Protocol):
+    """Scores the paragraphs of examples; a higher score is kept first."""
+
+    def score(self, examples: Sequence[Example]) -> list[list[float]]:
+        """One list per example: a score per paragraph, in document order (document 0's paragraphs,
+        then document 1's...), i.e. the order of ``order_paragraphs(documents, "first")``."""
+        ...
+
+
+WORD = re.compile(r"\w+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens of ``text`` (the tf-idf vocabulary)."""
+    return WORD.findall(text.lower())
+
+
+def _tfidf_vector(counts: Counter[str], idf: dict[str, float]) -> dict[str, float]:
+    """Sublinear tf (1 + log tf) x idf, L2-normalised (an empty text: the empty vector)."""
+    vector = {word: (1.0 + math.log(count)) * idf[word] for word, count in counts.items()}
+    norm = math.sqrt(sum(value * value for value in vector.values()))
+    return {word: value / norm for word, value in vector.items()} if norm > 0 else {}
+
+
+def _dot(a: dict[str, float], b: dict[str, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(value * b.get(word, 0.0) for word, value in a.items())
+
+
+class TfidfScorer:
+    """Cosine similarity of each paragraph's tf-idf vector to the title's (Liu et al. 2018's ranking of
+    WikiSum paragraphs), or, for an example without a title, to the centroid (the mean of its paragraphs'
+    unit vectors). Document frequencies are counted over the example's own paragraphs (smoothed idf
+    ``log((1 + N) / (1 + df)) + 1``), so a score needs no corpus statistics and nothing to fit."""
+
+    def score(self, examples: Sequence[Example]) -> list[list[float]]:
+        return [self.score_example(example) for example in examples]
+
+    @staticmethod
+    def score_example(example: Example) -> list[float]:
+        counts = [Counter(words(paragraph)) for document in example.documents for paragraph in document]
+        frequency = Counter(word for count in counts for word in count)
+        title = Counter(words(example.title or ""))
+        idf = {word: math.log((1 + len(counts)) / (1 + frequency[word])) + 1.0 for word in frequency | title}
+        vectors = [_tfidf_vector(count, idf) for count in counts]
+        if title:
+            query = _tfidf_vector(title, idf)
+        else:
+            query = Counter()
+            for vector in vectors:
+                query.update(vector)
+        return [_dot(vector, query) for vector in vectors]
+
+
+SCORERS: Registry[Callable[[SelectionConfig], ParagraphScorer]] = Registry("data.selection", "paragraph scorer")
+"""Selection rule -> a function making its scorer from the selection settings. ``tfidf`` is built in;
+``ranker`` is registered by ``hiersum.checkpoints.ranker`` (it loads ``SelectionConfig.ranker``)."""
+SCORERS.register("tfidf", lambda config: TfidfScorer())
+
+
+def paragraph_scorer(config: SelectionConfig) -> ParagraphScorer | None:
+    """The scorer of ``config.selection`` (None for the positional rules ``first`` and ``round_robin``)."""
+    if config.selection in ("first", "round_robin"):
+        return None
+    if config.selection == "ranker" and "ranker" not in SCORERS:
+        raise ValueError("data.selection=ranker: no ranker loader is registered; import hiersum.checkpoints.ranker "
+                         "(the hiersum commands do)")
+    return SCORERS.lookup(config.selection)(config)
+
+
+def ranked_order(documents: Sequence[Sequence[str]], scores: Sequence[float]) -> list[tuple[int, int]]:
+    """(document, paragraph) indices by decreasing score; ``scores`` in document order; ties keep
+    document order."""
+    positions = order_paragraphs(documents, "first")
+    if len(scores) != len(positions):
+        raise ValueError(f"a paragraph scorer gave {len(scores)} scores for {len(positions)} paragraphs")
+    ranking = sorted(range(len(positions)), key=lambda index: -scores[index])
+    return [positions[index] for index in ranking]
+
+
+def select_paragraphs(
+    examples: Sequence[Example], rule: str, scorer: ParagraphScorer | None = None
+) -> list[list[tuple[int, int]]]:
+    """The (document, paragraph) order of each example under ``rule`` (a scoring rule needs ``scorer``)."""
+    if rule in ("first", "round_robin"):
+        return [order_paragraphs(example.documents, rule) for example in examples]
+    if scorer is None:
+        raise ValueError(f"paragraph selection {rule!r} needs a paragraph scorer")
+    scores = scorer.score(examples)
+    return [ranked_order(example.documents, example_scores)
+            for example, example_scores in zip(examples, scores, strict=True)]
 
 
 def order_paragraphs(documents: Sequence[Sequence[str]], rule: str) -> list[tuple[int, int]]:
@@ -57,21 +167,21 @@ def order_paragraphs(documents: Sequence[Sequence[str]], rule: str) -> list[tupl
     if rule == "round_robin":
         longest = max((len(doc) for doc in documents), default=0)
         return [(d, p) for p in range(longest) for d, doc in enumerate(documents) if p < len(doc)]
-    raise ValueError(f"unknown paragraph selection rule {rule!r}: expected 'first' or 'round_robin'")
+    raise ValueError(f"unknown positional paragraph selection rule {rule!r}: expected 'first' or 'round_robin'")
 
 
 def encode_examples(
     examples: Sequence[Example], tokenizer: SubwordTokenizer, config: SelectionConfig
 ) -> list[EncodedExample]:
-    """Select up to P paragraphs per example, tokenize them and cut each to T tokens.
+    """Select up to P paragraphs per example (``config.selection``), tokenize them and cut each to T tokens.
 
     With ``title_paragraph`` the title (when present) is the first paragraph, so the
     model knows which entity or topic the summary is about. With ``graph`` other than ``none``
     each example carries the graph of its kept paragraphs, computed from their full text.
     """
     encoded = []
-    for example in examples:
-        order = order_paragraphs(example.documents, config.selection)
+    orders = select_paragraphs(examples, config.selection, paragraph_scorer(config))
+    for example, order in zip(examples, orders, strict=True):
         slots = config.max_paragraphs
         provenance: list[tuple[int, int]] = []
         texts: list[str] = []

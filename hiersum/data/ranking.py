@@ -1,0 +1,168 @@
+"""The data of the paragraph ranker (Liu & Lapata 2019, section 3.1): ROUGE-2 recall labels, encoded
+examples and their batches.
+
+A paragraph's label is its ROUGE-2 recall against the reference (the best-matching one when an example
+has several), computed as rouge-score computes it (its tokenizer, Porter stemming on): the ranker learns
+to predict how much of the summary's bigrams a paragraph holds. Labels of a split are computed once and
+cached beside the prepared corpora (:func:`split_labels`).
+
+Dimension letters: E examples in a batch, N paragraphs in the batch (all examples), T tokens per
+paragraph, Q tokens of a title.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from rouge_score.tokenizers import DefaultTokenizer
+
+from hiersum.config import DataConfig
+from hiersum.data.prepared import _digest, _locked, _publishing, file_fingerprints, prepared_root
+from hiersum.data.registry import format_spec
+from hiersum.data.schema import Example, RecordError
+from hiersum.data.tokenizer import SubwordTokenizer
+
+LABELS_VERSION = 1
+"""Version of the cached labels (part of their key)."""
+
+
+def _bigrams(tokens: Sequence[str]) -> Counter[tuple[str, str]]:
+    return Counter(zip(tokens, tokens[1:], strict=False))
+
+
+class Rouge2Recall:
+    """ROUGE-2 recall of texts against references, equal to ``RougeScorer(["rouge2"], use_stemmer=True)``'s
+    recall, with each reference tokenized once (a cluster has tens to hundreds of paragraphs)."""
+
+    def __init__(self) -> None:
+        self.tokenizer = DefaultTokenizer(use_stemmer=True)
+
+    def bigrams(self, text: str) -> Counter[tuple[str, str]]:
+        return _bigrams(self.tokenizer.tokenize(text))
+
+    def labels(self, example: Example) -> list[float]:
+        """ROUGE-2 recall of each paragraph (document order) against its best-matching reference."""
+        references = [self.bigrams(reference) for reference in example.references]
+        labels = []
+        for document in example.documents:
+            for paragraph in document:
+                bigrams = self.bigrams(paragraph)
+                labels.append(max((sum((bigrams & reference).values()) / max(sum(reference.values()), 1)
+                                   for reference in references), default=0.0))
+        return labels
+
+
+def split_labels(config: DataConfig, split: str) -> list[tuple[Example, list[float]]]:
+    """The examples of ``split`` with their paragraph labels (:meth:`Rouge2Recall.labels`), computed once
+    and kept in ``<prepared root>/ranker-labels-<corpus>-<split>-<key>.json``, the key made of the input
+    files (path, size, mtime) and the format. A malformed record raises its :class:`RecordError`
+    (``data.on_error=fail``) or is left out (``skip``)."""
+    spec = format_spec(config.format)
+    key = {"version": LABELS_VERSION, "format": config.format, "split": split,
+           "inputs": file_fingerprints(spec.input_files(config.path, split))}
+    corpus = Path(config.path).resolve().name or "corpus"
+    folder = prepared_root(config) / f"ranker-labels-{corpus}-{split}-{_digest(key)}"
+    examples = [record for record in spec.iter_split(spec.split_path(config.path, split))
+                if not _skipped(record, config)]
+    if not (folder / "labels.json").is_file():
+        with _locked(folder.with_name(folder.name + ".lock")):
+            if not (folder / "labels.json").is_file():
+                scorer = Rouge2Recall()
+                labels = [scorer.labels(example) for example in examples]
+                with _publishing(folder) as temporary:
+                    (temporary / "key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
+                    (temporary / "labels.json").write_text(json.dumps(labels), encoding="utf-8")
+    labels = json.loads((folder / "labels.json").read_text(encoding="utf-8"))
+    if len(labels) != len(examples):
+        raise ValueError(f"{folder}: {len(labels)} cached label lists for {len(examples)} examples; remove the folder")
+    return list(zip(examples, labels, strict=True))
+
+
+def _skipped(record: Example | RecordError, config: DataConfig) -> bool:
+    if isinstance(record, RecordError):
+        if config.on_error == "fail":
+            raise record
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class RankerExample:
+    """One example as the ranker reads it: token ids of the title (None: none) and of each paragraph in
+    document order, and the paragraphs' labels (empty when only scoring)."""
+
+    title: list[int] | None
+    paragraphs: list[list[int]]
+    labels: list[float]
+
+
+def encode_ranker_examples(
+    examples: Sequence[Example], tokenizer: SubwordTokenizer, *, max_tokens: int,
+    labels: Sequence[Sequence[float]] | None = None,
+) -> list[RankerExample]:
+    """Tokenize the title and paragraphs of each example, each cut to ``max_tokens`` ids (an empty text:
+    one padding id, so every row has a token)."""
+    encoded = []
+    for index, example in enumerate(examples):
+        texts = [paragraph for document in example.documents for paragraph in document]
+        ids = tokenizer.encode_batch(texts + ([example.title] if example.title else []))
+        ids = [row[:max_tokens] or [tokenizer.special.pad] for row in ids]
+        title = ids.pop() if example.title else None
+        encoded.append(RankerExample(title, ids, list(labels[index]) if labels is not None else []))
+    return encoded
+
+
+@dataclass
+class RankerBatch:
+    """Examples of the ranker in tensors (every paragraph of every example in one [N, T] grid).
+
+    ``paragraphs`` [N, T] ids (padding id after the end), ``paragraph_lengths`` [N] real tokens,
+    ``paragraph_example`` [N] the example (0..E-1) of each paragraph, ``titles`` [E, Q] ids (a titleless
+    example: one padding id), ``title_lengths`` [E], ``has_title`` [E] bool, ``labels`` [N] (zeros when
+    only scoring)."""
+
+    paragraphs: torch.Tensor
+    paragraph_lengths: torch.Tensor
+    paragraph_example: torch.Tensor
+    titles: torch.Tensor
+    title_lengths: torch.Tensor
+    has_title: torch.Tensor
+    labels: torch.Tensor
+
+    def to(self, device: torch.device | str) -> RankerBatch:
+        return RankerBatch(**{name: value.to(device) for name, value in vars(self).items()})
+
+    @property
+    def n_examples(self) -> int:
+        return int(self.titles.shape[0])
+
+
+def _grid(rows: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(row) for row in rows)
+    grid = torch.full((len(rows), width), pad, dtype=torch.long)
+    for index, row in enumerate(rows):
+        grid[index, : len(row)] = torch.tensor(row, dtype=torch.long)
+    return grid, torch.tensor([len(row) for row in rows], dtype=torch.long)
+
+
+def collate_ranker(examples: Sequence[RankerExample], *, pad: int) -> RankerBatch:
+    """One :class:`RankerBatch` of ``examples`` (each with at least one paragraph)."""
+    rows = [paragraph for example in examples for paragraph in example.paragraphs]
+    paragraphs, paragraph_lengths = _grid(rows, pad)
+    titles, title_lengths = _grid([example.title or [pad] for example in examples], pad)
+    owner = [index for index, example in enumerate(examples) for _ in example.paragraphs]
+    labels = [label for example in examples for label in (example.labels or [0.0] * len(example.paragraphs))]
+    return RankerBatch(
+        paragraphs=paragraphs,
+        paragraph_lengths=paragraph_lengths,
+        paragraph_example=torch.tensor(owner, dtype=torch.long),
+        titles=titles,
+        title_lengths=title_lengths,
+        has_title=torch.tensor([example.title is not None for example in examples]),
+        labels=torch.tensor(labels, dtype=torch.float),
+    )
