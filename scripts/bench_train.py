@@ -21,8 +21,10 @@ Cases:
   size order, are timed.
 
 Figures: ``src_tokens_per_s`` and ``tgt_tokens_per_s`` count real (non-pad) source and target tokens;
-``seconds`` is the median over ``--repeats`` of one pass over the case's batches; ``speedup`` is
-padded seconds / packed seconds. ``peak_activation_mb``: the most memory the tensors autograd saves
+``seconds`` is the median over ``--repeats`` of one pass over the case's batches (wall clock);
+``cpu_seconds`` the same in CPU time of this process (``time.process_time``: what the step costs, less
+sensitive than the wall clock to other tenants' load); ``speedup`` and ``cpu_speedup`` are padded
+over packed. ``peak_activation_mb``: the most memory the tensors autograd saves
 for backward hold at once during the step (storages counted once, parameters excluded), i.e. the
 step's memory beyond weights, gradients and Adam state; on CUDA, ``peak_memory_mb`` is
 ``torch.cuda.max_memory_allocated`` as well.
@@ -169,15 +171,16 @@ def peak_activation_bytes(model: HierSum, optimizer: torch.optim.Optimizer, batc
 
 def timed_pass(
     model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], device: torch.device
-) -> float:
+) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of one pass over ``batches``."""
     if device.type == "cuda":
         torch.cuda.synchronize()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for batch in batches:
         training_step(model, optimizer, batch)
     if device.type == "cuda":
         torch.cuda.synchronize()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu_start
 
 
 def run_case(args: argparse.Namespace, model_name: str, case: str, batches: list[StepBatch]) -> dict:
@@ -198,7 +201,7 @@ def run_case(args: argparse.Namespace, model_name: str, case: str, batches: list
         memory[name] = {"peak_activation_mb": round(activation / 2**20, 1)}
         if device.type == "cuda":
             memory[name]["peak_memory_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
-    times: dict[str, list[float]] = {name: [] for name in models}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in models}
     for _ in range(args.repeats):
         for name, model in models.items():
             times[name].append(timed_pass(model, optimizers[name], batches, device))
@@ -210,10 +213,12 @@ def run_case(args: argparse.Namespace, model_name: str, case: str, batches: list
         "real_tgt_tokens": tgt_tokens, "tgt_fill": round(tgt_tokens / sum(b.labels.numel() for b in batches), 3),
     }
     for name in models:
-        seconds = median(times[name])
-        result[name] = {"seconds": round(seconds, 4), "src_tokens_per_s": round(src_tokens / seconds, 1),
+        seconds = median(wall for wall, _ in times[name])
+        result[name] = {"seconds": round(seconds, 4), "cpu_seconds": round(median(cpu for _, cpu in times[name]), 4),
+                        "src_tokens_per_s": round(src_tokens / seconds, 1),
                         "tgt_tokens_per_s": round(tgt_tokens / seconds, 1), **memory[name]}
     result["speedup"] = round(result["padded"]["seconds"] / result["packed"]["seconds"], 2)
+    result["cpu_speedup"] = round(result["padded"]["cpu_seconds"] / result["packed"]["cpu_seconds"], 2)
     return result
 
 
@@ -258,6 +263,7 @@ def main(argv: list[str] | None = None) -> None:
         "skipped": skipped,
         "results": results,
         "speedups": {f"{r['model']}/{r['case']}": r["speedup"] for r in results},
+        "cpu_speedups": {f"{r['model']}/{r['case']}": r["cpu_speedup"] for r in results},
     }
     print(json.dumps(report, indent=2))
 
