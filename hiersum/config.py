@@ -461,6 +461,69 @@ class SummarizeConfig:
     paths: dict[str, Any] = MISSING
 
 
+@dataclass
+class RankerModelConfig:
+    """The paragraph ranker of Liu & Lapata (2019, section 3.1) (``hiersum.model.ranker.ParagraphRanker``);
+    defaults = ``conf/ranker_model/small.yaml``."""
+
+    embedding_dim: int = 128
+    """Width of the token embeddings (of the run's subword tokenizer)."""
+    hidden_size: int = 128
+    """Hidden size of each direction of the bidirectional title and paragraph LSTMs."""
+    dropout: float = 0.1
+    """Dropout on the embeddings and the combined states."""
+    max_paragraph_tokens: int = 64
+    """Tokens of a paragraph the ranker reads."""
+    max_title_tokens: int = 32
+    """Tokens of a title the ranker reads."""
+
+    def __post_init__(self) -> None:
+        for name in ("embedding_dim", "hidden_size", "max_paragraph_tokens", "max_title_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"ranker_model.{name} must be >= 1, found {getattr(self, name)}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"ranker_model.dropout must be in [0, 1), found {self.dropout}")
+
+
+@dataclass
+class RankerTrainConfig:
+    """``conf/ranker.yaml`` (``hiersum-train-ranker``): its top-level keys and groups."""
+
+    task_name: str = MISSING
+    seed: int = MISSING
+    optimizer: dict[str, Any] = MISSING
+    """A partial optimizer (``_partial_: true``), called with the ranker's parameters."""
+    batch_examples: int = MISSING
+    """Examples per batch (every paragraph of each)."""
+    max_train_paragraphs: int | None = MISSING
+    """Paragraphs of a training example the ranker reads (document order; None: all)."""
+    top_k: int = MISSING
+    """Validation: the summed ROUGE-2 recall labels of the ranker's top-k paragraphs (``val_top_k_recall``)."""
+    ranker_model: RankerModelConfig = MISSING
+    tokenizer: TokenizerConfig = MISSING
+    data: DataConfig = MISSING
+    trainer: dict[str, Any] = MISSING
+    paths: dict[str, Any] = MISSING
+
+
+@dataclass
+class RankConfig:
+    """``conf/rank.yaml`` (``hiersum-rank``): raw multi-document input -> ranked native JSONL."""
+
+    task_name: str = MISSING
+    ranker: str = MISSING
+    """A ranker checkpoint (``hiersum-train-ranker``), or ``tfidf``."""
+    input: str = MISSING
+    input_format: str = MISSING
+    output: str = MISSING
+    top_k: int = MISSING
+    """L: paragraphs kept per record, in rank order."""
+    resume: bool = MISSING
+    device: str = MISSING
+    batch_examples: int = MISSING
+    paths: dict[str, Any] = MISSING
+
+
 _registered: list[bool] = []
 
 
@@ -479,6 +542,9 @@ def register_configs() -> None:
     store.store(name="evaluate_schema", node=EvaluateConfig)
     store.store(name="summarize_schema", node=SummarizeConfig)
     store.store(name="prepare_schema", node=PrepareConfig)
+    store.store(group="ranker_model", name="schema", node=RankerModelConfig)
+    store.store(name="ranker_schema", node=RankerTrainConfig)
+    store.store(name="rank_schema", node=RankConfig)
     _registered.append(True)
 
 

@@ -102,17 +102,17 @@ class RankerExample:
 
 
 def encode_ranker_examples(
-    examples: Sequence[Example], tokenizer: SubwordTokenizer, *, max_tokens: int,
+    examples: Sequence[Example], tokenizer: SubwordTokenizer, *, max_tokens: int, max_title_tokens: int = 32,
     labels: Sequence[Sequence[float]] | None = None,
 ) -> list[RankerExample]:
-    """Tokenize the title and paragraphs of each example, each cut to ``max_tokens`` ids (an empty text:
-    one padding id, so every row has a token)."""
+    """Tokenize the title and paragraphs of each example, paragraphs cut to ``max_tokens`` ids and the title
+    to ``max_title_tokens`` (an empty text: one padding id, so every row has a token)."""
     encoded = []
     for index, example in enumerate(examples):
         texts = [paragraph for document in example.documents for paragraph in document]
         ids = tokenizer.encode_batch(texts + ([example.title] if example.title else []))
+        title = (ids.pop()[:max_title_tokens] or [tokenizer.special.pad]) if example.title else None
         ids = [row[:max_tokens] or [tokenizer.special.pad] for row in ids]
-        title = ids.pop() if example.title else None
         encoded.append(RankerExample(title, ids, list(labels[index]) if labels is not None else []))
     return encoded
 
@@ -137,13 +137,17 @@ class RankerBatch:
     def to(self, device: torch.device | str) -> RankerBatch:
         return RankerBatch(**{name: value.to(device) for name, value in vars(self).items()})
 
+    def inputs(self) -> dict[str, torch.Tensor]:
+        """The keyword arguments of ``ParagraphRanker.forward`` (everything but the labels)."""
+        return {name: value for name, value in vars(self).items() if name != "labels"}
+
     @property
     def n_examples(self) -> int:
         return int(self.titles.shape[0])
 
 
 def _grid(rows: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(len(row) for row in rows)
+    width = max((len(row) for row in rows), default=1)
     grid = torch.full((len(rows), width), pad, dtype=torch.long)
     for index, row in enumerate(rows):
         grid[index, : len(row)] = torch.tensor(row, dtype=torch.long)

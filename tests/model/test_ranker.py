@@ -1,0 +1,42 @@
+"""The paragraph ranker network (hiersum.model.ranker): shapes, padding invariance, the titleless query."""
+
+from __future__ import annotations
+
+import torch
+
+from hiersum.config import RankerModelConfig
+from hiersum.data.ranking import RankerExample, collate_ranker
+from hiersum.model.ranker import ParagraphRanker
+
+PAD = 0
+
+
+def tiny_ranker() -> ParagraphRanker:
+    torch.manual_seed(0)
+    return ParagraphRanker(RankerModelConfig(embedding_dim=8, hidden_size=6, dropout=0.0), vocab_size=30,
+                           pad_id=PAD).eval()
+
+
+EXAMPLES = [RankerExample([5, 6], [[1, 2, 3], [4, 5], [7]], []), RankerExample(None, [[8, 9, 10, 11], [3]], [])]
+
+
+def test_one_logit_per_paragraph_independent_of_padding_and_batch_neighbours():
+    ranker = tiny_ranker()
+    batch = collate_ranker(EXAMPLES, pad=PAD)
+    logits = ranker(**batch.inputs())
+    assert logits.shape == (5,) and torch.isfinite(logits).all()
+    alone = [ranker(**collate_ranker([example], pad=PAD).inputs()) for example in EXAMPLES]
+    torch.testing.assert_close(logits, torch.cat(alone))  # other examples' longer rows (padding) change nothing
+    changed = collate_ranker([RankerExample([5, 6], [[1, 2, 3], [4, 9], [7]], []), EXAMPLES[1]], pad=PAD)
+    assert not torch.allclose(ranker(**changed.inputs())[1], logits[1])  # the real tokens do matter
+
+
+def test_the_titleless_query_is_the_mean_of_the_paragraphs_read_by_the_title_lstm():
+    ranker = tiny_ranker()
+    batch = collate_ranker([EXAMPLES[1]], pad=PAD)
+    query = ranker.queries(batch.titles, batch.title_lengths, batch.has_title, batch.paragraphs,
+                           batch.paragraph_lengths, batch.paragraph_example)
+    as_titles = [ranker.queries(torch.tensor([row]), torch.tensor([len(row)]), torch.tensor([True]),
+                                batch.paragraphs, batch.paragraph_lengths, batch.paragraph_example)
+                 for row in EXAMPLES[1].paragraphs]
+    torch.testing.assert_close(query, torch.stack(as_titles).mean(0))

@@ -1,0 +1,85 @@
+"""Training the paragraph ranker (hiersum.training.ranker, hiersum-train-ranker) and its checkpoint
+(hiersum.checkpoints.ranker)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from hiersum.checkpoints.ranker import RankerScorer, load_ranker, load_ranker_scorer, save_ranker
+from hiersum.cli.train_ranker import train_ranker
+from hiersum.config import RankerModelConfig
+from hiersum.data.ranking import RankerExample, collate_ranker
+from hiersum.data.selection import SelectionConfig, paragraph_scorer
+from hiersum.model.ranker import ParagraphRanker
+from hiersum.training.ranker import RankerModule, top_k_label_sum
+from tests.conftest import compose_config
+
+PAD = 0
+
+
+def test_top_k_label_sum_per_example():
+    logits = torch.tensor([0.9, 0.1, 0.5, 2.0, -1.0])
+    labels = torch.tensor([0.3, 0.2, 0.1, 0.0, 0.4])
+    owner = torch.tensor([0, 0, 0, 1, 1])
+    assert top_k_label_sum(logits, labels, owner, 2) == pytest.approx([0.4, 0.4])
+
+
+def test_the_ranker_overfits_a_few_examples():
+    torch.manual_seed(0)
+    # the label follows the paragraph's content (token 7 = relevant), not its position
+    examples = [RankerExample([3, 4], [[7, 7, 2], [5, 6], [1, 7]], [0.9, 0.0, 0.6]),
+                RankerExample(None, [[5, 5], [7, 1, 1, 7], [2]], [0.0, 0.8, 0.1]),
+                RankerExample([4], [[6], [2, 7], [5, 5, 5]], [0.0, 0.7, 0.0])]
+    module = RankerModule(model={"embedding_dim": 16, "hidden_size": 16, "dropout": 0.0}, vocab_size=10,
+                          pad_id=PAD, optimizer={"_target_": "torch.optim.Adam", "_partial_": True, "lr": 0.02},
+                          top_k=1)
+    batch = collate_ranker(examples, pad=PAD)
+    optimizer = module.configure_optimizers()
+    first = None
+    for _ in range(150):
+        optimizer.zero_grad()
+        loss, logits = module._loss(batch)
+        first = first if first is not None else float(loss.detach())
+        loss.backward()
+        optimizer.step()
+    assert float(loss.detach()) < first - 0.1
+    torch.testing.assert_close(torch.sigmoid(logits), batch.labels, atol=0.08, rtol=0)
+    assert top_k_label_sum(logits, batch.labels, batch.paragraph_example, 1) == pytest.approx([0.9, 0.8, 0.7])
+
+
+def test_a_ranker_checkpoint_is_self_contained_and_scores_like_the_network(tmp_path, tiny_corpus):
+    from hiersum.data.corpora import read_split
+    from hiersum.data.tokenizer import train_tokenizer
+
+    examples = read_split(tiny_corpus / "validation.jsonl")[:3]
+    tokenizer = train_tokenizer([p for e in examples for d in e.documents for p in d], vocab_size=120)
+    torch.manual_seed(0)
+    network = ParagraphRanker(RankerModelConfig(embedding_dim=8, hidden_size=8, dropout=0.0),
+                              vocab_size=tokenizer.vocab_size, pad_id=tokenizer.special.pad)
+    path = save_ranker(tmp_path / "ranker.pt", network, tokenizer, metrics={"val_top_k_recall": 0.5})
+    loaded = load_ranker(path)
+    assert loaded.metrics == {"val_top_k_recall": 0.5} and loaded.tokenizer.to_str() == tokenizer.to_str()
+    expected = RankerScorer(network, tokenizer).score(examples)
+    assert [len(s) for s in expected] == [sum(len(d) for d in e.documents) for e in examples]
+    by_selection = paragraph_scorer(SelectionConfig(4, 4, 4, selection="ranker", ranker=str(path)))
+    for scorer in (load_ranker_scorer(path), by_selection):
+        torch.testing.assert_close(torch.tensor(sum(scorer.score(examples), [])), torch.tensor(sum(expected, [])))
+    torch.save({"state_dict": {}}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="not a ranker checkpoint"):
+        load_ranker(tmp_path / "other.pt")
+    with pytest.raises(FileNotFoundError, match="missing.pt"):
+        load_ranker_scorer(tmp_path / "missing.pt")
+
+
+def test_hiersum_train_ranker_writes_a_ranker_checkpoint_that_selection_can_use(tiny_corpus, tmp_path):
+    cfg = compose_config("ranker", [f"data.path={tiny_corpus}", "ranker_model=tiny", "tokenizer.vocab_size=300",
+                                    "trainer.max_epochs=2", "trainer.accelerator=cpu", "batch_examples=4",
+                                    "max_train_paragraphs=8"], tmp_path / "run")
+    result = train_ranker(cfg)
+    path = tmp_path / "run" / "checkpoints" / "ranker-best.pt"
+    assert result["checkpoint"] == str(path) and "ranker" in path.name and path.is_file()
+    assert 0.0 < result["val_top_k_recall"] and result["train_examples"] == 40
+    loaded = load_ranker(path)
+    assert loaded.network.config.hidden_size == 16 and loaded.metrics["val_top_k_recall"] == result["val_top_k_recall"]
+    assert (tmp_path / "run" / "logs").is_dir()
