@@ -148,7 +148,9 @@ class ModelConfig:
     encoder: str = "hierarchical"
     """A registered encoder (``hiersum.model.encoders.ENCODERS``, checked there): ``hierarchical`` (the
     paper's model) or ``flat`` (the FT baseline: the selected paragraphs joined with a separator token
-    into one sequence [B, L], a plain transformer encoder)."""
+    into one sequence [B, L], a plain transformer encoder) or ``pretrained`` (a BERT-family encoder from
+    ``pretrained_encoder`` applied to each paragraph, then ``encoder_layers`` new layers at its width, of which
+    ``inter_layers`` are inter-paragraph; ``d_model`` is the encoder's hidden size)."""
     flat_max_tokens: int = 500
     """Flat encoder only: source tokens kept after joining the paragraphs (EOS is appended)."""
     graph: Graph = Graph.none
@@ -156,9 +158,23 @@ class ModelConfig:
     (tf-idf cosine) or ``discourse`` (shared entity mentions); see ``hiersum/data/graph.py``."""
     pooling_penalty: float = 0.0
     """Weight of the pooling diversity penalty ||A A^T - I||_F^2 added to the training loss (0: off)."""
+    pretrained_encoder: str | None = None
+    """``encoder=pretrained``: a local Hugging Face directory of a BERT-family encoder (``config.json``, weights,
+    tokenizer), read with ``local_files_only`` (never the hub). Its weights initialise the paragraph-level
+    layers when the network is built for training; a checkpoint rebuilds the network without it."""
+    pretrained_config_json: str | None = None
+    """``encoder=pretrained``: the encoder's Hugging Face config as JSON. Read from ``pretrained_encoder`` when the
+    network is first built (leave it null) and saved in checkpoints, which therefore need no directory."""
+    tie_decoder_embeddings: bool = True
+    """``encoder=pretrained``: the decoder's input and output embeddings are the encoder's word embeddings
+    (one shared table, PreSumm's choice); false: a new table of the same size."""
+    pretrained_frozen_layers: int = 0
+    """``encoder=pretrained``: the lowest N transformer layers of the pretrained encoder are frozen (0: none)."""
 
     def __post_init__(self) -> None:
         self.graph = Graph.coerce(self.graph, "model.graph")
+        if self.pretrained_frozen_layers < 0:
+            raise ValueError(f"model.pretrained_frozen_layers must be >= 0, found {self.pretrained_frozen_layers}")
         if self.pooling_penalty < 0:
             raise ValueError(f"model.pooling_penalty must be >= 0, found {self.pooling_penalty}")
         if self.flat_max_tokens < 1:

@@ -12,7 +12,7 @@ importing Lightning, for the summarization script; training and evaluation use
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +58,18 @@ def tokenizer_from_json(tokenizer_json: str | None) -> SubwordTokenizer:
     return SubwordTokenizer.from_str(tokenizer_json)
 
 
-def network_from_hparams(hparams: Mapping[str, Any]) -> HierSum:
-    """A freshly initialised network of the sizes and special ids a checkpoint records."""
+def network_from_hparams(hparams: Mapping[str, Any], *, pretrained_weights: bool = True) -> HierSum:
+    """A freshly initialised network of the sizes and special ids a checkpoint records.
+
+    ``pretrained_weights=False``: a pretrained encoder (``model.encoder=pretrained``) is built from the encoder config
+    the checkpoint records, without reading ``model.pretrained_encoder`` (the directory may be gone): its weights
+    come from the checkpoint's state dict.
+    """
+    config = ModelConfig(**hparams["model"])
+    if not pretrained_weights and config.pretrained_config_json is not None:
+        config = replace(config, pretrained_encoder=None)
     return HierSum(
-        ModelConfig(**hparams["model"]), vocab_size=hparams["vocab_size"],
+        config, vocab_size=hparams["vocab_size"],
         pad_id=hparams["pad_id"], bos_id=hparams["bos_id"], eos_id=hparams["eos_id"],
     )
 
@@ -98,7 +106,7 @@ def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu
     """
     checkpoint = read_checkpoint(path, map_location=map_location)
     hparams = checkpoint["hyper_parameters"]
-    model = network_from_hparams(hparams)
+    model = network_from_hparams(hparams, pretrained_weights=False)
     weights = {
         name[len(MODEL_PREFIX):]: tensor
         for name, tensor in checkpoint["state_dict"].items() if name.startswith(MODEL_PREFIX)

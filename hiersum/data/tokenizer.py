@@ -26,6 +26,8 @@ PAD, UNK, BOS, EOS, PARAGRAPH = "<pad>", "<unk>", "<s>", "</s>", "<p>"
 OFFICIAL_TOKENS = ("<PAD>", "<S>", "</S>")
 """pad, bos and eos of the official SentencePiece vocabulary (ids 6, 4, 5)."""
 OFFICIAL_PARAGRAPH = "<P>"
+BERT_TOKENS = ("[PAD]", "[CLS]", "[SEP]")
+"""pad, bos and eos of a BERT-family WordPiece vocabulary: [PAD] -> PAD, [CLS] -> BOS, [SEP] -> EOS."""
 """End-of-paragraph token of the official vocabulary (id 7): the flat baseline's separator."""
 
 
@@ -55,9 +57,12 @@ class SubwordTokenizer:
         cls, backend: Tokenizer, *, pad: str | None = None, bos: str | None = None, eos: str | None = None
     ) -> SubwordTokenizer:
         """Wrap ``backend`` with the given special tokens; a token not given is ours (``<pad>``, ``<s>``,
-        ``</s>``) when the vocabulary has it, else the official one (``<PAD>``, ``<S>``, ``</S>``)."""
-        ours = all(backend.token_to_id(t) is not None for t in (PAD, BOS, EOS))
-        default = (PAD, BOS, EOS) if ours else OFFICIAL_TOKENS
+        ``</s>``) when the vocabulary has them, else BERT's (``[PAD]``, ``[CLS]``, ``[SEP]``) when it has those,
+        else the official one (``<PAD>``, ``<S>``, ``</S>``)."""
+        def has(tokens: tuple[str, ...]) -> bool:
+            return all(backend.token_to_id(t) is not None for t in tokens)
+
+        default = (PAD, BOS, EOS) if has((PAD, BOS, EOS)) else BERT_TOKENS if has(BERT_TOKENS) else OFFICIAL_TOKENS
         return cls(backend, pad_token=pad or default[0], bos_token=bos or default[1], eos_token=eos or default[2])
 
     @property
@@ -164,7 +169,8 @@ def load_tokenizer(
     """Load a local ``tokenizer.json`` file, an HF tokenizer directory or a SentencePiece ``.model``.
 
     The special tokens are read from the directory's config (pad, bos and eos must be
-    defined; ``cls``/``sep`` stand in for bos/eos in BERT-style tokenizers); for a file they are
+    defined; ``cls``/``sep`` stand in for bos/eos in BERT-style tokenizers: [CLS] -> BOS, [SEP] -> EOS,
+    [PAD] -> PAD); a BERT directory with only ``vocab.txt`` is converted to a fast tokenizer; for a file they are
     ``pad``/``bos``/``eos`` when given, else detected (:meth:`SubwordTokenizer.detect`).
     """
     path = Path(path)
@@ -172,8 +178,9 @@ def load_tokenizer(
         return SubwordTokenizer.detect(sentencepiece_tokenizer(path), pad=pad, bos=bos, eos=eos)
     if path.is_file():
         return SubwordTokenizer.detect(Tokenizer.from_file(str(path)), pad=pad, bos=bos, eos=eos)
-    if not (path / "tokenizer.json").is_file():
-        raise FileNotFoundError(f"{path}: expected a tokenizer.json file or an HF tokenizer directory holding one")
+    if not any((path / name).is_file() for name in ("tokenizer.json", "vocab.txt")):
+        raise FileNotFoundError(f"{path}: expected a tokenizer.json file or an HF tokenizer directory holding "
+                                f"tokenizer.json (or a WordPiece vocab.txt)")
     from transformers import AutoTokenizer
 
     fast = AutoTokenizer.from_pretrained(str(path), local_files_only=True)

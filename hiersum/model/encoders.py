@@ -12,7 +12,12 @@ about an encoder:
 - ``inter_paragraph``: whether it has inter-paragraph layers, so pooling weights and paragraph
   attention to inspect, and accepts ``model.inter_layers``, ``model.graph`` and ``model.pooling_penalty``;
 - ``official_hier``: its counterpart in the official hiersumm code (``-hier true`` / ``false``), None
-  when there is none (:mod:`hiersum.checkpoints.official` maps the rest from it).
+  when there is none (:mod:`hiersum.checkpoints.official` maps the rest from it);
+- ``resolve_config``: completes a config from what it names (the pretrained encoder: its Hugging Face config and
+  width read from ``model.pretrained_encoder``), so that the completed config alone, saved in a checkpoint,
+  rebuilds the network (:func:`resolve_model_config`); None when a config is complete as given;
+- ``tokenizer_path``: the tokenizer the encoder comes with (the pretrained encoder's directory), which a run
+  uses when ``tokenizer.path`` is null (:func:`encoder_tokenizer_path`); None: a tokenizer is trained.
 
 ``ModelConfig.encoder`` stays a string: :func:`encoder_spec` is the one lookup, and refuses an unknown
 name in one line listing the registered ones. :func:`validate_choices` checks the registered choices
@@ -32,6 +37,7 @@ from hiersum.data.batching import FlatLayout, SourceLayout, flat_layout
 from hiersum.data.registry import validate_format
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
+from hiersum.model.pretrained import PretrainedEncoder, resolve_pretrained_config
 from hiersum.registry import Registry
 
 EncoderFactory = Callable[..., nn.Module]
@@ -51,6 +57,10 @@ class EncoderSpec:
     official_hier: bool | None = None
     """The official hiersumm ``-hier`` flag of the same architecture; None: no official counterpart."""
     description: str = ""
+    resolve_config: Callable[[ModelConfig], ModelConfig] | None = None
+    """Completes a config from what it names (e.g. a pretrained directory); None: complete as given."""
+    tokenizer_path: Callable[[ModelConfig], str | None] | None = None
+    """The tokenizer (a local file or directory) the encoder of a config comes with; None: none."""
 
 
 ENCODERS: Registry[EncoderSpec] = Registry("model.encoder", "encoder")
@@ -75,6 +85,19 @@ def validate_encoder(config: ModelConfig) -> EncoderSpec:
             f"{config.pooling_penalty})"
         )
     return spec
+
+
+def resolve_model_config(config: ModelConfig) -> ModelConfig:
+    """``config`` completed by its encoder's ``resolve_config`` (unchanged for most encoders): what
+    :class:`hiersum.model.summarizer.HierSum` builds and checkpoints record."""
+    resolve = encoder_spec(str(config.encoder)).resolve_config
+    return resolve(config) if resolve is not None else config
+
+
+def encoder_tokenizer_path(config: ModelConfig) -> str | None:
+    """The tokenizer the encoder of ``config`` comes with (a run's tokenizer when ``tokenizer.path`` is null)."""
+    own = encoder_spec(str(config.encoder)).tokenizer_path
+    return own(config) if own is not None else None
 
 
 def build_encoder(config: ModelConfig, *, embeddings: nn.Embedding) -> nn.Module:
@@ -103,6 +126,7 @@ def validate_choices(cfg: Any) -> None:
 
             model = OmegaConf.to_object(model)
         validate_encoder(model)
+        resolve_model_config(model)  # a pretrained encoder's directory is read (and a missing one refused) now
     if data is not None:
         validate_format(data)
 
@@ -114,4 +138,9 @@ register_encoder("hierarchical", EncoderSpec(
 register_encoder("flat", EncoderSpec(
     FlatEncoder, source_layout=SourceLayout.FLAT, inter_paragraph=False, official_hier=False,
     description="the flat transformer baseline (FT) over the joined paragraphs [B, L]",
+))
+register_encoder("pretrained", EncoderSpec(
+    PretrainedEncoder, source_layout=SourceLayout.GRID, inter_paragraph=True, official_hier=None,
+    description="a local Hugging Face BERT-family encoder per paragraph, then inter-paragraph layers over [B, P, T]",
+    resolve_config=resolve_pretrained_config, tokenizer_path=lambda config: config.pretrained_encoder,
 ))

@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from hiersum.config import ModelConfig
 from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
 from hiersum.model.encoder import EncoderOutput
-from hiersum.model.encoders import build_encoder
+from hiersum.model.encoders import build_encoder, resolve_model_config
 
 
 class HierSum(nn.Module):
@@ -35,7 +35,8 @@ class HierSum(nn.Module):
     initialised, as in the official code.
 
     Args:
-        config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoders.ENCODERS`.
+        config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoders.ENCODERS`,
+            which may complete it (:func:`resolve_model_config`; ``self.config`` is the completed one).
         vocab_size: V.
         pad_id, bos_id, eos_id: special token ids (official SentencePiece model: 6, 4, 5).
     """
@@ -47,6 +48,7 @@ class HierSum(nn.Module):
         for name, value in (("pad_id", pad_id), ("bos_id", bos_id), ("eos_id", eos_id)):
             if not 0 <= value < vocab_size:
                 raise ValueError(f"{name}={value} is outside the vocabulary [0, {vocab_size})")
+        config = resolve_model_config(config)
         self.config = config
         self.vocab_size = vocab_size
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
@@ -57,10 +59,18 @@ class HierSum(nn.Module):
         self.generator.weight = embeddings.weight
         self.reset_parameters()
 
+    def pretrained_parameters(self) -> list[nn.Parameter]:
+        """The parameters that come from a pretrained model: those the encoder declares
+        (``encoder.pretrained_parameters()``; none for the encoders trained from scratch)."""
+        declared = getattr(self.encoder, "pretrained_parameters", None)
+        return list(declared()) if declared is not None else []
+
     def reset_parameters(self) -> None:
-        """Xavier-uniform for every parameter with more than one dimension (embeddings included)."""
+        """Xavier-uniform for every parameter with more than one dimension (embeddings included), except the
+        pretrained ones (:meth:`pretrained_parameters`)."""
+        pretrained = {id(parameter) for parameter in self.pretrained_parameters()}
         for parameter in self.parameters():
-            if parameter.dim() > 1:
+            if parameter.dim() > 1 and id(parameter) not in pretrained:
                 nn.init.xavier_uniform_(parameter)
 
     def encode(

@@ -79,7 +79,7 @@ def test_builtin_encoders_declare_layout_attention_and_official_flag():
 
 def test_unknown_encoder_is_refused_in_one_line_listing_the_registered_ones(tiny_cfg):
     with pytest.raises(ValueError, match=r"^model.encoder: unknown encoder 'rnn'; registered encoders: flat, "
-                                         r"hierarchical$"):
+                                         r"hierarchical, pretrained$"):
         HierSum(ModelConfig(encoder="rnn"), vocab_size=10, pad_id=0, bos_id=1, eos_id=2)
     cfg = tiny_cfg("model.encoder=rnn")
     with pytest.raises(ValueError, match="model.encoder: unknown encoder 'rnn'; registered encoders: flat, hier"):

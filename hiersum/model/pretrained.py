@@ -1,0 +1,216 @@
+"""A pretrained BERT-family paragraph encoder read from a local Hugging Face directory (``model.encoder=pretrained``).
+
+Each real paragraph of the [B, P, T] grid is encoded on its own by the pretrained model
+(``transformers.AutoModel``, position ids 0..T-1 within the paragraph); a sinusoid of the paragraph's index is
+added to its token states; then ``model.encoder_layers`` new layers at the encoder's width, of which
+``model.inter_layers`` are the inter-paragraph layers of the hierarchical encoder (multi-head pooling,
+paragraph attention, the paragraph vector added back to its tokens) and the others paragraph-local layers;
+a final LayerNorm; the real tokens packed into the decoder's memory, as the hierarchical encoder does.
+
+Where the weights come from:
+
+- building for training: ``model.pretrained_encoder`` names the directory, read with ``local_files_only``
+  (never the hub); :func:`resolve_pretrained_config` first copies its config into
+  ``model.pretrained_config_json`` and sets ``model.d_model`` to its hidden size;
+- rebuilding from a checkpoint (:func:`hiersum.checkpoints.io.network_from_hparams`): ``pretrained_encoder`` is
+  dropped and the encoder is built from ``pretrained_config_json`` with random weights, which the checkpoint's
+  state dict then replaces; the directory is not needed.
+
+Paragraphs longer than the encoder's position table (``max_position_embeddings``) are cut to it; the cut
+paragraphs are counted (:attr:`PretrainedEncoder.paragraphs_cut`) and logged.
+
+Dimensions
+    B  batch
+    P  paragraphs per example
+    T  tokens per paragraph
+    R  real (non-empty) paragraphs of the batch
+    D  width: the pretrained encoder's hidden size (``model.d_model``)
+    M  packed memory length
+
+Masks are boolean with True = real token; ``src_mask`` is [B, P, T].
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from torch import Tensor, nn
+
+from hiersum.config import ModelConfig
+from hiersum.model.encoder import EncoderOutput, InterLayer, LocalLayer, pack_real_tokens
+from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
+
+log = logging.getLogger(__name__)
+
+
+def read_encoder_config(directory: str | Path) -> str:
+    """The Hugging Face config of the encoder in ``directory``, as JSON (``local_files_only``).
+
+    Raises a one-line ``ValueError`` naming ``model.pretrained_encoder`` when the directory has no ``config.json``.
+    """
+    from transformers import AutoConfig
+
+    path = Path(directory)
+    if not (path / "config.json").is_file():
+        raise ValueError(
+            f"model.pretrained_encoder={directory}: expected a local Hugging Face model directory with a config.json"
+        )
+    return AutoConfig.from_pretrained(str(path), local_files_only=True).to_json_string(use_diff=False)
+
+
+def hf_config(config_json: str) -> Any:
+    """A ``transformers`` config object from :func:`read_encoder_config`'s JSON."""
+    from transformers import CONFIG_MAPPING
+
+    values = json.loads(config_json)
+    return CONFIG_MAPPING[values["model_type"]].from_dict(values)
+
+
+def resolve_pretrained_config(config: ModelConfig) -> ModelConfig:
+    """``config`` completed from its encoder: ``pretrained_config_json`` read from ``pretrained_encoder`` (when not
+    already there) and ``d_model`` = the encoder's hidden size. What checkpoints record."""
+    config_json = config.pretrained_config_json
+    if config_json is None:
+        if not config.pretrained_encoder:
+            raise ValueError("model.encoder=pretrained needs model.pretrained_encoder=/path/to/hf_model_dir")
+        config_json = read_encoder_config(config.pretrained_encoder)
+    hidden_size = int(hf_config(config_json).hidden_size)
+    if config.pretrained_config_json == config_json and config.d_model == hidden_size:
+        return config
+    return replace(config, pretrained_config_json=config_json, d_model=hidden_size)
+
+
+def load_pretrained_model(config: ModelConfig) -> nn.Module:
+    """The ``transformers`` encoder of a resolved ``config``: weights from ``pretrained_encoder`` when it is set,
+    else random weights of ``pretrained_config_json`` (to be replaced by a checkpoint's). float32, no pooler."""
+    from transformers import AutoModel
+
+    if config.pretrained_encoder:
+        model = AutoModel.from_pretrained(config.pretrained_encoder, local_files_only=True)
+    elif config.pretrained_config_json:
+        model = AutoModel.from_config(hf_config(config.pretrained_config_json))
+    else:
+        raise ValueError("model.encoder=pretrained needs model.pretrained_encoder=/path/to/hf_model_dir")
+    if getattr(model, "pooler", None) is not None:
+        model.pooler = None  # the [CLS] pooler is not used (its weights would get no gradient)
+    return model.float()
+
+
+def transformer_layers(model: nn.Module) -> nn.ModuleList:
+    """The stack of transformer layers of a ``transformers`` encoder (BERT: ``encoder.layer``): the
+    ``ModuleList`` of ``config.num_hidden_layers`` modules."""
+    count = model.config.num_hidden_layers
+    for module in model.modules():
+        if isinstance(module, nn.ModuleList) and len(module) == count:
+            return module
+    raise ValueError(f"found no list of {count} transformer layers in {type(model).__name__}")
+
+
+class PretrainedEncoder(nn.Module):
+    """A pretrained BERT-family encoder per paragraph, then new local / inter-paragraph layers (module docstring).
+
+    Args:
+        config: a config resolved by :func:`resolve_pretrained_config` (``d_model`` = the encoder's hidden size).
+        embeddings: the decoder's embedding table [V, D]; with ``config.tie_decoder_embeddings`` its weight becomes
+            the encoder's word embeddings (the vocabulary sizes must match).
+    """
+
+    def __init__(self, config: ModelConfig, *, embeddings: nn.Embedding):
+        super().__init__()
+        self.pretrained = load_pretrained_model(config)
+        encoder_config = self.pretrained.config
+        D = int(encoder_config.hidden_size)
+        if config.d_model != D:
+            raise ValueError(f"model.d_model={config.d_model} must be the pretrained encoder's hidden size {D}")
+        self.max_tokens = int(encoder_config.max_position_embeddings)
+        """Longest paragraph the position table holds; longer ones are cut."""
+        word_embeddings = self.pretrained.get_input_embeddings()
+        if embeddings.num_embeddings > word_embeddings.num_embeddings:
+            raise ValueError(f"the tokenizer has {embeddings.num_embeddings} tokens, the pretrained encoder's "
+                             f"vocabulary {word_embeddings.num_embeddings}: use the directory's own tokenizer")
+        if config.tie_decoder_embeddings:
+            if embeddings.num_embeddings != word_embeddings.num_embeddings:
+                raise ValueError(f"model.tie_decoder_embeddings=true needs the tokenizer's {embeddings.num_embeddings} "
+                                 f"tokens to equal the encoder's {word_embeddings.num_embeddings}; set it to false")
+            embeddings.weight = word_embeddings.weight
+        layers = transformer_layers(self.pretrained)
+        if config.pretrained_frozen_layers > len(layers):
+            raise ValueError(f"model.pretrained_frozen_layers={config.pretrained_frozen_layers} exceeds the encoder's "
+                             f"{len(layers)} layers")
+        for layer in layers[: config.pretrained_frozen_layers]:
+            layer.requires_grad_(False)
+        self.register_buffer("positions", sinusoid_table(config.max_positions, D), persistent=False)
+        inter = {int(i) for i in config.inter_layers}
+        graph = config.graph != "none"
+        self.layers = nn.ModuleList(
+            InterLayer(D, heads=config.inter_heads, ff_size=config.ff_size, dropout=config.dropout, graph=graph)
+            if i in inter
+            else LocalLayer(D, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
+            for i in range(config.encoder_layers)
+        )
+        self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
+        self.paragraphs_cut = 0
+        """Paragraphs cut to :attr:`max_tokens` so far (logged when it grows)."""
+
+    def pretrained_parameters(self) -> list[nn.Parameter]:
+        """The pretrained encoder's parameters (the tied decoder embeddings among them): not re-initialised by
+        :meth:`HierSum.reset_parameters`; their own optimizer group with ``optim.pretrained_group``."""
+        return list(self.pretrained.parameters())
+
+    def cut_paragraphs(self, src: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
+        """Cut [B, P, T] to at most :attr:`max_tokens` tokens per paragraph, counting the paragraphs cut."""
+        if src.size(-1) <= self.max_tokens:
+            return src, src_mask
+        cut = int((src_mask.sum(-1) > self.max_tokens).sum())
+        if cut:
+            self.paragraphs_cut += cut
+            log.warning("cut %d paragraphs to the pretrained encoder's %d positions (%d so far)", cut,
+                        self.max_tokens, self.paragraphs_cut)
+        return src[..., : self.max_tokens], src_mask[..., : self.max_tokens]
+
+    def encode_paragraphs(self, src: Tensor, src_mask: Tensor) -> Tensor:
+        """The pretrained encoder over each real paragraph: src long [B, P, T], src_mask bool [B, P, T] ->
+        token states [B, P, T, D], zero in empty paragraphs."""
+        B, P, T = src.shape
+        real = src_mask.any(-1).view(B * P)  # (B*P,)
+        ids = src.view(B * P, T)[real]  # (R, T)
+        mask = src_mask.view(B * P, T)[real]  # (R, T)
+        states = self.pretrained(input_ids=ids, attention_mask=mask.long()).last_hidden_state  # (R, T, D)
+        grid = states.new_zeros(B * P, T, states.size(-1)).index_put((real.nonzero().squeeze(1),), states)
+        return grid.view(B, P, T, -1)  # (B, P, T, D)
+
+    def forward(
+        self, src: Tensor, src_mask: Tensor, *, paragraph_graph: Tensor | None = None, return_attention: bool = False
+    ) -> EncoderOutput:
+        """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token; paragraph_graph: float [B, P, P],
+        required when ``model.graph`` is not ``none``. ``token_states`` is [B, P, min(T, max_tokens), D]."""
+        if src.shape != src_mask.shape or src.dim() != 3:
+            raise ValueError(f"src and src_mask must both be [B, P, T]; found {tuple(src.shape)} "
+                             f"and {tuple(src_mask.shape)}")
+        src, src_mask = self.cut_paragraphs(src, src_mask)
+        P = src.size(1)
+        if P > self.positions.size(0):
+            raise ValueError(f"src has P={P} paragraphs; the position table holds {self.positions.size(0)} "
+                             f"(model.max_positions)")
+        x = self.encode_paragraphs(src, src_mask) + self.positions[:P].view(1, P, 1, -1)  # (B, P, T, D)
+        pooling_weights, inter_attention = [], []
+        for layer in self.layers:
+            if isinstance(layer, InterLayer):
+                out = layer(x, src_mask, graph=paragraph_graph, return_attention=return_attention)
+                x = out.states
+                pooling_weights.append(out.pooling_weights)
+                inter_attention.append(out.attention)
+            else:
+                x = layer(x, src_mask)
+        token_states = self.final_norm(x)  # (B, P, T, D)
+        memory, memory_mask = pack_real_tokens(token_states, src_mask)  # (B, M, D), (B, M)
+        return EncoderOutput(
+            token_states=token_states, memory=memory, memory_mask=memory_mask,
+            pooling_weights=pooling_weights if return_attention else None,
+            inter_attention=inter_attention if return_attention else None,
+        )
+

@@ -1,0 +1,187 @@
+"""``model.encoder=pretrained``: a tiny random BERT saved as a local Hugging Face directory, as paragraph encoder."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+import torch
+
+from hiersum.config import ModelConfig
+from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
+from hiersum.model.encoders import encoder_spec, encoder_tokenizer_path, validate_choices
+from hiersum.model.pretrained import PretrainedEncoder
+from hiersum.model.summarizer import HierSum
+from tests.pretrained_testkit import TINY_BERT_SIZES, VOCAB, make_tiny_bert
+
+TEXTS = [
+    ["the cat sat on the mat.", "a dog barked at the cat all night long.", "rain fell."],
+    ["markets rose sharply on monday.", "investors cheered."],
+]
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_bert(tmp_path_factory.mktemp("pretrained") / "tiny_bert")
+
+
+@pytest.fixture(scope="module")
+def tokenizer(bert_dir: Path) -> SubwordTokenizer:
+    return load_tokenizer(bert_dir)
+
+
+def pretrained_config(bert_dir: Path, **changes) -> ModelConfig:
+    """The tiny sizes of the new layers; d_model is left at its default, to be replaced by the encoder's 32."""
+    values = {"encoder": "pretrained", "pretrained_encoder": str(bert_dir), "heads": 2, "inter_heads": 2,
+              "ff_size": 64, "encoder_layers": 2, "inter_layers": [1], "decoder_layers": 1}
+    return ModelConfig(**{**values, **changes})
+
+
+def network(bert_dir: Path, tokenizer: SubwordTokenizer, **changes) -> HierSum:
+    torch.manual_seed(0)
+    special = tokenizer.special
+    return HierSum(pretrained_config(bert_dir, **changes), vocab_size=tokenizer.vocab_size, pad_id=special.pad,
+                   bos_id=special.bos, eos_id=special.eos).eval()
+
+
+def grid(tokenizer: SubwordTokenizer, texts: list[list[str]], *, P: int | None = None, T: int | None = None):
+    """src [B, P, T] (left-aligned paragraphs, PAD elsewhere) and its mask, from paragraph texts."""
+    ids = [tokenizer.encode_batch(paragraphs) for paragraphs in texts]
+    P = P or max(len(example) for example in ids)
+    T = T or max(len(paragraph) for example in ids for paragraph in example)
+    src = torch.full((len(ids), P, T), tokenizer.special.pad)
+    for b, example in enumerate(ids):
+        for p, paragraph in enumerate(example):
+            src[b, p, : len(paragraph)] = torch.tensor(paragraph)
+    return src, src != tokenizer.special.pad
+
+
+def target(tokenizer: SubwordTokenizer) -> torch.Tensor:
+    """tgt_in [2, S]: BOS then a short summary each."""
+    ids = tokenizer.encode_batch(["cats and dogs.", "markets rose."])
+    S = max(map(len, ids)) + 1
+    tgt = torch.full((2, S), tokenizer.special.pad)
+    for b, row in enumerate(ids):
+        tgt[b, : len(row) + 1] = torch.tensor([tokenizer.special.bos, *row])
+    return tgt
+
+
+def test_the_tokenizer_is_the_directorys_wordpiece_with_bert_special_tokens(bert_dir, tokenizer):
+    assert (tokenizer.special.pad, tokenizer.special.bos, tokenizer.special.eos) == (
+        VOCAB.index("[PAD]"), VOCAB.index("[CLS]"), VOCAB.index("[SEP]"))
+    assert tokenizer.vocab_size == len(VOCAB)
+    ids = tokenizer.encode_batch(["Cats sat."])[0]
+    assert tokenizer.decode([*ids, tokenizer.special.eos, *ids]) == "cats sat."
+    restored = SubwordTokenizer.from_str(tokenizer.to_str())  # as a checkpoint carries it
+    assert (restored.special, restored.tokens) == (tokenizer.special, ("[PAD]", "[CLS]", "[SEP]"))
+    assert encoder_tokenizer_path(pretrained_config(bert_dir)) == str(bert_dir)
+    assert encoder_tokenizer_path(ModelConfig()) is None
+
+
+def test_a_vocab_txt_directory_loads_as_a_fast_tokenizer(bert_dir, tokenizer, tmp_path):
+    (tmp_path / "vocab.txt").write_text("".join(token + "\n" for token in VOCAB), encoding="utf-8")
+    (tmp_path / "config.json").write_text((bert_dir / "config.json").read_text(), encoding="utf-8")
+    slow = load_tokenizer(tmp_path)
+    assert slow.special == tokenizer.special
+    assert slow.encode_batch(["the cat sat."]) == tokenizer.encode_batch(["the cat sat."])
+
+
+def test_the_config_is_completed_from_the_directory(bert_dir, tokenizer):
+    spec = encoder_spec("pretrained")
+    assert spec.cls is PretrainedEncoder and spec.inter_paragraph and spec.official_hier is None
+    model = network(bert_dir, tokenizer)
+    assert model.config.d_model == TINY_BERT_SIZES["hidden_size"] != ModelConfig().d_model
+    encoder_config = json.loads(model.config.pretrained_config_json)
+    assert (encoder_config["model_type"], encoder_config["hidden_size"]) == ("bert", 32)
+
+
+def test_pretrained_weights_are_kept_and_the_decoder_embeddings_tied(bert_dir, tokenizer):
+    from transformers import AutoModel
+
+    reference = AutoModel.from_pretrained(str(bert_dir), local_files_only=True).state_dict()
+    model = network(bert_dir, tokenizer)
+    loaded = model.encoder.pretrained.state_dict()
+    assert set(loaded) == {name for name in reference if not name.startswith("pooler.")}
+    for name, tensor in loaded.items():
+        torch.testing.assert_close(tensor, reference[name], rtol=0, atol=0, msg=name)
+    word_embeddings = model.encoder.pretrained.get_input_embeddings().weight
+    assert model.decoder.embeddings.weight is word_embeddings and model.generator.weight is word_embeddings
+    assert {id(p) for p in model.pretrained_parameters()} == {id(p) for p in model.encoder.pretrained.parameters()}
+
+    untied = network(bert_dir, tokenizer, tie_decoder_embeddings=False)
+    assert untied.decoder.embeddings.weight is not untied.encoder.pretrained.get_input_embeddings().weight
+    assert not torch.equal(untied.decoder.embeddings.weight, untied.encoder.pretrained.get_input_embeddings().weight)
+
+
+def test_shapes(bert_dir, tokenizer):
+    model = network(bert_dir, tokenizer, graph="similarity")
+    src, mask = grid(tokenizer, TEXTS)
+    B, P, T = src.shape
+    graph = torch.rand(B, P, P)
+    encoded = model.encode(src, mask, paragraph_graph=graph, return_attention=True)
+    assert encoded.token_states.shape == (B, P, T, 32)
+    real = mask.flatten(1).sum(-1)
+    assert encoded.memory.shape == (B, int(real.max()), 32)
+    assert encoded.memory_mask.sum(-1).tolist() == real.tolist()
+    assert [w.shape for w in encoded.pooling_weights] == [(B, P, 2, T)]
+    assert [a.shape for a in encoded.inter_attention] == [(B, 2, P, P)]
+    tgt_in = target(tokenizer)
+    log_probs = model.log_probs(src, mask, tgt_in, paragraph_graph=graph)
+    assert log_probs.shape == (B, tgt_in.size(1), len(VOCAB))
+    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(B, tgt_in.size(1)))
+
+
+def test_padding_changes_nothing_and_real_tokens_do_matter(bert_dir, tokenizer):
+    model = network(bert_dir, tokenizer)
+    tgt_in = target(tokenizer)
+    src, mask = grid(tokenizer, TEXTS)
+    wide_src, wide_mask = grid(tokenizer, TEXTS, P=src.size(1) + 1, T=src.size(2) + 5)  # an empty paragraph, padding
+    with torch.no_grad():
+        reference = model.encode(src, mask)
+        padded = model.encode(wide_src, wide_mask)
+        torch.testing.assert_close(padded.memory, reference.memory)
+        torch.testing.assert_close(model.log_probs(wide_src, wide_mask, tgt_in), model.log_probs(src, mask, tgt_in))
+        changed = src.clone()
+        changed[1, 1, 0] = tokenizer.encode_batch(["z"])[0][0]
+        assert not torch.allclose(model.log_probs(changed, mask, tgt_in)[1], model.log_probs(src, mask, tgt_in)[1])
+
+
+def test_paragraphs_longer_than_the_position_table_are_cut_and_counted(tmp_path, caplog):
+    short_dir = make_tiny_bert(tmp_path / "bert16", max_position_embeddings=16)
+    tokenizer = load_tokenizer(short_dir)
+    model = network(short_dir, tokenizer)
+    texts = [["one two three four five six seven", "ab"], ["abc"]]  # 31 characters, 2, 3
+    src, mask = grid(tokenizer, texts)
+    with caplog.at_level(logging.WARNING, logger="hiersum.model.pretrained"), torch.no_grad():
+        encoded = model.encode(src, mask)
+    assert src.size(2) > 16 and encoded.token_states.shape[2] == 16
+    assert model.encoder.paragraphs_cut == 1
+    assert encoded.memory_mask.sum(-1).tolist() == [16 + 2, 3]
+    assert "cut 1 paragraphs to the pretrained encoder's 16 positions" in caplog.text
+
+
+def test_the_lowest_layers_can_be_frozen(bert_dir, tokenizer):
+    model = network(bert_dir, tokenizer, pretrained_frozen_layers=1)
+    layers = model.encoder.pretrained.encoder.layer
+    assert not any(p.requires_grad for p in layers[0].parameters())
+    assert all(p.requires_grad for p in layers[1].parameters())
+    assert model.encoder.pretrained.get_input_embeddings().weight.requires_grad
+    with pytest.raises(ValueError, match="pretrained_frozen_layers=3 exceeds the encoder's 2 layers"):
+        network(bert_dir, tokenizer, pretrained_frozen_layers=3)
+
+
+def test_a_missing_directory_is_refused_in_one_line(tiny_cfg, tmp_path):
+    with pytest.raises(ValueError, match=r"^model.encoder=pretrained needs model.pretrained_encoder="):
+        HierSum(pretrained_config(tmp_path, pretrained_encoder=None), vocab_size=10, pad_id=0, bos_id=1, eos_id=2)
+    cfg = tiny_cfg("model=pretrained", f"model.pretrained_encoder={tmp_path / 'absent'}")
+    with pytest.raises(ValueError, match=r"model.pretrained_encoder=.*absent: expected a local Hugging Face model"):
+        validate_choices(cfg)
+
+
+def test_a_tokenizer_that_does_not_fit_the_encoder_is_refused(bert_dir):
+    with pytest.raises(ValueError, match="tie_decoder_embeddings=true needs the tokenizer's 50 tokens"):
+        HierSum(pretrained_config(bert_dir), vocab_size=50, pad_id=0, bos_id=2, eos_id=3)
+    with pytest.raises(ValueError, match="the tokenizer has 500 tokens"):
+        HierSum(pretrained_config(bert_dir, tie_decoder_embeddings=False), vocab_size=500, pad_id=0, bos_id=2, eos_id=3)
