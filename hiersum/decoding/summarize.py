@@ -150,7 +150,7 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
     for error in errors:
         print(f"skipped malformed record: {error}", file=sys.stderr)
     if output is not None:
-        _write_errors(errors_path(output), errors)
+        write_errors(errors_path(output), errors)
     pending = [example for example in examples if example.id not in done]
     written = 0
     with JsonlAppender(output, truncate=not cfg.resume) as writer, progress_bar("summarizing") as bar:
@@ -177,7 +177,7 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
     return result
 
 
-def _write_errors(path: Path, errors: list[RecordError]) -> None:
+def write_errors(path: Path, errors: list[RecordError]) -> None:
     """The errors of this run replace those of an earlier one (the same input gives the same errors)."""
     if errors:
         write_jsonl_atomically(path, [e.as_record() for e in errors])

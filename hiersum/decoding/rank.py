@@ -1,0 +1,122 @@
+"""Ranking the paragraphs of raw multi-document records, resumably: what ``hiersum-rank`` runs (:func:`rank`).
+
+The preprocessing of Liu & Lapata (2019), whose official code was never released: raw multi-document
+input -> the top-L paragraphs of each record, in rank order, as the summarizer's input.
+
+Input: as ``hiersum-summarize`` (native JSONL, Multi-News JSONL, ``.txt`` files or a folder, ``-``).
+Ranker: a checkpoint of ``hiersum-train-ranker``, or ``tfidf`` (tf-idf similarity to the title or to the
+record's centroid; :class:`hiersum.data.selection.TfidfScorer`).
+
+Output: one native-JSONL record per valid input record, in input order: ``id``, ``title`` (null when
+none), ``summary`` (when the input has references: a string, or a list when several), ``documents`` =
+``[[top-L paragraphs in rank order]]`` (one document, pre-split), and ``ranking`` = ``[{document,
+paragraph, score}, ...]`` giving each kept paragraph's place in the input (0-based) and its score.
+Resume, malformed records and the errors file behave as in :mod:`hiersum.decoding.summarize`, whose
+machinery this reuses.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig
+from omegaconf.errors import MissingMandatoryValue
+
+from hiersum.checkpoints.ranker import RankerScorer, load_ranker
+from hiersum.config import UsageError
+from hiersum.data.formats import STDIN, InputError, read_records
+from hiersum.data.jsonl_output import JsonlAppender, OutputError, completed_ids
+from hiersum.data.schema import Example
+from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
+from hiersum.decoding.inference import progress_bar
+from hiersum.decoding.summarize import collect, errors_path, write_errors
+
+TFIDF = "tfidf"
+"""``ranker=tfidf``: rank by tf-idf similarity, no checkpoint."""
+USAGE = "usage: hiersum-rank ranker=CKPT|tfidf input=IN output=OUT top_k=L"
+
+
+@dataclass(frozen=True)
+class RankResult:
+    written: int
+    """Ranked records written by this run."""
+    already_done: int
+    """Valid input records already in the output (resume)."""
+    errors: int
+    """Records refused (malformed or repeated id)."""
+
+
+def ranked_record(example: Example, scores: list[float], top_k: int) -> dict[str, Any]:
+    """The output record of ``example`` given its paragraph scores (document order): see the module docstring."""
+    positions = [(d, p) for d, document in enumerate(example.documents) for p in range(len(document))]
+    score_of = dict(zip(positions, scores, strict=True))
+    kept = ranked_order(example.documents, scores)[:top_k]
+    record: dict[str, Any] = {"id": example.id, "title": example.title}
+    if example.references:
+        record["summary"] = example.references[0] if len(example.references) == 1 else list(example.references)
+    record["documents"] = [[example.documents[d][p] for d, p in kept]]
+    record["ranking"] = [{"document": d, "paragraph": p, "score": score_of[(d, p)]} for d, p in kept]
+    return record
+
+
+def _option(cfg: DictConfig, name: str) -> Any:
+    try:
+        return cfg[name]
+    except MissingMandatoryValue:
+        raise UsageError(f"missing {name}=...; {USAGE}") from None
+
+
+def load_scorer(ranker: str, *, device: str, batch_examples: int) -> ParagraphScorer:
+    """``tfidf`` or a ranker checkpoint as a scorer; a missing or wrong file is a :class:`UsageError`."""
+    if ranker == TFIDF:
+        return TfidfScorer()
+    try:
+        kind = torch.device(device).type
+    except RuntimeError:
+        raise UsageError(f"device must be cpu or cuda[:N]; found {device!r}") from None
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise UsageError("device=cuda asked for, but no CUDA device is available")
+    try:
+        loaded = load_ranker(ranker)
+    except (OSError, ValueError, RuntimeError) as error:
+        raise UsageError(f"cannot load ranker: {error}") from None
+    return RankerScorer(loaded.network, loaded.tokenizer, batch_examples=batch_examples, device=device)
+
+
+def rank(cfg: DictConfig) -> RankResult:
+    """Rank ``cfg.input`` into ``cfg.output`` (see the module docstring)."""
+    ranker, source, target = (str(_option(cfg, name)) for name in ("ranker", "input", "output"))
+    top_k = int(_option(cfg, "top_k"))
+    if top_k < 1 or cfg.batch_examples < 1:
+        raise UsageError(f"top_k and batch_examples must be >= 1; found {top_k}, {cfg.batch_examples}")
+    scorer = load_scorer(ranker, device=str(cfg.device), batch_examples=int(cfg.batch_examples))
+    try:
+        examples, errors = collect(read_records(source, input_format=str(cfg.input_format)))
+    except InputError as error:
+        raise UsageError(str(error)) from None
+    output = None if target == STDIN else Path(target)
+    try:
+        done = set(completed_ids(output)) if output is not None and cfg.resume else set()
+    except OutputError as error:
+        raise UsageError(str(error)) from None
+    for error in errors:
+        print(f"skipped malformed record: {error}", file=sys.stderr)
+    if output is not None:
+        write_errors(errors_path(output), errors)
+    pending = [example for example in examples if example.id not in done]
+    with JsonlAppender(output, truncate=not cfg.resume) as writer, progress_bar("ranking") as bar:
+        task = bar.add_task("rank", total=len(pending))
+        for start in range(0, len(pending), cfg.batch_examples):
+            chunk = pending[start : start + cfg.batch_examples]
+            for example, scores in zip(chunk, scorer.score(chunk), strict=True):
+                writer.write(ranked_record(example, scores, top_k))
+            writer.sync()
+            bar.advance(task, len(chunk))
+    result = RankResult(written=len(pending), already_done=len(examples) - len(pending), errors=len(errors))
+    print(f"wrote {result.written} ranked records to {'stdout' if output is None else output} "
+          f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
+    return result
