@@ -284,6 +284,17 @@ def _noam() -> dict[str, Any]:
 
 
 @dataclass
+class ParameterGroupConfig:
+    """The optimizer options and schedule of the pretrained encoder's parameter group (``optim.pretrained_group``)."""
+
+    optimizer: dict[str, Any] = field(default_factory=dict)
+    """Options of ``optim.optimizer`` replaced for this group (e.g. ``weight_decay``)."""
+    scheduler: dict[str, Any] = field(default_factory=dict)
+    """Options of ``optim.scheduler`` replaced for this group (e.g. noam ``lr``, ``warmup_steps``); the scheduler
+    receives each as a list, one value per group (``hiersum.training.schedule.noam_scheduler`` takes them)."""
+
+
+@dataclass
 class OptimConfig:
     """The optimizer and its learning-rate schedule, built with ``hydra.utils.instantiate`` by
     :meth:`hiersum.training.module.HierSumModule.configure_optimizers`.
@@ -304,8 +315,14 @@ class OptimConfig:
     max_consecutive_skips: int = 8
     """Divergence guard: an update whose loss or gradient is not finite is skipped (counted as
     ``train/skipped_steps``); after this many consecutive skips training stops (TrainingDiverged)."""
+    pretrained_group: ParameterGroupConfig | None = None
+    """The pretrained encoder's weights (``model=pretrained``) in a parameter group of their own, with their own
+    optimizer options and schedule (PreSumm: lr 0.002 and warm-up 20000 for BERT, 0.2 and 10000 for the new
+    layers; ``conf/optim/presumm.yaml``). None: one group for every parameter."""
 
     def __post_init__(self) -> None:
+        if isinstance(self.pretrained_group, Mapping):
+            self.pretrained_group = ParameterGroupConfig(**self.pretrained_group)
         if self.optimizer == MISSING:
             self.optimizer = _adam()
         if self.scheduler == MISSING:
@@ -314,6 +331,11 @@ class OptimConfig:
             node = getattr(self, name)
             if (node is not None or name == "optimizer") and not (isinstance(node, Mapping) and "_target_" in node):
                 raise ValueError(f"optim.{name} must be a mapping with a _target_, found {node!r}")
+        group = self.pretrained_group
+        unknown = sorted(set(group.scheduler) - set(self.scheduler or {})) if group is not None else []
+        if unknown:
+            raise ValueError(f"optim.pretrained_group.scheduler replaces {unknown}, which optim.scheduler does not "
+                             f"have (found {sorted(self.scheduler or {})})")
         warmup = (self.scheduler or {}).get("warmup_steps")
         if warmup is not None and warmup < 1:
             raise ValueError(f"optim.scheduler.warmup_steps must be >= 1, found {warmup}")
@@ -540,6 +562,28 @@ class RankConfig:
     paths: dict[str, Any] = MISSING
 
 
+@dataclass
+class EvaluateSelectionConfig:
+    """``conf/evaluate_selection.yaml`` (``hiersum-evaluate-selection``): how much of the references the
+    selected paragraphs cover, per selection strategy and paragraph budget (Liu & Lapata's Table 1)."""
+
+    task_name: str = MISSING
+    split: str = MISSING
+    """The split of ``data`` evaluated."""
+    strategies: list[str] = MISSING
+    """Among ``first``, ``round_robin``, ``tfidf``, ``ranker`` (needs ``ranker``) and ``oracle`` (paragraphs by
+    their own ROUGE-2 recall against the reference)."""
+    ranker: str | None = MISSING
+    """A ranker checkpoint (``hiersum-train-ranker``) for the ``ranker`` strategy."""
+    budgets: list[int] = MISSING
+    """L': the numbers of top paragraphs evaluated."""
+    limit_examples: int | None = MISSING
+    """Evaluate only the first N examples (None: all)."""
+    bootstrap: BootstrapConfig = MISSING
+    data: DataConfig = MISSING
+    paths: dict[str, Any] = MISSING
+
+
 _registered: list[bool] = []
 
 
@@ -561,6 +605,7 @@ def register_configs() -> None:
     store.store(group="ranker_model", name="schema", node=RankerModelConfig)
     store.store(name="ranker_schema", node=RankerTrainConfig)
     store.store(name="rank_schema", node=RankConfig)
+    store.store(name="evaluate_selection_schema", node=EvaluateSelectionConfig)
     _registered.append(True)
 
 

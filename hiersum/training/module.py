@@ -49,6 +49,9 @@ class HierSumModule(pl.LightningModule):
         self.save_hyperparameters(ignore=["tokenizer_json"])
         self.model = network_from_hparams(self.hparams)
         self.model_config = self.model.config
+        # the network's complete config (a pretrained encoder's config, read from its directory): what checkpoints
+        # record, so that they rebuild the network without the directory
+        self.hparams["model"] = config_dict(self.model_config)
         self.optim_config = OptimConfig.from_dict(optim)
         self.tokenizer_json = tokenizer_json
         self.val_perplexity = Perplexity(ignore_index=IGNORE_INDEX)
@@ -148,16 +151,36 @@ class HierSumModule(pl.LightningModule):
         self.log("val/loss", nll, prog_bar=True, batch_size=n_tokens, sync_dist=True)
         self.log("val/perplexity", self.val_perplexity, prog_bar=True)
 
+    def parameter_groups(self) -> list[dict[str, Any]]:
+        """The optimizer's parameter groups of the trainable parameters: one, or with ``optim.pretrained_group``
+        the new layers first and the pretrained encoder's weights second, with the group's optimizer options."""
+        trainable = [parameter for parameter in self.parameters() if parameter.requires_grad]
+        group = self.optim_config.pretrained_group
+        if group is None:
+            return [{"params": trainable}]
+        pretrained_ids = {id(parameter) for parameter in self.model.pretrained_parameters()}
+        pretrained = [parameter for parameter in trainable if id(parameter) in pretrained_ids]
+        if not pretrained:
+            raise ValueError(f"optim.pretrained_group is set but model.encoder={self.model_config.encoder} has no "
+                             f"trainable pretrained parameters (use model=pretrained, or optim.pretrained_group=null)")
+        new = [parameter for parameter in trainable if id(parameter) not in pretrained_ids]
+        return [{"params": new}, {"params": pretrained, **group.optimizer}]
+
     def configure_optimizers(self) -> dict[str, Any]:
-        """``optim.optimizer`` called with the parameters and ``optim.scheduler`` (when given) called with
-        the optimizer, stepped after every update; a scheduler's ``d_model: null`` is ``model.d_model``."""
+        """``optim.optimizer`` called with the parameter groups (:meth:`parameter_groups`) and ``optim.scheduler``
+        (when given) called with the optimizer, stepped after every update; a scheduler's ``d_model: null`` is
+        ``model.d_model``. With ``optim.pretrained_group``, each scheduler option the group replaces is passed as
+        a list, one value per group (new layers first)."""
         config = self.optim_config
-        optimizer = instantiate(config.optimizer, _convert_="all")(self.parameters())
+        optimizer = instantiate(config.optimizer, _convert_="all")(self.parameter_groups())
         if config.scheduler is None:
             return {"optimizer": optimizer}
         scheduler_config = dict(config.scheduler)
         if "d_model" in scheduler_config and scheduler_config["d_model"] is None:
             scheduler_config["d_model"] = self.model_config.d_model
+        if config.pretrained_group is not None:
+            for key, value in config.pretrained_group.scheduler.items():
+                scheduler_config[key] = [scheduler_config[key], value]
         scheduler = instantiate(scheduler_config, _convert_="all")(optimizer)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
@@ -32,8 +34,24 @@ class NoamSchedule:
 
 
 def noam_scheduler(
-    optimizer: torch.optim.Optimizer, *, lr: float, warmup_steps: int, d_model: int
+    optimizer: torch.optim.Optimizer,
+    *,
+    lr: float | Sequence[float],
+    warmup_steps: int | Sequence[int],
+    d_model: int | Sequence[int],
 ) -> LambdaLR:
     """The noam schedule of ``optimizer`` (whose base lr should be 1.0), stepped after every update:
-    ``LambdaLR(optimizer, NoamSchedule(lr=lr, d_model=d_model, warmup_steps=warmup_steps))``."""
-    return LambdaLR(optimizer, NoamSchedule(lr=lr, d_model=d_model, warmup_steps=warmup_steps))
+    ``LambdaLR(optimizer, NoamSchedule(lr=lr, d_model=d_model, warmup_steps=warmup_steps))``.
+
+    An argument may also be a list, one value per parameter group of the optimizer (``optim.pretrained_group``):
+    each group then follows its own noam schedule."""
+    groups = len(optimizer.param_groups)
+    values = {"lr": lr, "warmup_steps": warmup_steps, "d_model": d_model}
+    if not any(isinstance(value, Sequence) for value in values.values()):
+        return LambdaLR(optimizer, NoamSchedule(lr=lr, d_model=d_model, warmup_steps=warmup_steps))
+    for name, value in values.items():
+        if isinstance(value, Sequence) and len(value) != groups:
+            raise ValueError(f"noam {name}={list(value)}: expected one value per parameter group ({groups})")
+    per_group = [{name: value[index] if isinstance(value, Sequence) else value for name, value in values.items()}
+                 for index in range(groups)]
+    return LambdaLR(optimizer, [NoamSchedule(**options) for options in per_group])
