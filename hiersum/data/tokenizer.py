@@ -107,8 +107,10 @@ class SubwordTokenizer:
         from transformers import PreTrainedTokenizerFast
 
         pad, bos, eos = self.tokens
+        # the vocabulary's own unknown token: naming one it lacks would add it (a BERT vocabulary has [UNK])
+        unk = next((token for token in (UNK, "[UNK]") if self.backend.token_to_id(token) is not None), None)
         fast = PreTrainedTokenizerFast(tokenizer_object=self.backend, pad_token=pad, bos_token=bos,
-                                       eos_token=eos, unk_token=UNK)
+                                       eos_token=eos, unk_token=unk)
         fast.save_pretrained(str(directory))
         return Path(directory)
 

@@ -97,7 +97,7 @@ def load_pretrained_model(config: ModelConfig) -> nn.Module:
         raise ValueError("model.encoder=pretrained needs model.pretrained_encoder=/path/to/hf_model_dir")
     if getattr(model, "pooler", None) is not None:
         model.pooler = None  # the [CLS] pooler is not used (its weights would get no gradient)
-    return model.float()
+    return model.float().train()  # from_pretrained returns eval mode; a new module trains (as nn.Module)
 
 
 def transformer_layers(model: nn.Module) -> nn.ModuleList:

