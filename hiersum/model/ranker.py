@@ -4,7 +4,8 @@ A title (or query) and each paragraph are read by their own bidirectional LSTM o
 the title's states are max-pooled into one vector; every paragraph state is combined with it through
 ``tanh(W [p_t ; q] + b)``; the combined states are max-pooled over the paragraph and a linear layer gives
 the logit of a sigmoid score. An example without a title gets a query made from itself: the mean, over
-its paragraphs, of each paragraph read by the title LSTM and max-pooled (the centroid of the example).
+its paragraphs, of their max-pooled paragraph-LSTM states (the centroid of the example; the paragraphs are
+read once, so a titleless corpus costs one LSTM pass, and the title LSTM is not used).
 
 Dimensions: E examples, N paragraphs (of all examples), T tokens per paragraph, Q title tokens,
 D embedding width, H hidden size of one LSTM direction (states 2H wide).
@@ -49,15 +50,14 @@ class ParagraphRanker(nn.Module):
 
     def queries(
         self, titles: torch.Tensor, title_lengths: torch.Tensor, has_title: torch.Tensor,
-        paragraphs: torch.Tensor, paragraph_lengths: torch.Tensor, paragraph_example: torch.Tensor,
+        paragraph_vectors: torch.Tensor, paragraph_example: torch.Tensor,
     ) -> torch.Tensor:
-        """One query vector per example [E, 2H]: the max-pooled title states, or the mean over the example's
-        paragraphs of their max-pooled states under the title LSTM."""
+        """One query vector per example [E, 2H]: the max-pooled title states, or, without a title, the mean
+        of the example's ``paragraph_vectors`` ([N, 2H]: max-pooled paragraph-LSTM states)."""
         title_vectors = _masked_max(self._states(self.title_lstm, titles, title_lengths), title_lengths)  # [E, 2H]
         if bool(has_title.all()):
             return title_vectors
-        read = _masked_max(self._states(self.title_lstm, paragraphs, paragraph_lengths), paragraph_lengths)  # [N, 2H]
-        sums = torch.zeros_like(title_vectors).index_add_(0, paragraph_example, read)  # [E, 2H]
+        sums = torch.zeros_like(title_vectors).index_add_(0, paragraph_example, paragraph_vectors)  # [E, 2H]
         counts = torch.bincount(paragraph_example, minlength=title_vectors.shape[0]).clamp(min=1)  # [E]
         centroids = sums / counts[:, None].to(sums.dtype)
         return torch.where(has_title[:, None], title_vectors, centroids)
@@ -68,8 +68,9 @@ class ParagraphRanker(nn.Module):
     ) -> torch.Tensor:
         """Logits [N] of the paragraphs ([N, T] ids, [N] lengths >= 1, [N] example index) given the titles
         ([E, Q] ids, [E] lengths >= 1, [E] bool: has a title)."""
-        query = self.queries(titles, title_lengths, has_title, paragraphs, paragraph_lengths, paragraph_example)
         states = self._states(self.paragraph_lstm, paragraphs, paragraph_lengths)  # [N, T', 2H]
+        query = self.queries(titles, title_lengths, has_title, _masked_max(states, paragraph_lengths),
+                             paragraph_example)  # [E, 2H]
         query_per_token = query[paragraph_example][:, None, :].expand(-1, states.shape[1], -1)  # [N, T', 2H]
         combined = torch.tanh(self.combine(torch.cat([states, query_per_token], dim=-1)))  # [N, T', 2H]
         pooled = _masked_max(self.dropout(combined), paragraph_lengths)  # [N, 2H]

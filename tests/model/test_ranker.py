@@ -31,12 +31,13 @@ def test_one_logit_per_paragraph_independent_of_padding_and_batch_neighbours():
     assert not torch.allclose(ranker(**changed.inputs())[1], logits[1])  # the real tokens do matter
 
 
-def test_the_titleless_query_is_the_mean_of_the_paragraphs_read_by_the_title_lstm():
+def test_the_titleless_query_is_the_mean_of_the_max_pooled_paragraph_states():
     ranker = tiny_ranker()
     batch = collate_ranker([EXAMPLES[1]], pad=PAD)
-    query = ranker.queries(batch.titles, batch.title_lengths, batch.has_title, batch.paragraphs,
-                           batch.paragraph_lengths, batch.paragraph_example)
-    as_titles = [ranker.queries(torch.tensor([row]), torch.tensor([len(row)]), torch.tensor([True]),
-                                batch.paragraphs, batch.paragraph_lengths, batch.paragraph_example)
-                 for row in EXAMPLES[1].paragraphs]
-    torch.testing.assert_close(query, torch.stack(as_titles).mean(0))
+    states = ranker._states(ranker.paragraph_lstm, batch.paragraphs, batch.paragraph_lengths)
+    pooled = torch.stack([states[i, : int(n)].amax(0) for i, n in enumerate(batch.paragraph_lengths)])
+    query = ranker.queries(batch.titles, batch.title_lengths, batch.has_title, pooled, batch.paragraph_example)
+    torch.testing.assert_close(query, pooled.mean(0, keepdim=True))
+    titled = ranker.queries(torch.tensor([[5, 6]]), torch.tensor([2]), torch.tensor([True]), pooled,
+                            batch.paragraph_example)
+    assert not torch.allclose(titled, query)  # a title replaces the centroid
