@@ -170,9 +170,16 @@ class ModelConfig:
     (one shared table, PreSumm's choice); false: a new table of the same size."""
     pretrained_frozen_layers: int = 0
     """``encoder=pretrained``: the lowest N transformer layers of the pretrained encoder are frozen (0: none)."""
+    pretrained_wrap_ids: list[int] | None = None
+    """``encoder=pretrained``: the ids put before and after each paragraph for the pretrained encoder, as BERT was
+    trained (``[CLS]``, ``[SEP]``; their states are not part of the memory). Null: read from the directory's
+    tokenizer (its cls and sep tokens); ``[]``: none."""
 
     def __post_init__(self) -> None:
         self.graph = Graph.coerce(self.graph, "model.graph")
+        if self.pretrained_wrap_ids is not None and len(self.pretrained_wrap_ids) not in (0, 2):
+            raise ValueError(f"model.pretrained_wrap_ids must be [] or [before, after], "
+                             f"found {self.pretrained_wrap_ids}")
         if self.pretrained_frozen_layers < 0:
             raise ValueError(f"model.pretrained_frozen_layers must be >= 0, found {self.pretrained_frozen_layers}")
         if self.pooling_penalty < 0:

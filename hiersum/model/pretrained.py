@@ -1,7 +1,8 @@
 """A pretrained BERT-family paragraph encoder read from a local Hugging Face directory (``model.encoder=pretrained``).
 
 Each real paragraph of the [B, P, T] grid is encoded on its own by the pretrained model
-(``transformers.AutoModel``, position ids 0..T-1 within the paragraph); a sinusoid of the paragraph's index is
+(``transformers.AutoModel``), wrapped as it was trained: ``[CLS] tokens [SEP]`` (``model.pretrained_wrap_ids``, whose
+states are dropped); a sinusoid of the paragraph's index is
 added to its token states; then ``model.encoder_layers`` new layers at the encoder's width, of which
 ``model.inter_layers`` are the inter-paragraph layers of the hierarchical encoder (multi-head pooling,
 paragraph attention, the paragraph vector added back to its tokens) and the others paragraph-local layers;
@@ -38,6 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
@@ -70,18 +72,30 @@ def hf_config(config_json: str) -> Any:
     return CONFIG_MAPPING[values["model_type"]].from_dict(values)
 
 
+def read_wrap_ids(directory: str | Path) -> list[int]:
+    """[cls id, sep id] of the tokenizer in ``directory`` (what BERT-family encoders put around a text); [] when it
+    lacks either."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+    ids = [tokenizer.cls_token_id, tokenizer.sep_token_id]
+    return [int(i) for i in ids] if None not in ids else []
+
+
 def resolve_pretrained_config(config: ModelConfig) -> ModelConfig:
-    """``config`` completed from its encoder: ``pretrained_config_json`` read from ``pretrained_encoder`` (when not
-    already there) and ``d_model`` = the encoder's hidden size. What checkpoints record."""
-    config_json = config.pretrained_config_json
-    if config_json is None:
+    """``config`` completed from its encoder's directory, where not already there: ``pretrained_config_json``,
+    ``pretrained_wrap_ids``, and ``d_model`` = the encoder's hidden size. What checkpoints record."""
+    config_json, wrap_ids = config.pretrained_config_json, config.pretrained_wrap_ids
+    if config_json is None or wrap_ids is None:
         if not config.pretrained_encoder:
             raise ValueError("model.encoder=pretrained needs model.pretrained_encoder=/path/to/hf_model_dir")
-        config_json = read_encoder_config(config.pretrained_encoder)
+        config_json = config_json or read_encoder_config(config.pretrained_encoder)
+        wrap_ids = read_wrap_ids(config.pretrained_encoder) if wrap_ids is None else wrap_ids
     hidden_size = int(hf_config(config_json).hidden_size)
-    if config.pretrained_config_json == config_json and config.d_model == hidden_size:
+    if (config.pretrained_config_json, config.pretrained_wrap_ids, config.d_model) == (config_json, wrap_ids,
+                                                                                        hidden_size):
         return config
-    return replace(config, pretrained_config_json=config_json, d_model=hidden_size)
+    return replace(config, pretrained_config_json=config_json, pretrained_wrap_ids=wrap_ids, d_model=hidden_size)
 
 
 def load_pretrained_model(config: ModelConfig) -> nn.Module:
@@ -126,8 +140,10 @@ class PretrainedEncoder(nn.Module):
         D = int(encoder_config.hidden_size)
         if config.d_model != D:
             raise ValueError(f"model.d_model={config.d_model} must be the pretrained encoder's hidden size {D}")
-        self.max_tokens = int(encoder_config.max_position_embeddings)
-        """Longest paragraph the position table holds; longer ones are cut."""
+        self.wrap_ids = list(config.pretrained_wrap_ids or [])
+        """[before, after] ids around each paragraph (``[CLS]``, ``[SEP]``), or []."""
+        self.max_tokens = int(encoder_config.max_position_embeddings) - len(self.wrap_ids)
+        """Longest paragraph the position table holds (with its wrapping ids); longer ones are cut."""
         word_embeddings = self.pretrained.get_input_embeddings()
         if embeddings.num_embeddings > word_embeddings.num_embeddings:
             raise ValueError(f"the tokenizer has {embeddings.num_embeddings} tokens, the pretrained encoder's "
@@ -168,8 +184,8 @@ class PretrainedEncoder(nn.Module):
         cut = int((src_mask.sum(-1) > self.max_tokens).sum())
         if cut:
             self.paragraphs_cut += cut
-            log.warning("cut %d paragraphs to the pretrained encoder's %d positions (%d so far)", cut,
-                        self.max_tokens, self.paragraphs_cut)
+            log.warning("cut %d paragraphs to the %d tokens the pretrained encoder's position table holds "
+                        "(%d so far)", cut, self.max_tokens, self.paragraphs_cut)
         return src[..., : self.max_tokens], src_mask[..., : self.max_tokens]
 
     def encode_paragraphs(self, src: Tensor, src_mask: Tensor) -> Tensor:
@@ -179,9 +195,24 @@ class PretrainedEncoder(nn.Module):
         real = src_mask.any(-1).view(B * P)  # (B*P,)
         ids = src.view(B * P, T)[real]  # (R, T)
         mask = src_mask.view(B * P, T)[real]  # (R, T)
-        states = self.pretrained(input_ids=ids, attention_mask=mask.long()).last_hidden_state  # (R, T, D)
+        if self.wrap_ids:
+            ids, mask = self.wrap(ids, mask)  # (R, T + 2)
+        states = self.pretrained(input_ids=ids, attention_mask=mask.long()).last_hidden_state  # (R, T or T + 2, D)
+        if self.wrap_ids:
+            states = states[:, 1 : T + 1]  # (R, T, D): the paragraph's tokens (a [SEP] state falls on padding)
         grid = states.new_zeros(B * P, T, states.size(-1)).index_put((real.nonzero().squeeze(1),), states)
         return grid.view(B, P, T, -1)  # (B, P, T, D)
+
+    def wrap(self, ids: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        """``[CLS] tokens [SEP]`` (:attr:`wrap_ids`) of left-aligned paragraphs: ids long [R, T], mask bool [R, T]
+        -> [R, T + 2] each."""
+        R, T = ids.shape
+        before, after = self.wrap_ids
+        lengths = mask.sum(-1)  # (R,)
+        wrapped = torch.cat([ids.new_full((R, 1), before), ids, ids.new_zeros(R, 1)], 1)  # (R, T + 2)
+        wrapped[torch.arange(R, device=ids.device), lengths + 1] = after
+        wrapped_mask = torch.arange(T + 2, device=ids.device) < (lengths + 2).unsqueeze(1)  # (R, T + 2)
+        return wrapped, wrapped_mask
 
     def forward(
         self, src: Tensor, src_mask: Tensor, *, paragraph_graph: Tensor | None = None, return_attention: bool = False

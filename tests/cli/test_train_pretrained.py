@@ -75,7 +75,8 @@ def test_the_real_minilm_encodes_paragraphs_and_round_trips(tmp_path):
     tokenizer = load_tokenizer(directory)
     assert tokenizer.tokens == ("[PAD]", "[CLS]", "[SEP]") and tokenizer.vocab_size == 30522
     model = network(directory, tokenizer)
-    assert model.config.d_model == 384 and model.encoder.max_tokens == 512
+    assert model.config.d_model == 384 and model.encoder.max_tokens == 510  # 512 positions, [CLS] and [SEP]
+    assert model.config.pretrained_wrap_ids == [101, 102]
     src, mask = grid(tokenizer, TEXTS)
     with torch.no_grad():
         encoded = model.encode(src, mask)
@@ -87,6 +88,7 @@ def test_the_real_minilm_encodes_paragraphs_and_round_trips(tmp_path):
     reference = AutoModel.from_pretrained(str(directory), local_files_only=True).eval()
     paragraph = src[0, 0][mask[0, 0]].unsqueeze(0)  # (1, T) the first paragraph alone
     with torch.no_grad():
-        expected = reference(input_ids=paragraph).last_hidden_state[0]
+        wrapped = torch.cat([torch.tensor([[101]]), paragraph, torch.tensor([[102]])], 1)  # [CLS] paragraph [SEP]
+        expected = reference(input_ids=wrapped).last_hidden_state[0, 1:-1]
         encoded_alone = model.encoder.encode_paragraphs(src[:1, :1], mask[:1, :1])[0, 0, : paragraph.size(1)]
     torch.testing.assert_close(encoded_alone, expected, rtol=1e-4, atol=1e-4)

@@ -156,10 +156,33 @@ def test_paragraphs_longer_than_the_position_table_are_cut_and_counted(tmp_path,
     src, mask = grid(tokenizer, texts)
     with caplog.at_level(logging.WARNING, logger="hiersum.model.pretrained"), torch.no_grad():
         encoded = model.encode(src, mask)
-    assert src.size(2) > 16 and encoded.token_states.shape[2] == 16
+    assert src.size(2) > 16 and encoded.token_states.shape[2] == 14  # [CLS] and [SEP] take two positions
     assert model.encoder.paragraphs_cut == 1
-    assert encoded.memory_mask.sum(-1).tolist() == [16 + 2, 3]
-    assert "cut 1 paragraphs to the pretrained encoder's 16 positions" in caplog.text
+    assert encoded.memory_mask.sum(-1).tolist() == [14 + 2, 3]
+    assert "cut 1 paragraphs to the 14 tokens the pretrained encoder's position table holds (1 so far)" in caplog.text
+    unwrapped = network(short_dir, tokenizer, pretrained_wrap_ids=[])
+    assert unwrapped.encode(src, mask).token_states.shape[2] == 16
+
+
+def test_each_paragraph_is_encoded_alone_wrapped_in_cls_and_sep(bert_dir, tokenizer):
+    from transformers import AutoModel
+
+    reference = AutoModel.from_pretrained(str(bert_dir), local_files_only=True).eval()
+    model = network(bert_dir, tokenizer)
+    assert model.config.pretrained_wrap_ids == [VOCAB.index("[CLS]"), VOCAB.index("[SEP]")]
+    unwrapped = network(bert_dir, tokenizer, pretrained_wrap_ids=[])
+    src, mask = grid(tokenizer, TEXTS)
+    with torch.no_grad():
+        states = model.encoder.encode_paragraphs(src, mask)  # (B, P, T, D)
+        plain = unwrapped.encoder.encode_paragraphs(src, mask)
+        for b, p in [(0, 0), (0, 2), (1, 1)]:
+            ids = src[b, p][mask[b, p]]
+            wrapped = torch.cat([torch.tensor([VOCAB.index("[CLS]")]), ids, torch.tensor([VOCAB.index("[SEP]")])])
+            expected = reference(input_ids=wrapped.unsqueeze(0)).last_hidden_state[0, 1:-1]
+            torch.testing.assert_close(states[b, p, : len(ids)], expected, rtol=1e-4, atol=1e-5)
+            alone = reference(input_ids=ids.unsqueeze(0)).last_hidden_state[0]
+            torch.testing.assert_close(plain[b, p, : len(ids)], alone, rtol=1e-4, atol=1e-5)
+        assert not states[1, 2].any()  # the empty paragraph
 
 
 def test_the_lowest_layers_can_be_frozen(bert_dir, tokenizer):
