@@ -25,6 +25,7 @@ from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 from hiersum.config import DataConfig, ModelConfig, typed_config
 from hiersum.data.prepared import prepare_tokenizer
 from hiersum.data.splits import CorpusSplits
+from hiersum.model.encoders import run_tokenizer_config
 
 PROG = "hiersum-prepare"
 
@@ -34,7 +35,8 @@ def prepare(cfg: DictConfig) -> dict[str, Any]:
     directory when records were left out; return ``{split: {folder, examples, errors}}``."""
     data: DataConfig = typed_config(cfg.data)
     model: ModelConfig = typed_config(cfg.model)
-    splits = CorpusSplits(data, prepare_tokenizer(typed_config(cfg.tokenizer), data), model)
+    tokenizer = prepare_tokenizer(run_tokenizer_config(typed_config(cfg.tokenizer), model), data)
+    splits = CorpusSplits(data, tokenizer, model)
     splits.prepare(list(cfg.splits))
     errors_file = splits.write_errors(Path(cfg.paths.output_dir))
     report = {split: {"folder": str(prepared.folder), "examples": len(prepared), "errors": prepared.n_errors}

@@ -27,12 +27,12 @@ of a composed config (``model.encoder`` and ``data.format``); the entry points c
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from torch import nn
 
-from hiersum.config import ModelConfig
+from hiersum.config import ModelConfig, TokenizerConfig
 from hiersum.data.batching import FlatLayout, SourceLayout, flat_layout
 from hiersum.data.registry import validate_format
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -98,6 +98,14 @@ def encoder_tokenizer_path(config: ModelConfig) -> str | None:
     """The tokenizer the encoder of ``config`` comes with (a run's tokenizer when ``tokenizer.path`` is null)."""
     own = encoder_spec(str(config.encoder)).tokenizer_path
     return own(config) if own is not None else None
+
+
+def run_tokenizer_config(tokenizer: TokenizerConfig, model: ModelConfig) -> TokenizerConfig:
+    """The tokenizer options of a run (``hiersum-train``, ``hiersum-prepare``): ``tokenizer``, whose null ``path`` is
+    the tokenizer the encoder comes with (:func:`encoder_tokenizer_path`), if any."""
+    if tokenizer.path is not None:
+        return tokenizer
+    return replace(tokenizer, path=encoder_tokenizer_path(model))
 
 
 def build_encoder(config: ModelConfig, *, embeddings: nn.Embedding) -> nn.Module:

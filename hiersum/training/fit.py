@@ -8,7 +8,7 @@ A problem with the command itself (a bad value, a missing split, a malformed rec
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.prepared import prepare_tokenizer
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.model.encoders import encoder_tokenizer_path, source_layout, validate_choices
+from hiersum.model.encoders import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.resume import ResumableCSVLogger, find_checkpoint
@@ -94,10 +94,7 @@ def fit(cfg: DictConfig) -> FitResult:
         tokenizer = tokenizer_from_json(checkpoint_tokenizer_json(checkpoint))
         tokenizer.save(run_dir / "tokenizer")
     else:
-        tokenizer_config: TokenizerConfig = typed_config(cfg.tokenizer)
-        if tokenizer_config.path is None:  # the tokenizer a pretrained encoder comes with, if any
-            tokenizer_config = replace(tokenizer_config, path=encoder_tokenizer_path(model_config))
-        tokenizer = build_tokenizer(tokenizer_config, data, run_dir)
+        tokenizer = build_tokenizer(run_tokenizer_config(typed_config(cfg.tokenizer), model_config), data, run_dir)
     datamodule = SummarizationDataModule(data, tokenizer, seed=cfg.seed, model=model_config,
                                          layout=source_layout(model_config))
     # every split prepared on disk (or found prepared) before the Trainer starts: its DDP processes find

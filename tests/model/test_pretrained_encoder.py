@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from hiersum.config import ModelConfig
+from hiersum.config import ModelConfig, TokenizerConfig
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
-from hiersum.model.encoders import encoder_spec, encoder_tokenizer_path, validate_choices
+from hiersum.model.encoders import encoder_spec, run_tokenizer_config, validate_choices
 from hiersum.model.pretrained import PretrainedEncoder
 from hiersum.model.summarizer import HierSum
 from tests.pretrained_testkit import TINY_BERT_SIZES, VOCAB, make_tiny_bert
@@ -76,8 +76,10 @@ def test_the_tokenizer_is_the_directorys_wordpiece_with_bert_special_tokens(bert
     assert tokenizer.decode([*ids, tokenizer.special.eos, *ids]) == "cats sat."
     restored = SubwordTokenizer.from_str(tokenizer.to_str())  # as a checkpoint carries it
     assert (restored.special, restored.tokens) == (tokenizer.special, ("[PAD]", "[CLS]", "[SEP]"))
-    assert encoder_tokenizer_path(pretrained_config(bert_dir)) == str(bert_dir)
-    assert encoder_tokenizer_path(ModelConfig()) is None
+    # a run's tokenizer (hiersum-train, hiersum-prepare): the encoder's own when tokenizer.path is null
+    assert run_tokenizer_config(TokenizerConfig(), pretrained_config(bert_dir)).path == str(bert_dir)
+    assert run_tokenizer_config(TokenizerConfig(path="own.json"), pretrained_config(bert_dir)).path == "own.json"
+    assert run_tokenizer_config(TokenizerConfig(), ModelConfig()).path is None
 
 
 def test_a_vocab_txt_directory_loads_as_a_fast_tokenizer(bert_dir, tokenizer, tmp_path):
