@@ -31,6 +31,8 @@ def make_tiny_bert(directory: Path, *, max_position_embeddings: int = 64, seed: 
     backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     backend.decoder = decoders.WordPiece()
     backend.post_processor = processors.BertProcessing(("[SEP]", vocab["[SEP]"]), ("[CLS]", vocab["[CLS]"]))
+    backend.enable_padding(pad_id=vocab["[PAD]"], pad_token="[PAD]", length=16)  # as sentence-transformers ship it
+    backend.enable_truncation(max_length=16)
     PreTrainedTokenizerFast(
         tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
         mask_token="[MASK]",

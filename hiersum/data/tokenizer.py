@@ -39,9 +39,14 @@ class SpecialIds:
 
 
 class SubwordTokenizer:
-    """A thin wrapper over a ``tokenizers.Tokenizer`` that knows its special ids."""
+    """A thin wrapper over a ``tokenizers.Tokenizer`` that knows its special ids.
+
+    The backend's own padding and truncation are turned off (hiersum pads and cuts itself): a loaded tokenizer may
+    carry them (sentence-transformers' ``tokenizer.json`` pads every text to 128 tokens)."""
 
     def __init__(self, backend: Tokenizer, *, pad_token: str = PAD, bos_token: str = BOS, eos_token: str = EOS):
+        backend.no_padding()
+        backend.no_truncation()
         self.backend = backend
         ids = {name: backend.token_to_id(token) for name, token in
                (("pad", pad_token), ("bos", bos_token), ("eos", eos_token))}
