@@ -48,9 +48,6 @@ from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
 
 log = logging.getLogger(__name__)
 
-BUCKET_TOKENS = 4096
-"""Default padded positions of one call of the pretrained encoder: paragraphs of similar length go together."""
-
 
 def read_encoder_config(directory: str | Path) -> str:
     """The Hugging Face config of the encoder in ``directory``, as JSON (``local_files_only``).
@@ -174,8 +171,6 @@ class PretrainedEncoder(nn.Module):
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
         self.paragraphs_cut = 0
         """Paragraphs cut to :attr:`max_tokens` so far (logged when it grows)."""
-        self.bucket_tokens = BUCKET_TOKENS
-        """Padded positions (paragraphs x width) of one pretrained-encoder call (:meth:`encode_paragraphs`)."""
 
     def pretrained_parameters(self) -> list[nn.Parameter]:
         """The pretrained encoder's parameters (the tied decoder embeddings among them): not re-initialised by
@@ -195,41 +190,19 @@ class PretrainedEncoder(nn.Module):
 
     def encode_paragraphs(self, src: Tensor, src_mask: Tensor) -> Tensor:
         """The pretrained encoder over each real paragraph: src long [B, P, T], src_mask bool [B, P, T] ->
-        token states [B, P, T, D], zero in empty paragraphs.
-
-        The real paragraphs are sorted by length and encoded in buckets of at most :attr:`bucket_tokens` padded
-        positions, each cut to its own longest paragraph (attention cost grows with the width squared)."""
+        token states [B, P, T, D], zero in empty paragraphs. (Sorting the paragraphs into length buckets, one call
+        each, was no faster on CPU: 36.8 s against 35.7 s for three SciTLDR batches, forward and backward.)"""
         B, P, T = src.shape
-        flat_src, flat_mask = src.view(B * P, T), src_mask.view(B * P, T)
-        lengths = flat_mask.sum(-1)  # (B*P,)
-        rows = lengths.nonzero().squeeze(1)  # (R,) the real paragraphs
-        rows = rows[lengths[rows].argsort(descending=True, stable=True)]  # longest first
-        grid = None
-        for bucket in self.buckets(lengths[rows].tolist()):
-            index = rows[bucket]  # (n,)
-            width = int(lengths[index[0]])
-            ids, mask = flat_src[index, :width], flat_mask[index, :width]  # (n, width)
-            if self.wrap_ids:
-                ids, mask = self.wrap(ids, mask)  # (n, width + 2)
-            states = self.pretrained(input_ids=ids, attention_mask=mask.long()).last_hidden_state  # (n, width(+2), D)
-            if self.wrap_ids:
-                states = states[:, 1 : width + 1]  # (n, width, D): the tokens ([SEP]'s state falls on padding)
-            if grid is None:
-                grid = states.new_zeros(B * P, T, states.size(-1))  # (B*P, T, D)
-            grid = grid.index_put((index.unsqueeze(1), torch.arange(width, device=src.device)), states)
-        if grid is None:  # no real paragraph at all
-            grid = self.pretrained.get_input_embeddings().weight.new_zeros(B * P, T, self.positions.size(1))
+        real = src_mask.any(-1).view(B * P)  # (B*P,)
+        ids = src.view(B * P, T)[real]  # (R, T)
+        mask = src_mask.view(B * P, T)[real]  # (R, T)
+        if self.wrap_ids:
+            ids, mask = self.wrap(ids, mask)  # (R, T + 2)
+        states = self.pretrained(input_ids=ids, attention_mask=mask.long()).last_hidden_state  # (R, T or T + 2, D)
+        if self.wrap_ids:
+            states = states[:, 1 : T + 1]  # (R, T, D): the paragraph's tokens (a [SEP] state falls on padding)
+        grid = states.new_zeros(B * P, T, states.size(-1)).index_put((real.nonzero().squeeze(1),), states)
         return grid.view(B, P, T, -1)  # (B, P, T, D)
-
-    def buckets(self, sorted_lengths: list[int]) -> list[slice]:
-        """Consecutive runs of paragraphs (lengths sorted longest first) of at most :attr:`bucket_tokens` padded
-        positions each (at least one paragraph)."""
-        buckets, start = [], 0
-        while start < len(sorted_lengths):
-            count = max(1, self.bucket_tokens // max(sorted_lengths[start], 1))
-            buckets.append(slice(start, start + count))
-            start += count
-        return buckets
 
     def wrap(self, ids: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         """``[CLS] tokens [SEP]`` (:attr:`wrap_ids`) of left-aligned paragraphs: ids long [R, T], mask bool [R, T]

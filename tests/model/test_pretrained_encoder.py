@@ -187,14 +187,6 @@ def test_each_paragraph_is_encoded_alone_wrapped_in_cls_and_sep(bert_dir, tokeni
             alone = reference(input_ids=ids.unsqueeze(0)).last_hidden_state[0]
             torch.testing.assert_close(plain[b, p, : len(ids)], alone, rtol=1e-4, atol=1e-5)
         assert not states[1, 2].any()  # the empty paragraph
-        model.encoder.bucket_tokens = 1  # one paragraph a call, cut to its own length
-        real = mask.unsqueeze(-1)  # padding positions hold meaningless states
-        torch.testing.assert_close(model.encoder.encode_paragraphs(src, mask) * real, states * real, rtol=1e-4,
-                                   atol=1e-5)
-    assert model.encoder.buckets([9, 5, 5, 2, 1]) == [slice(0, 1), slice(1, 2), slice(2, 3), slice(3, 4),
-                                                      slice(4, 5)]
-    model.encoder.bucket_tokens = 10
-    assert model.encoder.buckets([9, 5, 5, 2, 1]) == [slice(0, 1), slice(1, 3), slice(3, 8)]
 
 
 def test_the_lowest_layers_can_be_frozen(bert_dir, tokenizer):
