@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -28,12 +27,11 @@ from omegaconf.errors import MissingMandatoryValue
 
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker
 from hiersum.config import UsageError
-from hiersum.data.formats import STDIN, InputError, read_records
-from hiersum.data.jsonl_output import JsonlAppender, OutputError, completed_ids
+from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
 from hiersum.decoding.inference import progress_bar
-from hiersum.decoding.summarize import collect, errors_path, write_errors
+from hiersum.decoding.summarize import pending_records
 
 TFIDF = "tfidf"
 """``ranker=tfidf``: rank by tf-idf similarity, no checkpoint."""
@@ -94,20 +92,8 @@ def rank(cfg: DictConfig) -> RankResult:
     if top_k < 1 or cfg.batch_examples < 1:
         raise UsageError(f"top_k and batch_examples must be >= 1; found {top_k}, {cfg.batch_examples}")
     scorer = load_scorer(ranker, device=str(cfg.device), batch_examples=int(cfg.batch_examples))
-    try:
-        examples, errors = collect(read_records(source, input_format=str(cfg.input_format)))
-    except InputError as error:
-        raise UsageError(str(error)) from None
-    output = None if target == STDIN else Path(target)
-    try:
-        done = set(completed_ids(output)) if output is not None and cfg.resume else set()
-    except OutputError as error:
-        raise UsageError(str(error)) from None
-    for error in errors:
-        print(f"skipped malformed record: {error}", file=sys.stderr)
-    if output is not None:
-        write_errors(errors_path(output), errors)
-    pending = [example for example in examples if example.id not in done]
+    records = pending_records(source, target, input_format=str(cfg.input_format), resume=cfg.resume)
+    pending, errors, output = records.pending, records.errors, records.output
     with JsonlAppender(output, truncate=not cfg.resume) as writer, progress_bar("ranking") as bar:
         task = bar.add_task("rank", total=len(pending))
         for start in range(0, len(pending), cfg.batch_examples):
@@ -116,7 +102,7 @@ def rank(cfg: DictConfig) -> RankResult:
                 writer.write(ranked_record(example, scores, top_k))
             writer.sync()
             bar.advance(task, len(chunk))
-    result = RankResult(written=len(pending), already_done=len(examples) - len(pending), errors=len(errors))
+    result = RankResult(written=len(pending), already_done=records.already_done, errors=len(errors))
     print(f"wrote {result.written} ranked records to {'stdout' if output is None else output} "
           f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
     return result

@@ -121,6 +121,41 @@ def _selection(cfg: DictConfig, summarizer: Summarizer) -> SelectionConfig:
         raise UsageError(str(error)) from None
 
 
+@dataclass
+class PendingRecords:
+    """What :func:`pending_records` returns."""
+
+    pending: list[Example]
+    """The records of the input still to write, in input order."""
+    errors: list[RecordError]
+    """Its malformed records."""
+    output: Path | None
+    """The output file; None for stdout."""
+    already_done: int
+    """Records the output already held (``resume``)."""
+
+
+def pending_records(source: str, target: str, *, input_format: str, resume: bool) -> PendingRecords:
+    """The records of ``source`` still to write to ``target``: a malformed record is reported on stderr
+    and listed in the errors file beside the output; with ``resume``, the ids the output already holds
+    are left out. Shared by hiersum-summarize and hiersum-rank."""
+    try:
+        examples, errors = collect(read_records(source, input_format=input_format))
+    except InputError as error:
+        raise UsageError(str(error)) from None
+    output = None if target == STDIN else Path(target)
+    try:
+        done = set(completed_ids(output)) if output is not None and resume else set()
+    except OutputError as error:
+        raise UsageError(str(error)) from None
+    for error in errors:
+        print(f"skipped malformed record: {error}", file=sys.stderr)
+    if output is not None:
+        write_errors(errors_path(output), errors)
+    pending = [example for example in examples if example.id not in done]
+    return PendingRecords(pending, errors, output, already_done=len(examples) - len(pending))
+
+
 def summarize(cfg: DictConfig) -> SummarizeResult:
     """Summarize ``cfg.input`` into ``cfg.output`` (see the module docstring)."""
     checkpoint, source, target = (str(_option(cfg, name)) for name in ("checkpoint", "input", "output"))
@@ -136,22 +171,10 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
     except ValueError as error:
         raise UsageError(f"{checkpoint}: {error}") from None
     selection = _selection(cfg, summarizer)
-    try:
-        examples, errors = collect(read_records(source, input_format=str(cfg.input_format)))
-    except InputError as error:
-        raise UsageError(str(error)) from None
     if cfg.sort_window < 1 or cfg.batch_tokens < 1:
         raise UsageError(f"sort_window and batch_tokens must be >= 1; found {cfg.sort_window}, {cfg.batch_tokens}")
-    output = None if target == STDIN else Path(target)
-    try:
-        done = set(completed_ids(output)) if output is not None and cfg.resume else set()
-    except OutputError as error:
-        raise UsageError(str(error)) from None
-    for error in errors:
-        print(f"skipped malformed record: {error}", file=sys.stderr)
-    if output is not None:
-        write_errors(errors_path(output), errors)
-    pending = [example for example in examples if example.id not in done]
+    records = pending_records(source, target, input_format=str(cfg.input_format), resume=cfg.resume)
+    pending, errors, output = records.pending, records.errors, records.output
     written = 0
     with JsonlAppender(output, truncate=not cfg.resume) as writer, progress_bar("summarizing") as bar:
         task = bar.add_task("summarize", total=len(pending))
@@ -171,7 +194,7 @@ def summarize(cfg: DictConfig) -> SummarizeResult:
                 writer.sync()
                 bar.advance(task, len(indices))
             written += next_index
-    result = SummarizeResult(written=written, already_done=len(examples) - len(pending), errors=len(errors))
+    result = SummarizeResult(written=written, already_done=records.already_done, errors=len(errors))
     print(f"wrote {result.written} summaries to {'stdout' if output is None else output} "
           f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
     return result

@@ -173,6 +173,20 @@ class InterLayer(nn.Module):
         return self.dropout(self.out(context)), attention
 
 
+def hierarchical_layers(config: ModelConfig, width: int) -> nn.ModuleList:
+    """``config.encoder_layers`` layers of width ``width``: those whose index is in
+    ``config.inter_layers`` are :class:`InterLayer` (graph-biased when ``config.graph`` is set), the
+    others paragraph-local :class:`LocalLayer`."""
+    inter = {int(i) for i in config.inter_layers}
+    graph = config.graph != "none"
+    return nn.ModuleList(
+        InterLayer(width, heads=config.inter_heads, ff_size=config.ff_size, dropout=config.dropout, graph=graph)
+        if i in inter
+        else LocalLayer(width, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
+        for i in range(config.encoder_layers)
+    )
+
+
 class HierarchicalEncoder(nn.Module):
     """Embeds a [B, P, T] grid of token ids and runs local and inter-paragraph layers.
 
@@ -193,14 +207,7 @@ class HierarchicalEncoder(nn.Module):
             "positions", sinusoid_table(config.max_positions, D // 2), persistent=False
         )
         self.dropout = nn.Dropout(config.dropout)
-        inter = {int(i) for i in config.inter_layers}
-        graph = config.graph != "none"
-        self.layers = nn.ModuleList(
-            InterLayer(D, heads=config.inter_heads, ff_size=config.ff_size, dropout=config.dropout, graph=graph)
-            if i in inter
-            else LocalLayer(D, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
-            for i in range(config.encoder_layers)
-        )
+        self.layers = hierarchical_layers(config, D)
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
         self.packed = True
         """Compute on real tokens only; False runs the padded-grid reference (same parameters)."""

@@ -43,7 +43,7 @@ import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
-from hiersum.model.encoder import EncoderOutput, InterLayer, LocalLayer, pack_real_tokens
+from hiersum.model.encoder import EncoderOutput, InterLayer, hierarchical_layers, pack_real_tokens
 from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
 
 log = logging.getLogger(__name__)
@@ -160,14 +160,7 @@ class PretrainedEncoder(nn.Module):
         for layer in layers[: config.pretrained_frozen_layers]:
             layer.requires_grad_(False)
         self.register_buffer("positions", sinusoid_table(config.max_positions, D), persistent=False)
-        inter = {int(i) for i in config.inter_layers}
-        graph = config.graph != "none"
-        self.layers = nn.ModuleList(
-            InterLayer(D, heads=config.inter_heads, ff_size=config.ff_size, dropout=config.dropout, graph=graph)
-            if i in inter
-            else LocalLayer(D, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
-            for i in range(config.encoder_layers)
-        )
+        self.layers = hierarchical_layers(config, D)
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
         self.paragraphs_cut = 0
         """Paragraphs cut to :attr:`max_tokens` so far (logged when it grows)."""
