@@ -23,7 +23,6 @@ from typing import Any
 
 import torch
 from omegaconf import DictConfig
-from omegaconf.errors import MissingMandatoryValue
 
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker
 from hiersum.config import UsageError
@@ -31,7 +30,7 @@ from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
 from hiersum.decoding.inference import progress_bar
-from hiersum.decoding.summarize import pending_records
+from hiersum.decoding.summarize import pending_records, required_option
 
 TFIDF = "tfidf"
 """``ranker=tfidf``: rank by tf-idf similarity, no checkpoint."""
@@ -62,10 +61,7 @@ def ranked_record(example: Example, scores: list[float], top_k: int) -> dict[str
 
 
 def _option(cfg: DictConfig, name: str) -> Any:
-    try:
-        return cfg[name]
-    except MissingMandatoryValue:
-        raise UsageError(f"missing {name}=...; {USAGE}") from None
+    return required_option(cfg, name, USAGE)
 
 
 def load_scorer(ranker: str, *, device: str, batch_examples: int) -> ParagraphScorer:

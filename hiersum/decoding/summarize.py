@@ -80,11 +80,16 @@ def output_record(summary: Summary, source: EncodedExample, *, n_best: bool) -> 
     return record
 
 
-def _option(cfg: DictConfig, name: str) -> Any:
+def required_option(cfg: DictConfig, name: str, usage: str) -> Any:
+    """``cfg[name]``; a missing (``???``) value is a usage error naming it and the command's ``usage``."""
     try:
         return cfg[name]
     except MissingMandatoryValue:
-        raise UsageError(f"missing {name}=...; usage: hiersum-summarize checkpoint=CKPT input=IN output=OUT") from None
+        raise UsageError(f"missing {name}=...; {usage}") from None
+
+
+def _option(cfg: DictConfig, name: str) -> Any:
+    return required_option(cfg, name, "usage: hiersum-summarize checkpoint=CKPT input=IN output=OUT")
 
 
 def _checked_device(device: str, precision: str) -> None:

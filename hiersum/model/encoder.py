@@ -187,6 +187,30 @@ def hierarchical_layers(config: ModelConfig, width: int) -> nn.ModuleList:
     )
 
 
+def run_grid_layers(
+    layers: nn.ModuleList, final_norm: nn.Module, x: Tensor, src_mask: Tensor, *,
+    paragraph_graph: Tensor | None, return_attention: bool,
+) -> EncoderOutput:
+    """``layers`` (of :func:`hierarchical_layers`) then ``final_norm`` over the padded grid ``x``
+    [B, P, T, D] (``src_mask`` [B, P, T], True = real token); the memory is the real tokens packed."""
+    pooling_weights, inter_attention = [], []
+    for layer in layers:
+        if isinstance(layer, InterLayer):
+            out = layer(x, src_mask, graph=paragraph_graph, return_attention=return_attention)
+            x = out.states
+            pooling_weights.append(out.pooling_weights)
+            inter_attention.append(out.attention)
+        else:
+            x = layer(x, src_mask)
+    token_states = final_norm(x)  # (B, P, T, D)
+    memory, memory_mask = pack_real_tokens(token_states, src_mask)  # (B, M, D), (B, M)
+    return EncoderOutput(
+        token_states=token_states, memory=memory, memory_mask=memory_mask,
+        pooling_weights=pooling_weights if return_attention else None,
+        inter_attention=inter_attention if return_attention else None,
+    )
+
+
 class HierarchicalEncoder(nn.Module):
     """Embeds a [B, P, T] grid of token ids and runs local and inter-paragraph layers.
 
@@ -289,24 +313,8 @@ class HierarchicalEncoder(nn.Module):
     ) -> EncoderOutput:
         """The padded reference: every layer over the whole [B, P, T] grid (arguments as :meth:`forward`)."""
         x = self.embed(src)
-        pooling_weights, inter_attention = [], []
-        for layer in self.layers:
-            if isinstance(layer, InterLayer):
-                out = layer(x, src_mask, graph=paragraph_graph, return_attention=return_attention)
-                x = out.states
-                pooling_weights.append(out.pooling_weights)
-                inter_attention.append(out.attention)
-            else:
-                x = layer(x, src_mask)
-        token_states = self.final_norm(x)
-        memory, memory_mask = pack_real_tokens(token_states, src_mask)
-        return EncoderOutput(
-            token_states=token_states,
-            memory=memory,
-            memory_mask=memory_mask,
-            pooling_weights=pooling_weights if return_attention else None,
-            inter_attention=inter_attention if return_attention else None,
-        )
+        return run_grid_layers(self.layers, self.final_norm, x, src_mask, paragraph_graph=paragraph_graph,
+                               return_attention=return_attention)
 
 
 class FlatEncoder(nn.Module):

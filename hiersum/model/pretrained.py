@@ -43,7 +43,7 @@ import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
-from hiersum.model.encoder import EncoderOutput, InterLayer, hierarchical_layers, pack_real_tokens
+from hiersum.model.encoder import EncoderOutput, hierarchical_layers, run_grid_layers
 from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
 
 log = logging.getLogger(__name__)
@@ -222,20 +222,6 @@ class PretrainedEncoder(nn.Module):
             raise ValueError(f"src has P={P} paragraphs; the position table holds {self.positions.size(0)} "
                              f"(model.max_positions)")
         x = self.encode_paragraphs(src, src_mask) + self.positions[:P].view(1, P, 1, -1)  # (B, P, T, D)
-        pooling_weights, inter_attention = [], []
-        for layer in self.layers:
-            if isinstance(layer, InterLayer):
-                out = layer(x, src_mask, graph=paragraph_graph, return_attention=return_attention)
-                x = out.states
-                pooling_weights.append(out.pooling_weights)
-                inter_attention.append(out.attention)
-            else:
-                x = layer(x, src_mask)
-        token_states = self.final_norm(x)  # (B, P, T, D)
-        memory, memory_mask = pack_real_tokens(token_states, src_mask)  # (B, M, D), (B, M)
-        return EncoderOutput(
-            token_states=token_states, memory=memory, memory_mask=memory_mask,
-            pooling_weights=pooling_weights if return_attention else None,
-            inter_attention=inter_attention if return_attention else None,
-        )
+        return run_grid_layers(self.layers, self.final_norm, x, src_mask, paragraph_graph=paragraph_graph,
+                               return_attention=return_attention)
 
