@@ -506,6 +506,11 @@ class SummarizeConfig:
     paths: dict[str, Any] = MISSING
 
 
+RANKER_FEATURES = ("length", "tfidf", "position")
+"""Paragraph features a ranker may read (``RankerModelConfig.features``; computed by
+:func:`hiersum.data.ranking.paragraph_features`)."""
+
+
 @dataclass
 class RankerModelConfig:
     """The paragraph ranker of Liu & Lapata (2019, section 3.1) (``hiersum.model.ranker.ParagraphRanker``);
@@ -521,11 +526,20 @@ class RankerModelConfig:
     """Tokens of a paragraph the ranker reads."""
     max_title_tokens: int = 32
     """Tokens of a title the ranker reads."""
+    features: list[str] = field(default_factory=list)
+    """Paragraph features the score layer reads beside the pooled LSTM states, an extension of the paper's
+    ranker (which reads words only; ``[]``, the default, is the paper's): ``length`` (log(1 + words)),
+    ``tfidf`` (cosine of tf-idf vectors to the title, or the centroid; the ``tfidf`` selection's score) and
+    ``position`` (1 / (1 + the paragraph's index in its document)). See ``conf/ranker_model/features.yaml``."""
 
     def __post_init__(self) -> None:
         for name in ("embedding_dim", "hidden_size", "max_paragraph_tokens", "max_title_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"ranker_model.{name} must be >= 1, found {getattr(self, name)}")
+        unknown = [name for name in self.features if name not in RANKER_FEATURES]
+        if unknown or len(set(self.features)) != len(self.features):
+            raise ValueError(f"ranker_model.features: expected distinct names among {', '.join(RANKER_FEATURES)}; "
+                             f"found {list(self.features)}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"ranker_model.dropout must be in [0, 1), found {self.dropout}")
 

@@ -96,7 +96,7 @@ class RankerScorer:
         for start in range(0, len(examples), self.batch_examples):
             chunk = examples[start : start + self.batch_examples]
             encoded = encode_ranker_examples(chunk, self.tokenizer, max_tokens=config.max_paragraph_tokens,
-                                             max_title_tokens=config.max_title_tokens)
+                                             max_title_tokens=config.max_title_tokens, features=config.features)
             if not any(example.paragraphs for example in encoded):
                 scores += [[] for _ in encoded]
                 continue

@@ -13,9 +13,10 @@ paragraph, Q tokens of a title.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -25,6 +26,7 @@ from hiersum.config import DataConfig
 from hiersum.data.prepared import _digest, _locked, _publishing, file_fingerprints, prepared_root
 from hiersum.data.registry import format_spec
 from hiersum.data.schema import Example, RecordError
+from hiersum.data.selection import TfidfScorer, words
 from hiersum.data.tokenizer import SubwordTokenizer
 
 LABELS_VERSION = 1
@@ -91,29 +93,55 @@ def _skipped(record: Example | RecordError, config: DataConfig) -> bool:
     return False
 
 
+def paragraph_features(example: Example, names: Sequence[str]) -> list[list[float]]:
+    """The features ``names`` (of :data:`hiersum.config.RANKER_FEATURES`) of each paragraph of ``example``,
+    document order: ``length`` = log(1 + words), ``tfidf`` = the :class:`TfidfScorer` score (cosine to the
+    title or the centroid), ``position`` = 1 / (1 + index of the paragraph in its document)."""
+    columns = []
+    for name in names:
+        if name == "length":
+            columns.append([math.log1p(len(words(p))) for document in example.documents for p in document])
+        elif name == "tfidf":
+            columns.append(TfidfScorer.score_example(example))
+        elif name == "position":
+            columns.append([1.0 / (1 + index) for document in example.documents for index in range(len(document))])
+        else:
+            raise ValueError(f"unknown ranker feature {name!r}")
+    count = sum(len(document) for document in example.documents)
+    return [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in range(count)]
+
+
 @dataclass(frozen=True)
 class RankerExample:
     """One example as the ranker reads it: token ids of the title (None: none) and of each paragraph in
-    document order, and the paragraphs' labels (empty when only scoring)."""
+    document order, the paragraphs' labels (empty when only scoring) and their features (one list per
+    paragraph, as many values as ``RankerModelConfig.features`` names; empty: no feature)."""
 
     title: list[int] | None
     paragraphs: list[list[int]]
     labels: list[float]
+    features: list[list[float]] = field(default_factory=list)
+
+    def first(self, count: int) -> RankerExample:
+        """The example cut to its first ``count`` paragraphs."""
+        return RankerExample(self.title, self.paragraphs[:count], self.labels[:count], self.features[:count])
 
 
 def encode_ranker_examples(
     examples: Sequence[Example], tokenizer: SubwordTokenizer, *, max_tokens: int, max_title_tokens: int = 32,
-    labels: Sequence[Sequence[float]] | None = None,
+    labels: Sequence[Sequence[float]] | None = None, features: Sequence[str] = (),
 ) -> list[RankerExample]:
     """Tokenize the title and paragraphs of each example, paragraphs cut to ``max_tokens`` ids and the title
-    to ``max_title_tokens`` (an empty text: one padding id, so every row has a token)."""
+    to ``max_title_tokens`` (an empty text: one padding id, so every row has a token), and compute the
+    paragraph ``features`` (:func:`paragraph_features`)."""
     encoded = []
     for index, example in enumerate(examples):
         texts = [paragraph for document in example.documents for paragraph in document]
         ids = tokenizer.encode_batch(texts + ([example.title] if example.title else []))
         title = (ids.pop()[:max_title_tokens] or [tokenizer.special.pad]) if example.title else None
         ids = [row[:max_tokens] or [tokenizer.special.pad] for row in ids]
-        encoded.append(RankerExample(title, ids, list(labels[index]) if labels is not None else []))
+        encoded.append(RankerExample(title, ids, list(labels[index]) if labels is not None else [],
+                                     paragraph_features(example, features) if features else []))
     return encoded
 
 
@@ -123,8 +151,8 @@ class RankerBatch:
 
     ``paragraphs`` [N, T] ids (padding id after the end), ``paragraph_lengths`` [N] real tokens,
     ``paragraph_example`` [N] the example (0..E-1) of each paragraph, ``titles`` [E, Q] ids (a titleless
-    example: one padding id), ``title_lengths`` [E], ``has_title`` [E] bool, ``labels`` [N] (zeros when
-    only scoring)."""
+    example: one padding id), ``title_lengths`` [E], ``has_title`` [E] bool, ``features`` [N, F] float
+    (F = 0 without features), ``labels`` [N] (zeros when only scoring)."""
 
     paragraphs: torch.Tensor
     paragraph_lengths: torch.Tensor
@@ -132,6 +160,7 @@ class RankerBatch:
     titles: torch.Tensor
     title_lengths: torch.Tensor
     has_title: torch.Tensor
+    features: torch.Tensor
     labels: torch.Tensor
 
     def to(self, device: torch.device | str) -> RankerBatch:
@@ -161,6 +190,10 @@ def collate_ranker(examples: Sequence[RankerExample], *, pad: int) -> RankerBatc
     titles, title_lengths = _grid([example.title or [pad] for example in examples], pad)
     owner = [index for index, example in enumerate(examples) for _ in example.paragraphs]
     labels = [label for example in examples for label in (example.labels or [0.0] * len(example.paragraphs))]
+    features = [row for example in examples for row in (example.features or [[] for _ in example.paragraphs])]
+    widths = {len(row) for row in features}
+    if len(widths) > 1:
+        raise ValueError(f"ranker examples with different feature counts in one batch: {sorted(widths)}")
     return RankerBatch(
         paragraphs=paragraphs,
         paragraph_lengths=paragraph_lengths,
@@ -168,5 +201,6 @@ def collate_ranker(examples: Sequence[RankerExample], *, pad: int) -> RankerBatc
         titles=titles,
         title_lengths=title_lengths,
         has_title=torch.tensor([example.title is not None for example in examples]),
+        features=torch.tensor(features, dtype=torch.float).view(len(rows), widths.pop() if widths else 0),
         labels=torch.tensor(labels, dtype=torch.float),
     )

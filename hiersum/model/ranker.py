@@ -7,6 +7,10 @@ the logit of a sigmoid score. An example without a title gets a query made from 
 its paragraphs, of their max-pooled paragraph-LSTM states (the centroid of the example; the paragraphs are
 read once, so a titleless corpus costs one LSTM pass, and the title LSTM is not used).
 
+An extension (``RankerModelConfig.features``, off by default): the score layer also reads a few features of
+each paragraph (its length, its tf-idf similarity to the title or centroid, its position in its document),
+which max-pooled word states cannot see: on a small corpus they carry most of what predicts the label.
+
 Dimensions: E examples, N paragraphs (of all examples), T tokens per paragraph, Q title tokens,
 D embedding width, H hidden size of one LSTM direction (states 2H wide).
 """
@@ -38,7 +42,7 @@ class ParagraphRanker(nn.Module):
         self.title_lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
         self.paragraph_lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
         self.combine = nn.Linear(4 * hidden, 2 * hidden)
-        self.score = nn.Linear(2 * hidden, 1)
+        self.score = nn.Linear(2 * hidden + len(config.features), 1)  # pooled states || features
         self.dropout = nn.Dropout(config.dropout)
 
     def _states(self, lstm: nn.LSTM, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -65,13 +69,22 @@ class ParagraphRanker(nn.Module):
     def forward(
         self, *, paragraphs: torch.Tensor, paragraph_lengths: torch.Tensor, paragraph_example: torch.Tensor,
         titles: torch.Tensor, title_lengths: torch.Tensor, has_title: torch.Tensor,
+        features: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Logits [N] of the paragraphs ([N, T] ids, [N] lengths >= 1, [N] example index) given the titles
-        ([E, Q] ids, [E] lengths >= 1, [E] bool: has a title)."""
+        ([E, Q] ids, [E] lengths >= 1, [E] bool: has a title) and, when ``config.features`` names some, the
+        paragraphs' features [N, F] (:func:`hiersum.data.ranking.paragraph_features`)."""
+        expected = len(self.config.features)
+        found = 0 if features is None else features.shape[-1]
+        if found != expected:
+            raise ValueError(f"the ranker reads {expected} paragraph features {list(self.config.features)}; "
+                             f"found {found}")
         states = self._states(self.paragraph_lstm, paragraphs, paragraph_lengths)  # [N, T', 2H]
         query = self.queries(titles, title_lengths, has_title, _masked_max(states, paragraph_lengths),
                              paragraph_example)  # [E, 2H]
         query_per_token = query[paragraph_example][:, None, :].expand(-1, states.shape[1], -1)  # [N, T', 2H]
         combined = torch.tanh(self.combine(torch.cat([states, query_per_token], dim=-1)))  # [N, T', 2H]
         pooled = _masked_max(self.dropout(combined), paragraph_lengths)  # [N, 2H]
+        if expected:
+            pooled = torch.cat([pooled, features.to(pooled.dtype)], dim=-1)  # [N, 2H + F]
         return self.score(pooled).squeeze(-1)  # [N]

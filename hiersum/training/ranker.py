@@ -95,8 +95,9 @@ def ranker_examples(data: DataConfig, split: str, tokenizer: SubwordTokenizer, m
     pairs = split_labels(data, split)
     examples, labels = [example for example, _ in pairs], [labels[:max_paragraphs] for _, labels in pairs]
     encoded = encode_ranker_examples(examples, tokenizer, max_tokens=model.max_paragraph_tokens,
-                                     max_title_tokens=model.max_title_tokens, labels=labels)
-    return [RankerExample(e.title, e.paragraphs[: len(e.labels)], e.labels) for e in encoded if e.labels]
+                                     max_title_tokens=model.max_title_tokens, labels=labels,
+                                     features=model.features)
+    return [example.first(len(example.labels)) for example in encoded if example.labels]
 
 
 def fit_ranker(cfg: DictConfig) -> dict[str, Any]:

@@ -4,6 +4,7 @@ the ranker's labels and batches (hiersum.data.ranking)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,31 @@ def test_ranker_batches_hold_every_paragraph_with_its_example_and_label(tiny_cor
     assert torch.equal(batch.labels, torch.full((n,), 0.5))
     assert batch.has_title.tolist() == [e.title is not None for e in examples]
     assert (batch.paragraph_lengths >= 1).all() and (batch.paragraph_lengths <= 5).all()
+
+
+def test_paragraph_features_are_length_tfidf_and_position_in_the_order_asked():
+    from hiersum.data.ranking import paragraph_features
+
+    example = Example(id="x", title=None, references=["r"],
+                      documents=[["Ferries collided in the harbour.", "Nothing."], ["The harbour ferries collided."]])
+    rows = paragraph_features(example, ["position", "length", "tfidf"])
+    assert [row[0] for row in rows] == [1.0, 0.5, 1.0]  # 1 / (1 + index in its document)
+    assert [row[1] for row in rows] == pytest.approx([math.log(6), math.log(2), math.log(5)])
+    assert [row[2] for row in rows] == pytest.approx(TfidfScorer.score_example(example))
+    assert rows[1][2] < rows[0][2]  # the off-topic paragraph is the least similar to the centroid
+    assert paragraph_features(example, []) == [[], [], []]
+
+
+def test_ranker_batches_carry_the_features_of_every_paragraph(tiny_corpus: Path):
+    examples = read_split(tiny_corpus / "train.jsonl")[:2]
+    tokenizer = train_tokenizer([p for e in examples for d in e.documents for p in d], vocab_size=200)
+    encoded = encode_ranker_examples(examples, tokenizer, max_tokens=5, features=["length", "position"])
+    batch = collate_ranker(encoded, pad=tokenizer.special.pad)
+    n = sum(len(e.paragraphs) for e in encoded)
+    assert batch.features.shape == (n, 2)
+    positions = [1 / (1 + i) for e in examples for d in e.documents for i in range(len(d))]
+    assert batch.features[:, 1].tolist() == pytest.approx(positions)
+    plain = collate_ranker(encode_ranker_examples(examples, tokenizer, max_tokens=5), pad=tokenizer.special.pad)
+    assert plain.features.shape == (n, 0)
+    with pytest.raises(ValueError, match="different feature counts"):
+        collate_ranker([encoded[0], encode_ranker_examples(examples[1:], tokenizer, max_tokens=5)[0]], pad=0)

@@ -11,3 +11,14 @@ def test_evaluation_keeps_the_checkpoints_selection_unless_overridden():
     overridden = effective_data_config(trained, given, ["data.max_paragraphs=40"])
     assert overridden.max_paragraphs == 40 and overridden.max_paragraph_tokens == 80
     assert effective_data_config(None, given, []) is given
+
+
+def test_evaluation_keeps_the_checkpoints_ranker_unless_the_selection_is_overridden():
+    trained = DataConfig(path="train-data", selection="ranker", ranker="/runs/ranker-best.pt")
+    kept = effective_data_config(trained, DataConfig(path="eval-data"), [])
+    assert (kept.selection, kept.ranker) == ("ranker", "/runs/ranker-best.pt")
+    other = effective_data_config(trained, DataConfig(path="eval-data", ranker="/new/ranker.pt"),
+                                  ["data.ranker=/new/ranker.pt"])
+    assert (other.selection, other.ranker) == ("ranker", "/new/ranker.pt")
+    first = effective_data_config(trained, DataConfig(path="eval-data"), ["data.selection=first"])
+    assert first.selection == "first"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from hiersum.config import RankerModelConfig
@@ -41,3 +42,20 @@ def test_the_titleless_query_is_the_mean_of_the_max_pooled_paragraph_states():
     titled = ranker.queries(torch.tensor([[5, 6]]), torch.tensor([2]), torch.tensor([True]), pooled,
                             batch.paragraph_example)
     assert not torch.allclose(titled, query)  # a title replaces the centroid
+
+
+def test_the_features_reach_the_score_and_are_required_when_configured():
+    torch.manual_seed(0)
+    ranker = ParagraphRanker(RankerModelConfig(embedding_dim=8, hidden_size=6, dropout=0.0, features=["length"]),
+                             vocab_size=30, pad_id=PAD).eval()
+    assert ranker.score.in_features == 12 + 1
+    with_features = [RankerExample(e.title, e.paragraphs, [], [[0.5] for _ in e.paragraphs]) for e in EXAMPLES]
+    batch = collate_ranker(with_features, pad=PAD)
+    logits = ranker(**batch.inputs())
+    assert logits.shape == (5,)
+    longer = batch.inputs() | {"features": batch.features + 1.0}
+    assert not torch.allclose(ranker(**longer), logits)  # the score reads the features
+    with pytest.raises(ValueError, match="reads 1 paragraph features"):
+        ranker(**collate_ranker(EXAMPLES, pad=PAD).inputs())
+    with pytest.raises(ValueError, match="ranker_model.features"):
+        RankerModelConfig(features=["length", "colour"])
