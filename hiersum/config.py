@@ -248,6 +248,10 @@ class DataConfig:
     """The ranker checkpoint (``hiersum-train-ranker``) that orders paragraphs when ``selection=ranker``."""
     title_paragraph: bool = True
     """Put the example's title (topic or entity), when it has one, as paragraph 0."""
+    every_reference: bool = False
+    """Train on every reference of an example, each a target of its own (the example repeated once per
+    reference, ids ``<id>``, ``<id>#2``...), as the SciTLDR paper trains; False: the first reference only.
+    Validation and test score against every reference either way."""
     batch_tokens: int = 6144
     """Token budget of a batch: examples x P x T of the longest example in the batch."""
     max_batch_size: int = 64

@@ -38,7 +38,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, BinaryIO, overload
 
@@ -111,6 +111,7 @@ def split_manifest(
         "with_text": split != "train",
         # a ranker's checkpoint, only when one orders the paragraphs (the keys of other splits unchanged)
         **({"ranker": file_fingerprints([Path(selection.ranker)])} if selection.ranker else {}),
+        **({"every_reference": True} if config.every_reference and split == "train" else {}),
     }
 
 
@@ -226,11 +227,23 @@ class _SplitWriter:
         return self.shard_sizes
 
 
+def one_per_reference(example: Example) -> list[Example]:
+    """``example`` once per reference, each copy with that reference only (ids ``<id>``, ``<id>#2``...;
+    an example without references: itself)."""
+    if len(example.references) <= 1:
+        return [example]
+    return [replace(example, id=example.id if k == 1 else f"{example.id}#{k}", references=[reference])
+            for k, reference in enumerate(example.references, start=1)]
+
+
 def encoded_records(
-    config: DataConfig, split: str, tokenizer: SubwordTokenizer, selection: SelectionConfig, *, with_text: bool
+    config: DataConfig, split: str, tokenizer: SubwordTokenizer, selection: SelectionConfig, *, with_text: bool,
+    every_reference: bool = False,
 ) -> Iterator[tuple[Example, EncodedExample] | RecordError]:
     """(example, encoded example) of each record of ``split``, in order, or the :class:`RecordError` of a
-    malformed one; a chunk of :data:`ENCODE_CHUNK` examples (or one WikiSum shard) in memory at a time."""
+    malformed one; a chunk of :data:`ENCODE_CHUNK` examples (or one WikiSum shard) in memory at a time.
+    ``every_reference``: a record with several references gives one example per reference
+    (:func:`one_per_reference`; formats read as token ids, WikiSum, have one reference)."""
     spec = format_spec(config.format)
     if spec.read_encoded is not None:
         yield from spec.read_encoded(config.path, split, tokenizer, selection, with_text=with_text)
@@ -240,8 +253,8 @@ def encoded_records(
         if isinstance(item, RecordError):
             yield item
             continue
-        chunk.append(item)
-        if len(chunk) == ENCODE_CHUNK:
+        chunk += one_per_reference(item) if every_reference else [item]
+        if len(chunk) >= ENCODE_CHUNK:
             yield from zip(chunk, encode_examples(chunk, tokenizer, selection), strict=True)
             chunk = []
     yield from zip(chunk, encode_examples(chunk, tokenizer, selection), strict=True)
@@ -257,7 +270,8 @@ def _write_split(
     with _publishing(folder) as temporary:
         writer = _SplitWriter(temporary, with_text=with_text, shard_examples=shard_examples)
         try:
-            for item in encoded_records(config, manifest["split"], tokenizer, selection, with_text=with_text):
+            for item in encoded_records(config, manifest["split"], tokenizer, selection, with_text=with_text,
+                                        every_reference=manifest.get("every_reference", False)):
                 if isinstance(item, RecordError):
                     if config.on_error is OnError.fail:
                         raise item

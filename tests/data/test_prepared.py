@@ -222,3 +222,29 @@ def test_a_prepared_split_pickles_without_its_memory_maps(tiny_corpus, tokenizer
     assert isinstance(copy, PreparedSplit) and copy[7] == expected
     assert len(pickle.dumps(prepared)) < 10_000
 
+
+
+def test_every_reference_trains_on_each_reference_as_its_own_target(tmp_path):
+    from hiersum.data.scitldr import iter_scitldr
+
+    corpus = tmp_path / "scitldr"
+    corpus.mkdir()
+    records = [{"paper_id": "p1", "source": ["We study ferries.", "They collide."],
+                "target": ["Ferries collide.", "A study of ferry collisions."]},
+               {"paper_id": "p2", "source": ["Markets rose."], "target": ["Markets went up."]}]
+    for split in ("train", "dev"):
+        (corpus / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    texts = [t for r in records for t in r["source"] + r["target"]]
+    tokenizer = train_tokenizer(texts, vocab_size=120)
+    data = data_config(corpus, tmp_path / "cache", format="scitldr", every_reference=True)
+    train = prepare_split(data, "train", tokenizer)
+    assert [train[i].id for i in range(len(train))] == ["p1", "p1#2", "p2"]
+    targets = [tokenizer.decode(train[i].target) for i in range(len(train))]
+    references = ["Ferries collide.", "A study of ferry collisions.", "Markets went up."]
+    assert targets == [tokenizer.decode(ids) for ids in tokenizer.encode_batch(references)]
+    assert train[0].paragraphs == train[1].paragraphs
+    first_only = prepare_split(replace(data, every_reference=False), "train", tokenizer)
+    assert len(first_only) == 2 and first_only.folder != train.folder
+    dev = prepare_split(data, "validation", tokenizer)  # evaluation: one example, every reference
+    assert len(dev) == 2 and dev[0].references == records[0]["target"]
+    assert sum(1 for e in iter_scitldr(corpus / "train.jsonl")) == 2
