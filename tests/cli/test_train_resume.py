@@ -50,17 +50,35 @@ def kill_after(process: subprocess.Popen, checkpoint: Path) -> None:
     process.wait()
 
 
-def train_rows(run_dir: Path) -> dict[int, tuple[str, str]]:
-    """step -> (train/loss, lr-Adam) of the run's metrics.csv."""
+def train_rows(run_dir: Path) -> dict[int, tuple[str, ...]]:
+    """step -> (train/loss, the learning rate of each parameter group) of the run's metrics.csv."""
     with open(run_dir / "csv" / "metrics.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     losses = {int(row["step"]): row["train/loss"] for row in rows if row.get("train/loss")}
-    rates = {int(row["step"]): row["lr-Adam"] for row in rows if row.get("lr-Adam")}
-    return {step: (loss, rates.get(step, "")) for step, loss in losses.items()}
+    rates: dict[int, tuple[str, ...]] = {}
+    for row in rows:
+        groups = tuple(value for name, value in sorted(row.items()) if name.startswith("lr-") and value)
+        if groups:
+            rates[int(row["step"])] = groups
+    assert rates, "no learning rate logged"
+    return {step: (loss, *rates.get(step, ())) for step, loss in losses.items()}
 
 
-@pytest.mark.parametrize(("trainer", "resume_with"), [([], "last"), (DDP, "checkpoint path")], ids=["single", "ddp"])
-def test_a_killed_run_resumes_exactly(trainer, resume_with, tiny_corpus, tmp_path):
+def pretrained_run(directory: Path) -> list[str]:
+    """A tiny random BERT as the paragraph encoder, PreSumm's two parameter groups, its lowest layer frozen."""
+    from tests.pretrained_testkit import make_tiny_bert
+
+    bert = make_tiny_bert(directory)
+    return ["model=pretrained", f"model.pretrained_encoder={bert}", "model.heads=2", "model.inter_heads=2",
+            "model.ff_size=64", "model.pretrained_frozen_layers=1", "optim=presumm"]
+
+
+@pytest.mark.parametrize(("trainer", "resume_with", "model"), [
+    ([], "last", "hierarchical"), (DDP, "checkpoint path", "hierarchical"), ([], "last", "pretrained"),
+], ids=["single", "ddp", "pretrained"])
+def test_a_killed_run_resumes_exactly(trainer, resume_with, model, tiny_corpus, tmp_path):
+    if model == "pretrained":
+        trainer = [*trainer, *pretrained_run(tmp_path / "bert")]
     reference = start(tiny_corpus, tmp_path / "reference", *trainer)
     killed_dir = tmp_path / "killed"
     saved = killed_dir / "checkpoints" / f"step{STEP_EVERY:08d}.ckpt"
