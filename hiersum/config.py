@@ -534,7 +534,8 @@ class RankerModelConfig:
     """Paragraph features the score layer reads beside the pooled LSTM states, an extension of the paper's
     ranker (which reads words only; ``[]``, the default, is the paper's): ``length`` (log(1 + words)),
     ``tfidf`` (cosine of tf-idf vectors to the title, or the centroid; the ``tfidf`` selection's score) and
-    ``position`` (1 / (1 + the paragraph's index in its document)). See ``conf/ranker_model/features.yaml``."""
+    ``position`` (1 / (1 + the paragraph's index in its document)), each standardized over the example's
+    paragraphs. See ``conf/ranker_model/features.yaml``."""
 
     def __post_init__(self) -> None:
         for name in ("embedding_dim", "hidden_size", "max_paragraph_tokens", "max_title_tokens"):

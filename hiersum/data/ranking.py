@@ -93,10 +93,18 @@ def _skipped(record: Example | RecordError, config: DataConfig) -> bool:
     return False
 
 
+def _standardized(values: list[float]) -> list[float]:
+    """``values`` shifted and scaled to mean 0 and variance 1 (all equal: zeros)."""
+    mean = sum(values) / len(values)
+    deviation = math.sqrt(sum((value - mean) ** 2 for value in values) / len(values))
+    return [(value - mean) / deviation if deviation > 1e-9 else 0.0 for value in values]
+
+
 def paragraph_features(example: Example, names: Sequence[str]) -> list[list[float]]:
     """The features ``names`` (of :data:`hiersum.config.RANKER_FEATURES`) of each paragraph of ``example``,
-    document order: ``length`` = log(1 + words), ``tfidf`` = the :class:`TfidfScorer` score (cosine to the
-    title or the centroid), ``position`` = 1 / (1 + index of the paragraph in its document)."""
+    document order, each standardized over the example's paragraphs (mean 0, variance 1: a ranking compares
+    the paragraphs of one example): ``length`` = log(1 + words), ``tfidf`` = the :class:`TfidfScorer` score
+    (cosine to the title or the centroid), ``position`` = 1 / (1 + index of the paragraph in its document)."""
     columns = []
     for name in names:
         if name == "length":
@@ -108,7 +116,9 @@ def paragraph_features(example: Example, names: Sequence[str]) -> list[list[floa
         else:
             raise ValueError(f"unknown ranker feature {name!r}")
     count = sum(len(document) for document in example.documents)
-    return [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in range(count)]
+    if not columns or not count:
+        return [[] for _ in range(count)]
+    return [list(row) for row in zip(*map(_standardized, columns), strict=True)]
 
 
 @dataclass(frozen=True)

@@ -169,23 +169,32 @@ def test_paragraph_features_are_length_tfidf_and_position_in_the_order_asked():
 
     example = Example(id="x", title=None, references=["r"],
                       documents=[["Ferries collided in the harbour.", "Nothing."], ["The harbour ferries collided."]])
-    rows = paragraph_features(example, ["position", "length", "tfidf"])
-    assert [row[0] for row in rows] == [1.0, 0.5, 1.0]  # 1 / (1 + index in its document)
-    assert [row[1] for row in rows] == pytest.approx([math.log(6), math.log(2), math.log(5)])
-    assert [row[2] for row in rows] == pytest.approx(TfidfScorer.score_example(example))
-    assert rows[1][2] < rows[0][2]  # the off-topic paragraph is the least similar to the centroid
+    rows = torch.tensor(paragraph_features(example, ["position", "length", "tfidf"]))  # (3 paragraphs, 3)
+
+    def standardized(values):  # over the example's paragraphs: mean 0, variance 1
+        values = torch.tensor(values, dtype=torch.float)
+        return (values - values.mean()) / values.std(unbiased=False)
+
+    torch.testing.assert_close(rows[:, 0], standardized([1.0, 0.5, 1.0]))  # 1 / (1 + index in its document)
+    torch.testing.assert_close(rows[:, 1], standardized([math.log(6), math.log(2), math.log(5)]))  # log(1 + words)
+    torch.testing.assert_close(rows[:, 2], standardized(TfidfScorer.score_example(example)))
+    assert rows[1, 2] < rows[0, 2]  # the off-topic paragraph is the least similar to the centroid
     assert paragraph_features(example, []) == [[], [], []]
+    alone = Example(id="y", title=None, references=["r"], documents=[["Only one paragraph."]])
+    assert paragraph_features(alone, ["length", "position"]) == [[0.0, 0.0]]
 
 
 def test_ranker_batches_carry_the_features_of_every_paragraph(tiny_corpus: Path):
+    from hiersum.data.ranking import paragraph_features
+
     examples = read_split(tiny_corpus / "train.jsonl")[:2]
     tokenizer = train_tokenizer([p for e in examples for d in e.documents for p in d], vocab_size=200)
     encoded = encode_ranker_examples(examples, tokenizer, max_tokens=5, features=["length", "position"])
     batch = collate_ranker(encoded, pad=tokenizer.special.pad)
     n = sum(len(e.paragraphs) for e in encoded)
     assert batch.features.shape == (n, 2)
-    positions = [1 / (1 + i) for e in examples for d in e.documents for i in range(len(d))]
-    assert batch.features[:, 1].tolist() == pytest.approx(positions)
+    expected = [row for e in examples for row in paragraph_features(e, ["length", "position"])]
+    torch.testing.assert_close(batch.features, torch.tensor(expected))
     plain = collate_ranker(encode_ranker_examples(examples, tokenizer, max_tokens=5), pad=tokenizer.special.pad)
     assert plain.features.shape == (n, 0)
     with pytest.raises(ValueError, match="different feature counts"):
