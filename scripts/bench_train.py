@@ -12,7 +12,7 @@ the ratios, not the absolute figures, on a shared machine.
 
 Cases:
 - ``dense``: 4 x 16 x 48, every token real; targets of 64 tokens.
-- ``ragged``: 8 x 24 x 64, random paragraph counts and lengths (~60% of the grid real); targets of
+- ``ragged``: 8 x 24 x 64, random paragraph counts and lengths (60.0% of the grid real); targets of
   40 to 64 tokens.
 - ``multinews``: real batches of the shared Multi-News sample (``../shared/data/multi-news-sample``,
   skipped when absent) through hiersum's own pipeline: a BPE tokenizer of ``--vocab`` pieces trained on
@@ -103,10 +103,10 @@ def dense_batches(vocab: int) -> list[StepBatch]:
 
 
 def ragged_batches(vocab: int) -> list[StepBatch]:
-    """8 x 24 x 64: paragraph counts 17..24 and lengths 26..64 (one of each maximum), ~60% real."""
+    """8 x 24 x 64: paragraph counts 16..24 and lengths 22..64 (one of each maximum), 60.0% real."""
     rng = random.Random(0)
-    counts = [24] + [rng.randint(17, 24) for _ in range(7)]
-    lengths = [[rng.randint(26, 64) for _ in range(count)] for count in counts]
+    counts = [24] + [rng.randint(16, 24) for _ in range(7)]
+    lengths = [[rng.randint(22, 64) for _ in range(count)] for count in counts]
     lengths[0][0] = 64
     targets = [rng.randint(40, 64) for _ in counts]
     return [synthetic_batch(torch.Generator().manual_seed(0), vocab, counts, lengths, targets)]
