@@ -123,7 +123,8 @@ def test_scitldr_validates_on_its_dev_split(tiny_cfg, tmp_path):
     datamodule = SummarizationDataModule(data, tokenizer)
     datamodule.setup("fit")
     assert [e.id for e in datamodule.load_split("validation")] == ["dev-0", "dev-1", "dev-2"]
-    assert len(datamodule.load_split("train")) == 12
+    train = datamodule.load_split("train")  # data=scitldr trains on every reference: 12 papers x 2 TLDRs
+    assert [train[i].id for i in range(4)] == ["train-0", "train-0#2", "train-1", "train-1#2"] and len(train) == 24
     assert datamodule.load_split("validation").example(0).references == ["Attention over paragraphs helps.",
                                                                          "Paragraph attention works."]
 
