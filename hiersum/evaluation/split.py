@@ -40,7 +40,8 @@ def reference_token_scores(
     """Teacher-forced scores of the references (with EOS) under the model (torchmetrics):
     ``perplexity`` = exp(mean token NLL) and ``token_accuracy`` = % of reference tokens that are the
     model's most probable next token."""
-    perplexity = Perplexity(ignore_index=IGNORE_INDEX).to(device)
+    # computed by one process (rank 0 after a DDP fit, whose other ranks have returned): no sync on compute
+    perplexity = Perplexity(ignore_index=IGNORE_INDEX, sync_on_compute=False).to(device)
     accuracy = None
     model.eval().to(device)
     for _, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens, max_batch_size=64,
@@ -52,7 +53,8 @@ def reference_token_scores(
         labels = batch.target_labels()
         perplexity.update(log_probs, labels)
         if accuracy is None:
-            accuracy = MulticlassAccuracy(num_classes=log_probs.size(-1), average="micro", ignore_index=IGNORE_INDEX)
+            accuracy = MulticlassAccuracy(num_classes=log_probs.size(-1), average="micro", ignore_index=IGNORE_INDEX,
+                                          sync_on_compute=False)
             accuracy = accuracy.to(device)
         accuracy.update(log_probs.flatten(0, 1), labels.flatten())
     return {"perplexity": float(perplexity.compute()),

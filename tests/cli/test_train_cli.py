@@ -59,11 +59,11 @@ def test_train_saves_the_best_checkpoints_by_validation_rouge_and_the_last(train
     assert sum(1 for row in rows if row.get("train/loss")) >= 2  # log_every_n_steps=1
 
 
-def test_ddp_two_cpu_processes_train_a_few_steps(tiny_corpus, tmp_path):
+def test_ddp_two_cpu_processes_train_a_few_steps_then_rank_zero_evaluates(tiny_corpus, tmp_path):
     run_dir, probes = tmp_path / "ddp", tmp_path / "probes"
     result = run_cli("hiersum-train", train_args(
         tiny_corpus, run_dir, "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2",
-        "+trainer.max_steps=3", "trainer.max_epochs=1", "+trainer.limit_val_batches=2", "eval_split=null",
+        "+trainer.max_steps=3", "trainer.max_epochs=1", "+trainer.limit_val_batches=2", "data.limit_eval_examples=4",
         "trainer.log_every_n_steps=1", "callbacks=none", *probe_overrides(probes),
     ))
     ranks = read_probes(probes)
@@ -74,6 +74,9 @@ def test_ddp_two_cpu_processes_train_a_few_steps(tiny_corpus, tmp_path):
     with open(run_dir / "csv" / "metrics.csv", newline="") as handle:
         assert any(row.get("train/loss") for row in csv.DictReader(handle))
     assert (run_dir / ".hydra" / "config.yaml").is_file()
+    # the test split is scored by rank 0 alone, after the other rank has returned (no metric sync)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["n_examples"] == 4 and metrics["test"]["model"]["perplexity"] > 1.0
 
 
 def test_an_option_hydra_refuses_is_a_usage_error(tmp_path):
