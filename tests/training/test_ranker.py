@@ -83,3 +83,36 @@ def test_hiersum_train_ranker_writes_a_ranker_checkpoint_that_selection_can_use(
     loaded = load_ranker(path)
     assert loaded.network.config.hidden_size == 16 and loaded.metrics["val_top_k_recall"] == result["val_top_k_recall"]
     assert (tmp_path / "run" / "logs").is_dir()
+
+
+def test_a_ranker_with_the_position_feature_generalizes_a_label_that_only_position_predicts():
+    from hiersum.data.ranking import paragraph_features
+    from hiersum.data.schema import Example
+
+    # one document of 5 paragraphs of random tokens; the label falls with the paragraph's place, which the
+    # words cannot tell (each paragraph is read alone): only the position feature carries it
+    positions = paragraph_features(Example(id="x", title="", documents=[["p"] * 5]), ["position"])
+    generator = torch.Generator().manual_seed(0)
+
+    def examples(count: int, features: bool) -> list[RankerExample]:
+        return [RankerExample(None, [torch.randint(1, 10, (4,), generator=generator).tolist() for _ in range(5)],
+                              [0.5, 0.3, 0.2, 0.1, 0.0], positions if features else [])
+                for _ in range(count)]
+
+    def top_paragraphs(features: bool) -> list[float]:
+        torch.manual_seed(0)
+        module = RankerModule(model={"embedding_dim": 8, "hidden_size": 8, "dropout": 0.0,
+                                     "features": ["position"] if features else []}, vocab_size=10, pad_id=PAD,
+                              optimizer={"_target_": "torch.optim.Adam", "_partial_": True, "lr": 0.02}, top_k=1)
+        train, held_out = collate_ranker(examples(6, features), pad=PAD), collate_ranker(examples(6, features), pad=PAD)
+        optimizer = module.configure_optimizers()
+        for _ in range(60):
+            optimizer.zero_grad()
+            module._loss(train)[0].backward()
+            optimizer.step()
+        with torch.no_grad():
+            logits = module._loss(held_out)[1]
+        return top_k_label_sum(logits, held_out.labels, held_out.paragraph_example, 1)
+
+    assert top_paragraphs(features=True) == pytest.approx([0.5] * 6)  # the first paragraph of every new example
+    assert sum(top_paragraphs(features=False)) < 0.5 * 6 - 0.5  # words alone: no better than chance here
