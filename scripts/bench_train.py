@@ -3,6 +3,7 @@
     python scripts/bench_train.py                                    # small and paper sizes, all cases, CPU
     python scripts/bench_train.py --models small --cases ragged --repeats 5
     python scripts/bench_train.py --device cuda
+    python scripts/bench_train.py --models small --cases multinews --part encoder   # the encoder's share
 
 Prints one JSON object. One training step = forward, label-smoothed NLL (0.1, summed over target
 tokens / their number, as ``HierSumModule``), backward, Adam. Both implementations run in this one
@@ -140,17 +141,24 @@ def step_batch(batch: Batch) -> StepBatch:
     return StepBatch(batch.src, batch.src_mask, batch.tgt_in, batch.target_labels())
 
 
-def training_step(model: HierSum, optimizer: torch.optim.Optimizer, batch: StepBatch) -> None:
-    log_probs = model.log_probs(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
-    n_tokens = int(batch.labels.ne(IGNORE_INDEX).sum())
-    loss = F.cross_entropy(log_probs.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE_INDEX,
-                           label_smoothing=0.1, reduction="sum") / n_tokens
+PARTS = ("step", "encoder")
+"""``--part``: the whole training step, or the encoder alone (its forward, a stand-in loss, the backward)."""
+
+
+def training_step(model: HierSum, optimizer: torch.optim.Optimizer, batch: StepBatch, part: str = "step") -> None:
+    if part == "encoder":  # the encoder's share of a step: the loss stands in for the decoder's gradient
+        loss = model.encode(batch.src, batch.src_mask).memory.square().mean()
+    else:
+        log_probs = model.log_probs(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
+        n_tokens = int(batch.labels.ne(IGNORE_INDEX).sum())
+        loss = F.cross_entropy(log_probs.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE_INDEX,
+                               label_smoothing=0.1, reduction="sum") / n_tokens
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
 
 
-def peak_activation_bytes(model: HierSum, optimizer: torch.optim.Optimizer, batch: StepBatch) -> int:
+def peak_activation_bytes(model: HierSum, optimizer: torch.optim.Optimizer, batch: StepBatch, part: str) -> int:
     """The most bytes held by the tensors saved for backward at any point of one step (see the docstring)."""
     parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
     held: dict[int, int] = {}
@@ -165,19 +173,19 @@ def peak_activation_bytes(model: HierSum, optimizer: torch.optim.Optimizer, batc
         return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        training_step(model, optimizer, batch)
+        training_step(model, optimizer, batch, part)
     return peak
 
 
 def timed_pass(
-    model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], device: torch.device
+    model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], device: torch.device, part: str
 ) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process) of one pass over ``batches``."""
     if device.type == "cuda":
         torch.cuda.synchronize()
     start, cpu_start = time.perf_counter(), time.process_time()
     for batch in batches:
-        training_step(model, optimizer, batch)
+        training_step(model, optimizer, batch, part)
     if device.type == "cuda":
         torch.cuda.synchronize()
     return time.perf_counter() - start, time.process_time() - cpu_start
@@ -197,14 +205,15 @@ def run_case(args: argparse.Namespace, model_name: str, case: str, batches: list
     for name, model in models.items():
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats()
-        activation = max(peak_activation_bytes(model, optimizers[name], b) for b in batches)  # also the warm-up
+        # also the warm-up
+        activation = max(peak_activation_bytes(model, optimizers[name], b, args.part) for b in batches)
         memory[name] = {"peak_activation_mb": round(activation / 2**20, 1)}
         if device.type == "cuda":
             memory[name]["peak_memory_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in models}
     for _ in range(args.repeats):
         for name, model in models.items():
-            times[name].append(timed_pass(model, optimizers[name], batches, device))
+            times[name].append(timed_pass(model, optimizers[name], batches, device, args.part))
     src_tokens = sum(int(b.src_mask.sum()) for b in batches)
     tgt_tokens = sum(int(b.labels.ne(IGNORE_INDEX).sum()) for b in batches)
     result = {
@@ -230,6 +239,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--multinews-batches", type=int, default=6, help="real batches timed in case multinews")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per implementation (median counts)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--part", choices=PARTS, default="step",
+                        help="time the whole training step, or the encoder alone (forward, stand-in loss, backward)")
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads (0: torch's default)")
     return parser.parse_args(argv)
 
@@ -256,7 +267,8 @@ def main(argv: list[str] | None = None) -> None:
             results.append(run_case(args, model_name, case, batches))
             print(json.dumps(results[-1]), file=sys.stderr)
     report = {
-        "settings": {"models": args.models, "vocab": args.vocab, "repeats": args.repeats, "device": args.device,
+        "settings": {"part": args.part, "models": args.models, "vocab": args.vocab, "repeats": args.repeats,
+                     "device": args.device,
                      "torch": torch.__version__, "threads": torch.get_num_threads(),
                      "weights": "random (Xavier, seed 0)", "multinews_batches": args.multinews_batches},
         "multinews_sample": fill,

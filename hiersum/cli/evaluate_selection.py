@@ -22,8 +22,7 @@ from omegaconf import DictConfig
 from hiersum.checkpoints.ranker import load_ranker_scorer
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 from hiersum.config import BootstrapConfig, DataConfig, UsageError, typed_config
-from hiersum.data.registry import format_spec
-from hiersum.data.schema import RecordError
+from hiersum.data.splits import read_text_split
 from hiersum.evaluation.selection import STRATEGIES, evaluate_selection, selection_json, selection_markdown
 
 PROG = "hiersum-evaluate-selection"
@@ -47,18 +46,7 @@ def evaluate_selection_command(cfg: DictConfig) -> dict[str, Any]:
             ranker = load_ranker_scorer(cfg.ranker)
         except (OSError, ValueError) as error:
             raise UsageError(str(error)) from None
-    spec = format_spec(data.format)
-    try:
-        records = list(spec.iter_split(spec.split_path(data.path, cfg.split)))
-    except FileNotFoundError as error:
-        raise UsageError(str(error)) from None
-    examples = []
-    for record in records:
-        if isinstance(record, RecordError):
-            if data.on_error == "fail":
-                raise UsageError(str(record))
-            continue
-        examples.append(record)
+    examples, _ = read_text_split(data, cfg.split)
     examples = examples[: cfg.limit_examples] if cfg.limit_examples else examples
     results = evaluate_selection(examples, strategies, budgets, ranker=ranker, bootstrap=bootstrap)
     report = {"data": data.path, "split": cfg.split, "examples": len(examples), "ranker": cfg.ranker,

@@ -25,8 +25,9 @@ from rouge_score.tokenizers import DefaultTokenizer
 from hiersum.config import DataConfig
 from hiersum.data.prepared import _digest, _locked, _publishing, file_fingerprints, prepared_root
 from hiersum.data.registry import format_spec
-from hiersum.data.schema import Example, RecordError
+from hiersum.data.schema import Example
 from hiersum.data.selection import TfidfScorer, words
+from hiersum.data.splits import read_text_split
 from hiersum.data.tokenizer import SubwordTokenizer
 
 LABELS_VERSION = 1
@@ -46,6 +47,11 @@ class Rouge2Recall:
 
     def bigrams(self, text: str) -> Counter[tuple[str, str]]:
         return _bigrams(self.tokenizer.tokenize(text))
+
+    def score(self, examples: Sequence[Example]) -> list[list[float]]:
+        """The labels of each example: this is a :class:`hiersum.data.selection.ParagraphScorer` (the oracle of
+        selection evaluation)."""
+        return [self.labels(example) for example in examples]
 
     def labels(self, example: Example) -> list[float]:
         """ROUGE-2 recall of each paragraph (document order) against its best-matching reference."""
@@ -69,8 +75,7 @@ def split_labels(config: DataConfig, split: str) -> list[tuple[Example, list[flo
            "inputs": file_fingerprints(spec.input_files(config.path, split))}
     corpus = Path(config.path).resolve().name or "corpus"
     folder = prepared_root(config) / f"ranker-labels-{corpus}-{split}-{_digest(key)}"
-    examples = [record for record in spec.iter_split(spec.split_path(config.path, split))
-                if not _skipped(record, config)]
+    examples, _ = read_text_split(config, split)
     if not (folder / "labels.json").is_file():
         with _locked(folder.with_name(folder.name + ".lock")):
             if not (folder / "labels.json").is_file():
@@ -83,14 +88,6 @@ def split_labels(config: DataConfig, split: str) -> list[tuple[Example, list[flo
     if len(labels) != len(examples):
         raise ValueError(f"{folder}: {len(labels)} cached label lists for {len(examples)} examples; remove the folder")
     return list(zip(examples, labels, strict=True))
-
-
-def _skipped(record: Example | RecordError, config: DataConfig) -> bool:
-    if isinstance(record, RecordError):
-        if config.on_error == "fail":
-            raise record
-        return True
-    return False
 
 
 def _standardized(values: list[float]) -> list[float]:

@@ -26,9 +26,9 @@ PAD, UNK, BOS, EOS, PARAGRAPH = "<pad>", "<unk>", "<s>", "</s>", "<p>"
 OFFICIAL_TOKENS = ("<PAD>", "<S>", "</S>")
 """pad, bos and eos of the official SentencePiece vocabulary (ids 6, 4, 5)."""
 OFFICIAL_PARAGRAPH = "<P>"
+"""End-of-paragraph token of the official vocabulary (id 7): the flat baseline's separator."""
 BERT_TOKENS = ("[PAD]", "[CLS]", "[SEP]")
 """pad, bos and eos of a BERT-family WordPiece vocabulary: [PAD] -> PAD, [CLS] -> BOS, [SEP] -> EOS."""
-"""End-of-paragraph token of the official vocabulary (id 7): the flat baseline's separator."""
 
 
 @dataclass(frozen=True)

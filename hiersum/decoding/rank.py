@@ -21,7 +21,6 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-import torch
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker
@@ -30,7 +29,7 @@ from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
 from hiersum.decoding.inference import progress_bar
-from hiersum.decoding.summarize import pending_records, required_option
+from hiersum.decoding.summarize import checked_device, pending_records, required_option
 
 TFIDF = "tfidf"
 """``ranker=tfidf``: rank by tf-idf similarity, no checkpoint."""
@@ -68,12 +67,7 @@ def load_scorer(ranker: str, *, device: str, batch_examples: int) -> ParagraphSc
     """``tfidf`` or a ranker checkpoint as a scorer; a missing or wrong file is a :class:`UsageError`."""
     if ranker == TFIDF:
         return TfidfScorer()
-    try:
-        kind = torch.device(device).type
-    except RuntimeError:
-        raise UsageError(f"device must be cpu or cuda[:N]; found {device!r}") from None
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise UsageError("device=cuda asked for, but no CUDA device is available")
+    checked_device(device)
     try:
         loaded = load_ranker(ranker)
     except (OSError, ValueError, RuntimeError) as error:

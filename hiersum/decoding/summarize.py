@@ -92,15 +92,22 @@ def _option(cfg: DictConfig, name: str) -> Any:
     return required_option(cfg, name, "usage: hiersum-summarize checkpoint=CKPT input=IN output=OUT")
 
 
-def _checked_device(device: str, precision: str) -> None:
-    if precision not in PRECISIONS:
-        raise UsageError(f"precision must be one of 32, bf16, 16; found {precision!r}")
+def checked_device(device: str) -> str:
+    """The kind (``cpu`` / ``cuda``) of ``device``; a malformed device or an absent CUDA is a :class:`UsageError`.
+    Shared by hiersum-summarize and hiersum-rank."""
     try:
         kind = torch.device(device).type
     except RuntimeError:
         raise UsageError(f"device must be cpu or cuda[:N]; found {device!r}") from None
     if kind == "cuda" and not torch.cuda.is_available():
         raise UsageError("device=cuda asked for, but no CUDA device is available")
+    return kind
+
+
+def _checked_device(device: str, precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise UsageError(f"precision must be one of 32, bf16, 16; found {precision!r}")
+    kind = checked_device(device)
     if kind == "cpu" and precision == "16":
         raise UsageError("precision=16 needs device=cuda (on cpu use precision=bf16)")
 

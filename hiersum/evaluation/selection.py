@@ -19,7 +19,7 @@ from rouge_score import rouge_scorer
 from hiersum.config import BootstrapConfig
 from hiersum.data.ranking import Rouge2Recall
 from hiersum.data.schema import Example
-from hiersum.data.selection import ParagraphScorer, TfidfScorer, order_paragraphs, ranked_order
+from hiersum.data.selection import ParagraphScorer, TfidfScorer, select_paragraphs
 from hiersum.evaluation.stats import bootstrap_indices, confidence_interval, mean_metric
 
 STRATEGIES = ("first", "round_robin", "tfidf", "ranker", "oracle")
@@ -32,22 +32,13 @@ def strategy_orders(
     examples: Sequence[Example], strategy: str, ranker: ParagraphScorer | None = None
 ) -> list[list[tuple[int, int]]]:
     """The (document, paragraph) order of every example under ``strategy`` (``ranker`` needs its scorer)."""
-    if strategy in ("first", "round_robin"):
-        return [order_paragraphs(example.documents, strategy) for example in examples]
-    if strategy == "oracle":
-        recall = Rouge2Recall()
-        scores = [recall.labels(example) for example in examples]
-    elif strategy == "tfidf":
-        scores = TfidfScorer().score(examples)
-    elif strategy == "ranker":
-        if ranker is None:
-            raise ValueError("the ranker strategy needs a ranker checkpoint (ranker=PATH)")
-        scores = ranker.score(examples)
-    else:
+    if strategy not in STRATEGIES:
         raise ValueError(f"strategies: unknown selection strategy {strategy!r}; "
                          f"expected one of {', '.join(STRATEGIES)}")
-    return [ranked_order(example.documents, example_scores)
-            for example, example_scores in zip(examples, scores, strict=True)]
+    if strategy == "ranker" and ranker is None:
+        raise ValueError("the ranker strategy needs a ranker checkpoint (ranker=PATH)")
+    scorers: dict[str, ParagraphScorer | None] = {"tfidf": TfidfScorer(), "ranker": ranker, "oracle": Rouge2Recall()}
+    return select_paragraphs(examples, strategy, scorers.get(strategy))
 
 
 def coverage_recall(examples: Sequence[Example], orders: Sequence[Sequence[tuple[int, int]]],

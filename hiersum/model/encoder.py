@@ -173,6 +173,13 @@ class InterLayer(nn.Module):
         return self.dropout(self.out(context)), attention
 
 
+def check_grid(src: Tensor, src_mask: Tensor) -> None:
+    """Refuse ``src`` / ``src_mask`` that are not both [B, P, T]."""
+    if src.shape != src_mask.shape or src.dim() != 3:
+        raise ValueError(f"src and src_mask must both be [B, P, T]; found {tuple(src.shape)} "
+                         f"and {tuple(src_mask.shape)}")
+
+
 def hierarchical_layers(config: ModelConfig, width: int) -> nn.ModuleList:
     """``config.encoder_layers`` layers of width ``width``: those whose index is in
     ``config.inter_layers`` are :class:`InterLayer` (graph-biased when ``config.graph`` is set), the
@@ -281,11 +288,7 @@ class HierarchicalEncoder(nn.Module):
 
         Computes on the real tokens only (:class:`PackedGrid`), or on the whole padded grid when
         ``self.packed`` is False (the reference the tests and ``scripts/bench_train.py`` compare with)."""
-        if src.shape != src_mask.shape or src.dim() != 3:
-            raise ValueError(
-                f"src and src_mask must both be [B, P, T]; found {tuple(src.shape)} "
-                f"and {tuple(src_mask.shape)}"
-            )
+        check_grid(src, src_mask)
         if not self.packed:
             return self.forward_grid(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention)
         layout = PackedGrid.from_mask(src_mask, bucket_tokens=self.bucket_tokens)

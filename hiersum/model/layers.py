@@ -151,10 +151,12 @@ class MultiHeadAttention(nn.Module):
             if bucket.attn_mask is not None:
                 context = context.index_select(0, bucket.unpad_index)  # (rows of the bucket, D)
             contexts.append(context)
-        if len(contexts) == 1:
-            context = contexts[0]  # (N, D)
+        if not contexts:
+            context = x.new_zeros(0, D)
+        elif len(contexts) == 1:
+            context = contexts[0]  # (N, D): no copy
         else:
-            context = torch.cat(contexts) if contexts else x.new_zeros(0, D)  # (N, D)
+            context = torch.cat(contexts)  # (N, D)
         return context if self.out is None else self.out(context)
 
     def forward(

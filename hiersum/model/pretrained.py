@@ -43,7 +43,7 @@ import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
-from hiersum.model.encoder import EncoderOutput, hierarchical_layers, run_grid_layers
+from hiersum.model.encoder import EncoderOutput, check_grid, hierarchical_layers, run_grid_layers
 from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ class PretrainedEncoder(nn.Module):
     def encode_paragraphs(self, src: Tensor, src_mask: Tensor) -> Tensor:
         """The pretrained encoder over each real paragraph: src long [B, P, T], src_mask bool [B, P, T] ->
         token states [B, P, T, D], zero in empty paragraphs. (Sorting the paragraphs into length buckets, one call
-        each, was no faster on CPU: 36.8 s against 35.7 s for three SciTLDR batches, forward and backward.)"""
+        each, was tried and was no faster on CPU for SciTLDR batches.)"""
         B, P, T = src.shape
         real = src_mask.any(-1).view(B * P)  # (B*P,)
         ids = src.view(B * P, T)[real]  # (R, T)
@@ -213,9 +213,7 @@ class PretrainedEncoder(nn.Module):
     ) -> EncoderOutput:
         """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token; paragraph_graph: float [B, P, P],
         required when ``model.graph`` is not ``none``. ``token_states`` is [B, P, min(T, max_tokens), D]."""
-        if src.shape != src_mask.shape or src.dim() != 3:
-            raise ValueError(f"src and src_mask must both be [B, P, T]; found {tuple(src.shape)} "
-                             f"and {tuple(src_mask.shape)}")
+        check_grid(src, src_mask)
         src, src_mask = self.cut_paragraphs(src, src_mask)
         P = src.size(1)
         if P > self.positions.size(0):
