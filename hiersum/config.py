@@ -168,8 +168,19 @@ class ModelConfig:
     tie_decoder_embeddings: bool = True
     """``encoder=pretrained``: the decoder's input and output embeddings are the encoder's word embeddings
     (one shared table, PreSumm's choice); false: a new table of the same size."""
+    copy_decoder_embeddings: bool = False
+    """``encoder=pretrained`` with ``tie_decoder_embeddings=false``: the decoder's own table starts as a copy of the
+    encoder's word embeddings and is trained apart from them (what PreSumm's ``share_emb`` does); false: random."""
     pretrained_frozen_layers: int = 0
     """``encoder=pretrained``: the lowest N transformer layers of the pretrained encoder are frozen (0: none)."""
+    pretrained_frozen_embeddings: bool = False
+    """``encoder=pretrained``: the pretrained encoder's embeddings (words, positions, LayerNorm) are frozen. With every
+    layer frozen as well the encoder is a fixed feature extractor, run without dropout; a tied decoder table
+    (``tie_decoder_embeddings``) is frozen with it."""
+    pretrained_cache_states: bool = False
+    """``encoder=pretrained``, fully frozen (every layer and the embeddings): keep each distinct paragraph's token
+    states in memory, keyed by its token ids, so that the pretrained encoder runs once per paragraph, not once per
+    epoch (the cache holds ~4 x D bytes per distinct paragraph token; it is not saved in checkpoints)."""
     pretrained_wrap_ids: list[int] | None = None
     """``encoder=pretrained``: the ids put before and after each paragraph for the pretrained encoder, as BERT was
     trained (``[CLS]``, ``[SEP]``; their states are not part of the memory). Null: read from the directory's
@@ -182,6 +193,12 @@ class ModelConfig:
                              f"found {self.pretrained_wrap_ids}")
         if self.pretrained_frozen_layers < 0:
             raise ValueError(f"model.pretrained_frozen_layers must be >= 0, found {self.pretrained_frozen_layers}")
+        if self.pretrained_cache_states and not self.pretrained_frozen_embeddings:
+            raise ValueError("model.pretrained_cache_states=true needs a fully frozen encoder: set model."
+                             "pretrained_frozen_embeddings=true and model.pretrained_frozen_layers to its layer count")
+        if self.copy_decoder_embeddings and self.tie_decoder_embeddings:
+            raise ValueError("model.copy_decoder_embeddings=true gives the decoder a table of its own: set "
+                             "model.tie_decoder_embeddings=false")
         if self.pooling_penalty < 0:
             raise ValueError(f"model.pooling_penalty must be >= 0, found {self.pooling_penalty}")
         if self.flat_max_tokens < 1:

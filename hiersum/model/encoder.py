@@ -218,6 +218,31 @@ def run_grid_layers(
     )
 
 
+def run_packed_layers(
+    layers: nn.ModuleList, final_norm: nn.Module, x: Tensor, layout: PackedGrid, *,
+    paragraph_graph: Tensor | None, return_attention: bool,
+) -> EncoderOutput:
+    """:func:`run_grid_layers` on the real tokens only: ``x`` [N, D] holds the input states of the packed rows of
+    ``layout``; the same parameters give the same output (within float rounding)."""
+    pooling_weights, inter_attention = [], []
+    for layer in layers:
+        if isinstance(layer, InterLayer):
+            out = layer.forward_packed(x, layout, graph=paragraph_graph, return_attention=return_attention)
+            x = out.states
+            pooling_weights.append(out.pooling_weights)
+            inter_attention.append(out.attention)
+        else:
+            x = layer.forward_packed(x, layout)
+    x = final_norm(x)  # (N, D)
+    return EncoderOutput(
+        token_states=layout.scatter_to_grid(x),
+        memory=layout.scatter_to_memory(x),
+        memory_mask=layout.memory_mask,
+        pooling_weights=pooling_weights if return_attention else None,
+        inter_attention=inter_attention if return_attention else None,
+    )
+
+
 class HierarchicalEncoder(nn.Module):
     """Embeds a [B, P, T] grid of token ids and runs local and inter-paragraph layers.
 
@@ -293,23 +318,8 @@ class HierarchicalEncoder(nn.Module):
             return self.forward_grid(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention)
         layout = PackedGrid.from_mask(src_mask, bucket_tokens=self.bucket_tokens)
         x = self.embed_packed(src, layout)  # (N, D)
-        pooling_weights, inter_attention = [], []
-        for layer in self.layers:
-            if isinstance(layer, InterLayer):
-                out = layer.forward_packed(x, layout, graph=paragraph_graph, return_attention=return_attention)
-                x = out.states
-                pooling_weights.append(out.pooling_weights)
-                inter_attention.append(out.attention)
-            else:
-                x = layer.forward_packed(x, layout)
-        x = self.final_norm(x)  # (N, D)
-        return EncoderOutput(
-            token_states=layout.scatter_to_grid(x),
-            memory=layout.scatter_to_memory(x),
-            memory_mask=layout.memory_mask,
-            pooling_weights=pooling_weights if return_attention else None,
-            inter_attention=inter_attention if return_attention else None,
-        )
+        return run_packed_layers(self.layers, self.final_norm, x, layout, paragraph_graph=paragraph_graph,
+                                 return_attention=return_attention)
 
     def forward_grid(
         self, src: Tensor, src_mask: Tensor, *, paragraph_graph: Tensor | None, return_attention: bool

@@ -6,7 +6,9 @@ states are dropped); a sinusoid of the paragraph's index is
 added to its token states; then ``model.encoder_layers`` new layers at the encoder's width, of which
 ``model.inter_layers`` are the inter-paragraph layers of the hierarchical encoder (multi-head pooling,
 paragraph attention, the paragraph vector added back to its tokens) and the others paragraph-local layers;
-a final LayerNorm; the real tokens packed into the decoder's memory, as the hierarchical encoder does.
+a final LayerNorm; the real tokens packed into the decoder's memory, as the hierarchical encoder does. The new
+layers compute on the real tokens only (:func:`hiersum.model.encoder.run_packed_layers`, as the hierarchical
+encoder; ``packed = False`` runs them over the padded grid).
 
 Where the weights come from:
 
@@ -19,6 +21,11 @@ Where the weights come from:
 
 Paragraphs longer than the encoder's position table (``max_position_embeddings``) are cut to it; the cut
 paragraphs are counted (:attr:`PretrainedEncoder.paragraphs_cut`) and logged.
+
+A fully frozen encoder (``model.pretrained_frozen_layers`` = its layer count and ``model.pretrained_frozen_embeddings``)
+is a fixed feature extractor: it runs in eval mode (no dropout) whatever the mode of the rest, and with
+``model.pretrained_cache_states`` each distinct paragraph is encoded once (:class:`ParagraphStateCache`): after the
+first epoch a training step runs only the new layers and the decoder.
 
 Dimensions
     B  batch
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -43,8 +51,15 @@ import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
-from hiersum.model.encoder import EncoderOutput, check_grid, hierarchical_layers, run_grid_layers
+from hiersum.model.encoder import (
+    EncoderOutput,
+    check_grid,
+    hierarchical_layers,
+    run_grid_layers,
+    run_packed_layers,
+)
 from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
+from hiersum.model.packing import PackedGrid
 
 log = logging.getLogger(__name__)
 
@@ -159,9 +174,33 @@ class PretrainedEncoder(nn.Module):
                              f"{len(layers)} layers")
         for layer in layers[: config.pretrained_frozen_layers]:
             layer.requires_grad_(False)
+        if config.pretrained_frozen_embeddings:
+            input_embeddings = getattr(self.pretrained, "embeddings", None)
+            if not isinstance(input_embeddings, nn.Module):
+                raise ValueError(f"model.pretrained_frozen_embeddings=true: {type(self.pretrained).__name__} has no "
+                                 f"'embeddings' module to freeze")
+            input_embeddings.requires_grad_(False)
+        self.frozen = config.pretrained_frozen_embeddings and config.pretrained_frozen_layers == len(layers)
+        """The whole pretrained encoder is frozen: it runs in eval mode from the start and stays so (:meth:`train`;
+        Lightning's loops restore each module's own mode)."""
+        if self.frozen:
+            self.pretrained.eval()
+        if config.pretrained_cache_states and not self.frozen:
+            raise ValueError(f"model.pretrained_cache_states=true needs every layer frozen: "
+                             f"model.pretrained_frozen_layers={config.pretrained_frozen_layers}, the encoder has "
+                             f"{len(layers)}")
+        self.state_cache = ParagraphStateCache() if config.pretrained_cache_states else None
+        """Token states per distinct paragraph (``model.pretrained_cache_states``), or None."""
+        self.copy_decoder_embeddings = config.copy_decoder_embeddings
+        if self.copy_decoder_embeddings and embeddings.num_embeddings != word_embeddings.num_embeddings:
+            raise ValueError(f"model.copy_decoder_embeddings=true needs the tokenizer's {embeddings.num_embeddings} "
+                             f"tokens to equal the encoder's {word_embeddings.num_embeddings}")
         self.register_buffer("positions", sinusoid_table(config.max_positions, D), persistent=False)
         self.layers = hierarchical_layers(config, D)
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
+        self.packed = True
+        """The new layers compute on real tokens only (:func:`run_packed_layers`); False runs them over the padded
+        grid (the reference, as :attr:`HierarchicalEncoder.packed`)."""
         self.paragraphs_cut = 0
         """Paragraphs cut to :attr:`max_tokens` so far (logged when it grows)."""
 
@@ -169,6 +208,20 @@ class PretrainedEncoder(nn.Module):
         """The pretrained encoder's parameters (the tied decoder embeddings among them): not re-initialised by
         :meth:`HierSum.reset_parameters`; their own optimizer group with ``optim.pretrained_group``."""
         return list(self.pretrained.parameters())
+
+    def train(self, mode: bool = True) -> PretrainedEncoder:
+        """As ``nn.Module.train``, except that a fully frozen pretrained encoder (:attr:`frozen`) stays in eval mode."""
+        super().train(mode)
+        if self.frozen:
+            self.pretrained.eval()
+        return self
+
+    def initialise_decoder_embeddings(self, embeddings: nn.Embedding) -> None:
+        """With ``model.copy_decoder_embeddings``: the decoder's table [V, D] becomes a copy of the encoder's word
+        embeddings (called by :meth:`HierSum.reset_parameters` after the random initialisation)."""
+        if self.copy_decoder_embeddings:
+            with torch.no_grad():
+                embeddings.weight.copy_(self.pretrained.get_input_embeddings().weight)
 
     def cut_paragraphs(self, src: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
         """Cut [B, P, T] to at most :attr:`max_tokens` tokens per paragraph, counting the paragraphs cut."""
@@ -179,23 +232,35 @@ class PretrainedEncoder(nn.Module):
             self.paragraphs_cut += cut
             log.warning("cut %d paragraphs to the %d tokens the pretrained encoder's position table holds "
                         "(%d so far)", cut, self.max_tokens, self.paragraphs_cut)
-        return src[..., : self.max_tokens], src_mask[..., : self.max_tokens]
+        return src[..., : self.max_tokens].contiguous(), src_mask[..., : self.max_tokens].contiguous()
 
     def encode_paragraphs(self, src: Tensor, src_mask: Tensor) -> Tensor:
         """The pretrained encoder over each real paragraph: src long [B, P, T], src_mask bool [B, P, T] ->
-        token states [B, P, T, D], zero in empty paragraphs. (Sorting the paragraphs into length buckets, one call
-        each, was tried and was no faster on CPU for SciTLDR batches.)"""
+        token states [B, P, T, D], zero in empty paragraphs; read from :attr:`state_cache` when there is one.
+        (Sorting the paragraphs into length buckets, one call each, was tried and was no faster on CPU for SciTLDR
+        batches.)"""
         B, P, T = src.shape
         real = src_mask.any(-1).view(B * P)  # (B*P,)
         ids = src.view(B * P, T)[real]  # (R, T)
         mask = src_mask.view(B * P, T)[real]  # (R, T)
+        if self.state_cache is not None:
+            grid = torch.zeros(B * P, T, self.pretrained.config.hidden_size, device=src.device)
+            grid[src_mask.view(B * P, T)] = self.state_cache.lookup(ids, mask, self.encode_real_paragraphs)
+            return grid.view(B, P, T, -1)  # (B, P, T, D)
+        states = self.encode_real_paragraphs(ids, mask)  # (R, T, D)
+        grid = states.new_zeros(B * P, T, states.size(-1)).index_put((real.nonzero().squeeze(1),), states)
+        return grid.view(B, P, T, -1)  # (B, P, T, D)
+
+    def encode_real_paragraphs(self, ids: Tensor, mask: Tensor) -> Tensor:
+        """The pretrained encoder over R paragraphs, each on its own: ids long [R, T], mask bool [R, T] (left-aligned,
+        at least one real token each) -> token states [R, T, D]."""
+        T = ids.size(1)
         if self.wrap_ids:
             ids, mask = self.wrap(ids, mask)  # (R, T + 2)
         states = self.pretrained(input_ids=ids, attention_mask=mask.long()).last_hidden_state  # (R, T or T + 2, D)
         if self.wrap_ids:
             states = states[:, 1 : T + 1]  # (R, T, D): the paragraph's tokens (a [SEP] state falls on padding)
-        grid = states.new_zeros(B * P, T, states.size(-1)).index_put((real.nonzero().squeeze(1),), states)
-        return grid.view(B, P, T, -1)  # (B, P, T, D)
+        return states
 
     def wrap(self, ids: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         """``[CLS] tokens [SEP]`` (:attr:`wrap_ids`) of left-aligned paragraphs: ids long [R, T], mask bool [R, T]
@@ -219,7 +284,45 @@ class PretrainedEncoder(nn.Module):
         if P > self.positions.size(0):
             raise ValueError(f"src has P={P} paragraphs; the position table holds {self.positions.size(0)} "
                              f"(model.max_positions)")
-        x = self.encode_paragraphs(src, src_mask) + self.positions[:P].view(1, P, 1, -1)  # (B, P, T, D)
-        return run_grid_layers(self.layers, self.final_norm, x, src_mask, paragraph_graph=paragraph_graph,
-                               return_attention=return_attention)
+        states = self.encode_paragraphs(src, src_mask)  # (B, P, T, D)
+        if not self.packed:
+            x = states + self.positions[:P].view(1, P, 1, -1)  # (B, P, T, D)
+            return run_grid_layers(self.layers, self.final_norm, x, src_mask, paragraph_graph=paragraph_graph,
+                                   return_attention=return_attention)
+        layout = PackedGrid.from_mask(src_mask)
+        x = states.view(-1, states.size(-1)).index_select(0, layout.grid_index)  # (N, D): the real tokens
+        x = x + self.positions.index_select(0, layout.paragraph_position)  # (N, D)
+        return run_packed_layers(self.layers, self.final_norm, x, layout, paragraph_graph=paragraph_graph,
+                                 return_attention=return_attention)
 
+
+
+class ParagraphStateCache:
+    """The token states of a fixed (fully frozen, eval-mode) encoder for each distinct paragraph seen, keyed by the
+    paragraph's token ids, on the device they were computed on. Not saved in checkpoints: a resumed run rebuilds it."""
+
+    def __init__(self) -> None:
+        self.states: dict[bytes, Tensor] = {}
+        """Paragraph token ids (int64 bytes) -> its states [length, D]."""
+        self.hits = 0
+        self.misses = 0
+
+    def lookup(self, ids: Tensor, mask: Tensor, encode: Callable[[Tensor, Tensor], Tensor]) -> Tensor:
+        """The states of R paragraphs (ids long [R, T], mask bool [R, T], left-aligned), their real tokens packed in
+        row order: [N_real, D]. Paragraphs not in the cache are encoded together, without gradient, by ``encode``
+        (ids, mask -> [R', T', D]) and kept."""
+        lengths = mask.sum(-1).tolist()  # R ints
+        rows = ids.cpu().numpy()
+        keys = [rows[r, :length].tobytes() for r, length in enumerate(lengths)]
+        missing = [r for r, key in enumerate(keys) if key not in self.states]
+        missing = list({keys[r]: r for r in missing}.values())  # one row per distinct new paragraph
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            index = torch.tensor(missing, device=ids.device)
+            width = max(lengths[r] for r in missing)
+            with torch.no_grad():
+                states = encode(ids[index, :width], mask[index, :width])  # (R', width, D)
+            for row, paragraph_states in zip(missing, states, strict=True):
+                self.states[keys[row]] = paragraph_states[: lengths[row]].clone()
+        return torch.cat([self.states[key] for key in keys])  # (N_real, D)

@@ -67,11 +67,15 @@ class HierSum(nn.Module):
 
     def reset_parameters(self) -> None:
         """Xavier-uniform for every parameter with more than one dimension (embeddings included), except the
-        pretrained ones (:meth:`pretrained_parameters`)."""
+        pretrained ones (:meth:`pretrained_parameters`); then the encoder may set the decoder's embeddings
+        (``model.copy_decoder_embeddings``)."""
         pretrained = {id(parameter) for parameter in self.pretrained_parameters()}
         for parameter in self.parameters():
             if parameter.dim() > 1 and id(parameter) not in pretrained:
                 nn.init.xavier_uniform_(parameter)
+        initialise_decoder_embeddings = getattr(self.encoder, "initialise_decoder_embeddings", None)
+        if initialise_decoder_embeddings is not None:
+            initialise_decoder_embeddings(self.decoder.embeddings)
 
     def encode(
         self,

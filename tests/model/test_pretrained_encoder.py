@@ -152,6 +152,33 @@ def test_padding_changes_nothing_and_real_tokens_do_matter(bert_dir, tokenizer):
         assert not torch.allclose(model.log_probs(changed, mask, tgt_in)[1], model.log_probs(src, mask, tgt_in)[1])
 
 
+def test_the_new_layers_computed_on_real_tokens_equal_the_padded_grid(bert_dir, tokenizer):
+    packed = network(bert_dir, tokenizer, inter_layers=[0], graph="similarity")  # eval: no dropout in BERT
+    padded = network(bert_dir, tokenizer, inter_layers=[0], graph="similarity")
+    padded.encoder.packed = False
+    src, mask = grid(tokenizer, [TEXTS[0], ["investors cheered.", "", "markets rose sharply on monday."]], T=40)
+    graph = torch.rand(2, src.size(1), src.size(1))
+    tgt_in = target(tokenizer)
+    real_tgt = tgt_in.ne(tokenizer.special.pad)
+    results = []
+    for model in (packed, padded):
+        encoded = model.encode(src, mask, paragraph_graph=graph, return_attention=True)
+        log_probs = model.decode_log_probs(encoded, tgt_in)[real_tgt]
+        model.zero_grad()
+        log_probs.max(-1).values.sum().backward()
+        gradients = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+        results.append((encoded, log_probs, gradients))
+    (got, got_log_probs, got_gradients), (expected, expected_log_probs, expected_gradients) = results
+    torch.testing.assert_close(got.memory, expected.memory, atol=1e-5, rtol=0)
+    torch.testing.assert_close(got.token_states[mask], expected.token_states[mask], atol=1e-5, rtol=0)
+    torch.testing.assert_close(got.pooling_weights[0], expected.pooling_weights[0], atol=1e-5, rtol=0)
+    torch.testing.assert_close(got_log_probs, expected_log_probs, atol=1e-5, rtol=0)
+    assert got_gradients.keys() == expected_gradients.keys()
+    for name, gradient in expected_gradients.items():
+        if gradient.norm() > 1e-6:  # (biases before a softmax get none)
+            assert (got_gradients[name] - gradient).norm() / gradient.norm() <= 1e-4, name
+
+
 def test_paragraphs_longer_than_the_position_table_are_cut_and_counted(tmp_path, caplog):
     short_dir = make_tiny_bert(tmp_path / "bert16", max_position_embeddings=16)
     tokenizer = load_tokenizer(short_dir)
@@ -197,6 +224,69 @@ def test_the_lowest_layers_can_be_frozen(bert_dir, tokenizer):
     assert model.encoder.pretrained.get_input_embeddings().weight.requires_grad
     with pytest.raises(ValueError, match="pretrained_frozen_layers=3 exceeds the encoder's 2 layers"):
         network(bert_dir, tokenizer, pretrained_frozen_layers=3)
+
+
+def test_a_fully_frozen_encoder_is_a_fixed_feature_extractor(bert_dir, tokenizer):
+    torch.manual_seed(0)
+    built = HierSum(pretrained_config(bert_dir, pretrained_frozen_layers=2, pretrained_frozen_embeddings=True),
+                    vocab_size=len(VOCAB), pad_id=0, bos_id=2, eos_id=3)
+    assert built.training and not built.encoder.pretrained.training  # eval from the start: Lightning calls no train()
+    model = network(bert_dir, tokenizer, pretrained_frozen_layers=2, pretrained_frozen_embeddings=True,
+                    tie_decoder_embeddings=False).train()
+    assert not any(p.requires_grad for p in model.encoder.pretrained.parameters())
+    assert model.decoder.embeddings.weight.requires_grad  # the decoder's own table trains
+    assert not model.encoder.pretrained.training and model.encoder.layers.training  # no dropout in the frozen part
+    src, mask = grid(tokenizer, TEXTS)
+    torch.testing.assert_close(model.encoder.encode_paragraphs(src, mask), model.encoder.encode_paragraphs(src, mask))
+    partly = network(bert_dir, tokenizer, pretrained_frozen_layers=1, pretrained_frozen_embeddings=True).train()
+    assert not partly.encoder.pretrained.get_input_embeddings().weight.requires_grad
+    assert partly.encoder.pretrained.training  # layer 2 still trains, with dropout
+
+
+def test_cached_paragraph_states_equal_computed_ones_and_are_computed_once(bert_dir, tokenizer):
+    frozen = {"pretrained_frozen_layers": 2, "pretrained_frozen_embeddings": True, "tie_decoder_embeddings": False}
+    cached = network(bert_dir, tokenizer, **frozen, pretrained_cache_states=True).train()
+    plain = network(bert_dir, tokenizer, **frozen).train()
+    plain.load_state_dict(cached.state_dict())
+    calls = []
+    cached.encoder.pretrained.register_forward_hook(
+        lambda module, args, kwargs, output: calls.append(kwargs["input_ids"].size(0)), with_kwargs=True
+    )  # calls: the paragraphs of each call
+    src, mask = grid(tokenizer, TEXTS)
+    tgt_in = target(tokenizer)
+    first = cached.log_probs(src, mask, tgt_in)
+    assert calls == [5] and cached.encoder.state_cache.misses == 5  # five distinct paragraphs
+    torch.testing.assert_close(first, plain.log_probs(src, mask, tgt_in), rtol=1e-5, atol=1e-6)
+    wide_src, wide_mask = grid(tokenizer, TEXTS[::-1], P=4, T=src.size(2) + 3)  # the same paragraphs, moved
+    again = cached.log_probs(wide_src, wide_mask, tgt_in.flip(0))
+    assert calls == [5] and cached.encoder.state_cache.hits == 5  # nothing encoded again
+    torch.testing.assert_close(again, plain.log_probs(wide_src, wide_mask, tgt_in.flip(0)), rtol=1e-5, atol=1e-6)
+    first.logsumexp(-1).sum().backward()
+    assert cached.encoder.layers[0].feed_forward.w_in.weight.grad is not None  # the new layers still learn
+
+    new_src, new_mask = grid(tokenizer, [["the cat sat on the mat.", "snow fell.", "snow fell."]])
+    cached.encode(new_src, new_mask)
+    assert calls == [5, 1] and cached.encoder.state_cache.misses == 6  # only the new paragraph, once
+
+
+def test_the_decoder_table_can_start_as_a_copy_of_the_word_embeddings(bert_dir, tokenizer):
+    model = network(bert_dir, tokenizer, tie_decoder_embeddings=False, copy_decoder_embeddings=True)
+    word_embeddings = model.encoder.pretrained.get_input_embeddings().weight
+    assert model.decoder.embeddings.weight is not word_embeddings
+    torch.testing.assert_close(model.decoder.embeddings.weight, word_embeddings, rtol=0, atol=0)
+    assert model.generator.weight is model.decoder.embeddings.weight
+    assert id(model.decoder.embeddings.weight) not in {id(p) for p in model.pretrained_parameters()}
+
+
+def test_caching_or_copying_without_their_preconditions_is_refused(bert_dir, tokenizer):
+    with pytest.raises(ValueError, match="pretrained_cache_states=true needs a fully frozen encoder"):
+        pretrained_config(bert_dir, pretrained_cache_states=True)
+    with pytest.raises(ValueError, match="pretrained_cache_states=true needs every layer frozen: "
+                                         "model.pretrained_frozen_layers=1, the encoder has 2"):
+        network(bert_dir, tokenizer, pretrained_frozen_layers=1, pretrained_frozen_embeddings=True,
+                pretrained_cache_states=True)
+    with pytest.raises(ValueError, match="copy_decoder_embeddings=true gives the decoder a table of its own"):
+        pretrained_config(bert_dir, copy_decoder_embeddings=True)
 
 
 def test_a_missing_directory_is_refused_in_one_line(tiny_cfg, tmp_path):
