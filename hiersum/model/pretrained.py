@@ -325,4 +325,4 @@ class ParagraphStateCache:
                 states = encode(ids[index, :width], mask[index, :width])  # (R', width, D)
             for row, paragraph_states in zip(missing, states, strict=True):
                 self.states[keys[row]] = paragraph_states[: lengths[row]].clone()
-        return torch.cat([self.states[key] for key in keys])  # (N_real, D)
+        return torch.cat([self.states[key] for key in keys]).to(ids.device)  # (N_real, D); the model may have moved

@@ -68,6 +68,30 @@ def test_a_trained_checkpoint_summarizes_and_evaluates_without_the_directory(tin
     assert metrics["n_examples"] == 2 and metrics["validation"]["model"]["perplexity"] > 1.0
 
 
+def test_a_fixed_cached_encoder_trains_only_the_new_layers_and_its_decoder_table(tiny_cfg, tmp_path):
+    from transformers import AutoModel
+
+    bert = make_tiny_bert(tmp_path / "bert")
+    run_dir = tmp_path / "run"
+    cfg = tiny_cfg("model=pretrained", f"model.pretrained_encoder={bert}", *NEW_LAYERS,
+                   "model.pretrained_frozen_layers=2", "model.pretrained_frozen_embeddings=true",
+                   "model.pretrained_cache_states=true", "model.tie_decoder_embeddings=false",
+                   "model.copy_decoder_embeddings=true", "trainer.max_epochs=2", "+trainer.limit_train_batches=2",
+                   "+trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0", "eval_split=null",
+                   output_dir=run_dir)
+    train(cfg)
+    state = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
+    assert state and not any("cache" in name for name in state)
+    original = AutoModel.from_pretrained(str(bert), local_files_only=True).state_dict()
+    for name, tensor in original.items():
+        if not name.startswith("pooler."):  # frozen: the checkpoint holds the directory's weights
+            torch.testing.assert_close(state[f"model.encoder.pretrained.{name}"], tensor, rtol=0, atol=0)
+    decoder_table = state["model.decoder.embeddings.weight"]  # started as a copy of the word embeddings, trained
+    assert decoder_table.shape == original["embeddings.word_embeddings.weight"].shape
+    assert not torch.equal(decoder_table, original["embeddings.word_embeddings.weight"])
+    assert (decoder_table - original["embeddings.word_embeddings.weight"]).abs().max() < 0.1  # a few small updates
+
+
 def test_the_real_minilm_encodes_paragraphs_and_round_trips(tmp_path):
     directory = minilm_directory(tmp_path / "minilm")
     if directory is None:
