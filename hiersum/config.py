@@ -167,7 +167,8 @@ class ModelConfig:
     network is first built (leave it null) and saved in checkpoints, which therefore need no directory."""
     tie_decoder_embeddings: bool = True
     """``encoder=pretrained``: the decoder's input and output embeddings are the encoder's word embeddings
-    (one shared table, PreSumm's choice); false: a new table of the same size."""
+    (one shared table); false: a table of the decoder's own, of the same size (random, or a copy of them:
+    ``copy_decoder_embeddings``)."""
     copy_decoder_embeddings: bool = False
     """``encoder=pretrained`` with ``tie_decoder_embeddings=false``: the decoder's own table starts as a copy of the
     encoder's word embeddings and is trained apart from them (what PreSumm's ``share_emb`` does); false: random."""
