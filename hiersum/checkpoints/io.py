@@ -63,11 +63,12 @@ def network_from_hparams(hparams: Mapping[str, Any], *, pretrained_weights: bool
 
     ``pretrained_weights=False``: a pretrained encoder (``model.encoder=pretrained``) is built from the encoder config
     the checkpoint records, without reading ``model.pretrained_encoder`` (the directory may be gone): its weights
-    come from the checkpoint's state dict.
+    come from the checkpoint's state dict; and without a paragraph state cache (``model.pretrained_cache_states``
+    pays off over training epochs; a loaded network encodes each input once, so a cache would only grow).
     """
     config = ModelConfig(**hparams["model"])
     if not pretrained_weights and config.pretrained_config_json is not None:
-        config = replace(config, pretrained_encoder=None)
+        config = replace(config, pretrained_encoder=None, pretrained_cache_states=False)
     return HierSum(
         config, vocab_size=hparams["vocab_size"],
         pad_id=hparams["pad_id"], bos_id=hparams["bos_id"], eos_id=hparams["eos_id"],

@@ -10,6 +10,7 @@ import shutil
 import pytest
 import torch
 
+from hiersum.checkpoints import load_summarizer
 from hiersum.cli.evaluate import evaluate
 from hiersum.cli.summarize import summarize
 from hiersum.cli.train import train
@@ -90,6 +91,9 @@ def test_a_fixed_cached_encoder_trains_only_the_new_layers_and_its_decoder_table
     assert decoder_table.shape == original["embeddings.word_embeddings.weight"].shape
     assert not torch.equal(decoder_table, original["embeddings.word_embeddings.weight"])
     assert (decoder_table - original["embeddings.word_embeddings.weight"]).abs().max() < 0.1  # a few small updates
+    loaded = load_summarizer(run_dir / "checkpoints" / "last.ckpt").model  # for decoding: encodes each input once
+    assert loaded.config.pretrained_cache_states is False and loaded.encoder.state_cache is None
+    assert loaded.encoder.frozen and not loaded.encoder.pretrained.training
 
 
 def test_the_real_minilm_encodes_paragraphs_and_round_trips(tmp_path):
