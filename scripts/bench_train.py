@@ -25,9 +25,14 @@ Figures: ``src_tokens_per_s`` and ``tgt_tokens_per_s`` count real (non-pad) sour
 ``seconds`` is the median over ``--repeats`` of one pass over the case's batches (wall clock);
 ``cpu_seconds`` the same in CPU time of this process (``time.process_time``: what the step costs, less
 sensitive than the wall clock to other tenants' load); ``speedup`` and ``cpu_speedup`` are padded
-over packed. ``peak_activation_mb``: the most memory the tensors autograd saves
-for backward hold at once during the step (storages counted once, parameters excluded), i.e. the
-step's memory beyond weights, gradients and Adam state; on CUDA, ``peak_memory_mb`` is
+over packed. ``gflop``: the floating-point operations of one pass in matrix products and attention (forward
+and backward, counted by ``torch.utils.flop_counter.FlopCounterMode``; element-wise work and the optimizer are
+not counted), ``gflop_per_s`` that over ``seconds``, and ``share_of_roof`` that over ``matmul_roof_gflop_per_s``,
+the rate of one large fp32 matrix product (2048^3, best of 5) measured at the start of the run. ``flop_ratio``
+(padded over packed ``gflop``) is the speedup packing gives when both implementations run at the same share of
+the roof: ``speedup = flop_ratio x packed share / padded share``. ``peak_activation_mb``: the most memory the
+tensors autograd saves for backward hold at once during the step (storages counted once, parameters excluded),
+i.e. the step's memory beyond weights, gradients and Adam state; on CUDA, ``peak_memory_mb`` is
 ``torch.cuda.max_memory_allocated`` as well.
 """
 
@@ -45,6 +50,7 @@ from statistics import median
 
 import torch
 import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
 from hiersum.config import DataConfig
 from hiersum.data.batching import collate, make_token_budget_batches
@@ -177,6 +183,43 @@ def peak_activation_bytes(model: HierSum, optimizer: torch.optim.Optimizer, batc
     return peak
 
 
+def _cpu_attention_flops(query, key, value, *args, out_shape=None, **kwargs) -> int:
+    return sdpa_flop_count(query, key, value)
+
+
+def _cpu_attention_backward_flops(grad_out, query, key, value, *args, out_shape=None, **kwargs) -> int:
+    return sdpa_backward_flop_count(grad_out, query, key, value)
+
+
+CPU_ATTENTION_FLOPS = {
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _cpu_attention_flops,
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: _cpu_attention_backward_flops,
+}
+"""The CPU kernels of ``scaled_dot_product_attention``, which ``FlopCounterMode`` does not know: counted as
+its other attention kernels are (the whole [L, M] score matrix, masked positions included)."""
+
+
+def flop_counter() -> FlopCounterMode:
+    """Counts matrix products and attention (forward and backward), on CPU as on CUDA."""
+    return FlopCounterMode(display=False, custom_mapping=CPU_ATTENTION_FLOPS)
+
+
+def matmul_roof(device: torch.device, size: int = 2048, repeats: int = 5) -> float:
+    """GFLOP/s of the best of ``repeats`` fp32 products of two [size, size] matrices: what the matrix products
+    of a step could reach at most."""
+    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
+    best = float("inf")
+    for _ in range(repeats + 1):  # the first is a warm-up
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        a @ b
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - start)
+    return 2 * size**3 / best / 1e9
+
+
 def timed_pass(
     model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], device: torch.device, part: str
 ) -> tuple[float, float]:
@@ -191,7 +234,9 @@ def timed_pass(
     return time.perf_counter() - start, time.process_time() - cpu_start
 
 
-def run_case(args: argparse.Namespace, model_name: str, case: str, batches: list[StepBatch]) -> dict:
+def run_case(
+    args: argparse.Namespace, model_name: str, case: str, batches: list[StepBatch], roof_gflop_per_s: float
+) -> dict:
     device = torch.device(args.device)
     torch.manual_seed(0)
     packed = HierSum(model_config(model_name), vocab_size=args.vocab, pad_id=PAD, bos_id=BOS, eos_id=EOS)
@@ -201,13 +246,14 @@ def run_case(args: argparse.Namespace, model_name: str, case: str, batches: list
     optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.998), eps=1e-9)
                   for name, m in models.items()}
     batches = [b.to(device) for b in batches]
-    memory = {}
+    memory, gflop = {}, {}
     for name, model in models.items():
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats()
-        # also the warm-up
-        activation = max(peak_activation_bytes(model, optimizers[name], b, args.part) for b in batches)
+        with flop_counter() as counter:  # also the warm-up
+            activation = max(peak_activation_bytes(model, optimizers[name], b, args.part) for b in batches)
         memory[name] = {"peak_activation_mb": round(activation / 2**20, 1)}
+        gflop[name] = counter.get_total_flops() / 1e9
         if device.type == "cuda":
             memory[name]["peak_memory_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in models}
@@ -225,8 +271,11 @@ def run_case(args: argparse.Namespace, model_name: str, case: str, batches: list
         seconds = median(wall for wall, _ in times[name])
         result[name] = {"seconds": round(seconds, 4), "cpu_seconds": round(median(cpu for _, cpu in times[name]), 4),
                         "src_tokens_per_s": round(src_tokens / seconds, 1),
-                        "tgt_tokens_per_s": round(tgt_tokens / seconds, 1), **memory[name]}
+                        "tgt_tokens_per_s": round(tgt_tokens / seconds, 1), "gflop": round(gflop[name], 2),
+                        "gflop_per_s": round(gflop[name] / seconds, 1),
+                        "share_of_roof": round(gflop[name] / seconds / roof_gflop_per_s, 3), **memory[name]}
     result["speedup"] = round(result["padded"]["seconds"] / result["packed"]["seconds"], 2)
+    result["flop_ratio"] = round(gflop["padded"] / gflop["packed"], 2)
     result["cpu_speedup"] = round(result["padded"]["cpu_seconds"] / result["packed"]["cpu_seconds"], 2)
     return result
 
@@ -261,21 +310,25 @@ def main(argv: list[str] | None = None) -> None:
             skipped[case] = f"{MULTINEWS} is absent"
         else:
             cases[case], fill = multinews_batches(args.vocab, args.multinews_batches)
+    roof = matmul_roof(torch.device(args.device))
+    print(json.dumps({"matmul_roof_gflop_per_s": round(roof, 1)}), file=sys.stderr)
     results = []
     for model_name in args.models:
         for case, batches in cases.items():
-            results.append(run_case(args, model_name, case, batches))
+            results.append(run_case(args, model_name, case, batches, roof))
             print(json.dumps(results[-1]), file=sys.stderr)
     report = {
         "settings": {"part": args.part, "models": args.models, "vocab": args.vocab, "repeats": args.repeats,
                      "device": args.device,
                      "torch": torch.__version__, "threads": torch.get_num_threads(),
-                     "weights": "random (Xavier, seed 0)", "multinews_batches": args.multinews_batches},
+                     "weights": "random (Xavier, seed 0)", "multinews_batches": args.multinews_batches,
+                     "matmul_roof_gflop_per_s": round(roof, 1)},
         "multinews_sample": fill,
         "skipped": skipped,
         "results": results,
         "speedups": {f"{r['model']}/{r['case']}": r["speedup"] for r in results},
         "cpu_speedups": {f"{r['model']}/{r['case']}": r["cpu_speedup"] for r in results},
+        "flop_ratios": {f"{r['model']}/{r['case']}": r["flop_ratio"] for r in results},
     }
     print(json.dumps(report, indent=2))
 
