@@ -155,9 +155,9 @@ def training_step(model: HierSum, optimizer: torch.optim.Optimizer, batch: StepB
     if part == "encoder":  # the encoder's share of a step: the loss stands in for the decoder's gradient
         loss = model.encode(batch.src, batch.src_mask).memory.square().mean()
     else:
-        log_probs = model.log_probs(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
+        logits = model.logits(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
         n_tokens = int(batch.labels.ne(IGNORE_INDEX).sum())
-        loss = F.cross_entropy(log_probs.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE_INDEX,
+        loss = F.cross_entropy(logits.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE_INDEX,
                                label_smoothing=0.1, reduction="sum") / n_tokens
     optimizer.zero_grad(set_to_none=True)
     loss.backward()

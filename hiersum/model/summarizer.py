@@ -94,9 +94,13 @@ class HierSum(nn.Module):
         ``cache_capacity`` target positions in the self-attention cache (None: no cache)."""
         return self.decoder.init_state(encoded.memory, encoded.memory_mask, cache_capacity=cache_capacity)
 
+    def output_logits(self, states: Tensor) -> Tensor:
+        """Decoder states [..., D] -> unnormalised scores (logits) [..., V]."""
+        return self.generator(states)
+
     def output_log_probs(self, states: Tensor) -> Tensor:
         """Decoder states [..., D] -> log-probabilities [..., V]."""
-        return F.log_softmax(self.generator(states), dim=-1)
+        return F.log_softmax(self.output_logits(states), dim=-1)
 
     def step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
         """Feed one token per row (long [N]); log p(next) [N, V] and the advanced state."""
@@ -112,13 +116,24 @@ class HierSum(nn.Module):
         first). Padding in ``tgt_in`` must come after the real tokens (causality keeps it out of
         earlier rows).
         """
+        return F.log_softmax(self.logits(src, src_mask, tgt_in, paragraph_graph=paragraph_graph), dim=-1)
+
+    def logits(
+        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None
+    ) -> Tensor:
+        """:meth:`log_probs` before the log-softmax: teacher-forced logits [B, S, V] (what the training loss,
+        ``F.cross_entropy``, normalises itself)."""
         encoded = self.encode(src, src_mask, paragraph_graph=paragraph_graph)
-        return self.decode_log_probs(encoded, tgt_in)
+        return self.decode_logits(encoded, tgt_in)
+
+    def decode_logits(self, encoded: EncoderOutput, tgt_in: Tensor) -> Tensor:
+        """Teacher-forced logits [B, S, V] of ``tgt_in`` [B, S] given an encoder output."""
+        out = self.decoder(tgt_in, self.init_decoder_state(encoded, cache_capacity=None))  # states (B, S, D)
+        return self.output_logits(out.states)
 
     def decode_log_probs(self, encoded: EncoderOutput, tgt_in: Tensor) -> Tensor:
         """Teacher-forced log-probabilities [B, S, V] of ``tgt_in`` [B, S] given an encoder output."""
-        out = self.decoder(tgt_in, self.init_decoder_state(encoded, cache_capacity=None))  # states (B, S, D)
-        return self.output_log_probs(out.states)
+        return F.log_softmax(self.decode_logits(encoded, tgt_in), dim=-1)
 
     def forward(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None

@@ -62,20 +62,21 @@ class HierSumModule(pl.LightningModule):
         self._batch_ids: list[str] = []
 
     def loss(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, int]:
-        """(label-smoothed loss, log-probs [B, S, V], target token count); the loss is
+        """(label-smoothed loss, logits [B, S, V], target token count); the loss is
         summed over target tokens and divided by their number.
         """
-        log_probs = self.model.log_probs(
+        logits = self.model.logits(
             batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph
         )  # (B, S, V)
-        return self.smoothed_nll(batch, log_probs), log_probs, int(batch.tgt_mask.sum())
+        return self.smoothed_nll(batch, logits), logits, int(batch.tgt_mask.sum())
 
-    def smoothed_nll(self, batch: Batch, log_probs: torch.Tensor) -> torch.Tensor:
-        """Label-smoothed NLL of ``batch.tgt_out`` under ``log_probs`` [B, S, V], per target token."""
+    def smoothed_nll(self, batch: Batch, logits: torch.Tensor) -> torch.Tensor:
+        """Label-smoothed NLL of ``batch.tgt_out`` under ``logits`` [B, S, V] (one log-softmax, inside
+        ``F.cross_entropy``), per target token."""
         labels = batch.target_labels()
         n_tokens = int(batch.tgt_mask.sum())
         return F.cross_entropy(
-            log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX,
+            logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX,
             label_smoothing=self.optim_config.label_smoothing, reduction="sum",
         ) / max(n_tokens, 1)
 
@@ -90,7 +91,7 @@ class HierSumModule(pl.LightningModule):
             batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True
         )
         n_tokens = int(batch.tgt_mask.sum())
-        nll = self.smoothed_nll(batch, self.model.decode_log_probs(encoded, batch.tgt_in))
+        nll = self.smoothed_nll(batch, self.model.decode_logits(encoded, batch.tgt_in))
         penalty = pooling_penalty(encoded.pooling_weights, batch.src_mask)
         self.log("train/loss", nll, prog_bar=True, batch_size=n_tokens)
         self.log("train/pooling_penalty", penalty, batch_size=len(batch))

@@ -44,10 +44,23 @@ def module_and_batch(model: ModelConfig | None = None, optim: OptimConfig | None
 
 def test_loss_is_mean_nll_over_real_target_tokens():
     module, batch, _ = module_and_batch()
-    loss, log_probs, n_tokens = module.loss(batch)
+    loss, logits, n_tokens = module.loss(batch)
     assert n_tokens == int(batch.tgt_mask.sum())
+    log_probs = module.model.log_probs(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
+    torch.testing.assert_close(logits.log_softmax(-1), log_probs)
     picked = log_probs.gather(-1, batch.tgt_out.unsqueeze(-1)).squeeze(-1)  # (B, S)
     assert loss.item() == pytest.approx(-(picked[batch.tgt_mask]).mean().item(), rel=1e-5)
+
+
+def test_label_smoothing_mixes_the_nll_with_the_mean_over_the_vocabulary():
+    smoothing = 0.1
+    module, batch, _ = module_and_batch(optim=OptimConfig(label_smoothing=smoothing))
+    loss, _, _ = module.loss(batch)
+    log_probs = module.model.log_probs(batch.src, batch.src_mask, batch.tgt_in)[batch.tgt_mask]  # (real, V)
+    nll = -log_probs.gather(-1, batch.tgt_out[batch.tgt_mask].unsqueeze(-1)).squeeze(-1)  # (real,)
+    expected = ((1 - smoothing) * nll - smoothing * log_probs.mean(-1)).mean()
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert loss.item() != pytest.approx(nll.mean().item(), rel=1e-3)  # the smoothing term counts
 
 
 def test_training_step_adds_the_weighted_pooling_penalty_and_logs_it():
