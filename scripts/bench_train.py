@@ -4,6 +4,7 @@
     python scripts/bench_train.py --models small --cases ragged --repeats 5
     python scripts/bench_train.py --device cuda
     python scripts/bench_train.py --models small --cases multinews --part encoder   # the encoder's share
+    python scripts/bench_train.py --models small --cases multinews --profile        # where the time goes
 
 Prints one JSON object. One training step = forward, label-smoothed NLL (0.1, summed over target
 tokens / their number, as ``HierSumModule``), backward, Adam. Both implementations run in this one
@@ -33,7 +34,10 @@ the rate of one large fp32 matrix product (2048^3, best of 5) measured at the st
 the roof: ``speedup = flop_ratio x packed share / padded share``. ``peak_activation_mb``: the most memory the
 tensors autograd saves for backward hold at once during the step (storages counted once, parameters excluded),
 i.e. the step's memory beyond weights, gradients and Adam state; on CUDA, ``peak_memory_mb`` is
-``torch.cuda.max_memory_allocated`` as well.
+``torch.cuda.max_memory_allocated`` as well. ``memory_fill``: real tokens over the rows of the decoder memory
+[B, M] (M = the most real tokens of an example of the batch). With ``--profile`` (CPU), one more pass of each
+implementation under ``torch.profiler`` gives ``matmul_time_share`` (matrix products' share of its operator time)
+and ``matmul_gflop_per_s`` (their rate).
 """
 
 from __future__ import annotations
@@ -49,7 +53,6 @@ from pathlib import Path
 from statistics import median
 
 import torch
-import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
 from hiersum.config import DataConfig
@@ -59,6 +62,7 @@ from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.selection import encode_examples, selection_config
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model import HierSum
+from hiersum.training.module import label_smoothed_nll
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_decode import model_config  # noqa: E402  (same model sizes as the decoding benchmark)
@@ -155,10 +159,7 @@ def training_step(model: HierSum, optimizer: torch.optim.Optimizer, batch: StepB
     if part == "encoder":  # the encoder's share of a step: the loss stands in for the decoder's gradient
         loss = model.encode(batch.src, batch.src_mask).memory.square().mean()
     else:
-        logits = model.logits(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
-        n_tokens = int(batch.labels.ne(IGNORE_INDEX).sum())
-        loss = F.cross_entropy(logits.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE_INDEX,
-                               label_smoothing=0.1, reduction="sum") / n_tokens
+        loss = label_smoothed_nll(model.logits(batch.src, batch.src_mask, batch.tgt_in), batch.labels, 0.1)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
@@ -204,33 +205,55 @@ def flop_counter() -> FlopCounterMode:
     return FlopCounterMode(display=False, custom_mapping=CPU_ATTENTION_FLOPS)
 
 
+def synchronize(device: torch.device) -> None:
+    """Wait for the device's queued work (CUDA); nothing to wait for on CPU."""
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def matmul_roof(device: torch.device, size: int = 2048, repeats: int = 5) -> float:
     """GFLOP/s of the best of ``repeats`` fp32 products of two [size, size] matrices: what the matrix products
     of a step could reach at most."""
     a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
     best = float("inf")
     for _ in range(repeats + 1):  # the first is a warm-up
-        if device.type == "cuda":
-            torch.cuda.synchronize()
+        synchronize(device)
         start = time.perf_counter()
         a @ b
-        if device.type == "cuda":
-            torch.cuda.synchronize()
+        synchronize(device)
         best = min(best, time.perf_counter() - start)
     return 2 * size**3 / best / 1e9
+
+
+MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm")
+
+
+def matmul_profile(
+    model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], part: str
+) -> dict[str, float]:
+    """One pass under ``torch.profiler`` (CPU): the share of the pass's operator time spent in matrix products
+    (``MATMUL_OPS``, self time) and the GFLOP/s they run at, which ``share_of_roof`` cannot tell apart from
+    the time the step spends elsewhere (element-wise work, softmaxes, LayerNorms, index copies, Adam)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_flops=True) as profiler:
+        for batch in batches:
+            training_step(model, optimizer, batch, part)
+    events = profiler.key_averages()
+    total_us = sum(event.self_cpu_time_total for event in events)
+    matmul_us = sum(event.self_cpu_time_total for event in events if event.key in MATMUL_OPS)
+    matmul_flops = sum(event.flops for event in events if event.key in MATMUL_OPS)
+    return {"matmul_time_share": round(matmul_us / total_us, 3),
+            "matmul_gflop_per_s": round(matmul_flops / matmul_us / 1e3, 1)}
 
 
 def timed_pass(
     model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], device: torch.device, part: str
 ) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process) of one pass over ``batches``."""
-    if device.type == "cuda":
-        torch.cuda.synchronize()
+    synchronize(device)
     start, cpu_start = time.perf_counter(), time.process_time()
     for batch in batches:
         training_step(model, optimizer, batch, part)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
+    synchronize(device)
     return time.perf_counter() - start, time.process_time() - cpu_start
 
 
@@ -246,25 +269,30 @@ def run_case(
     optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.998), eps=1e-9)
                   for name, m in models.items()}
     batches = [b.to(device) for b in batches]
-    memory, gflop = {}, {}
+    extra, gflop = {}, {}  # per implementation: memory (and profile) figures, GFLOP of one pass
     for name, model in models.items():
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats()
         with flop_counter() as counter:  # also the warm-up
             activation = max(peak_activation_bytes(model, optimizers[name], b, args.part) for b in batches)
-        memory[name] = {"peak_activation_mb": round(activation / 2**20, 1)}
+        extra[name] = {"peak_activation_mb": round(activation / 2**20, 1)}
         gflop[name] = counter.get_total_flops() / 1e9
         if device.type == "cuda":
-            memory[name]["peak_memory_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+            extra[name]["peak_memory_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in models}
     for _ in range(args.repeats):
         for name, model in models.items():
             times[name].append(timed_pass(model, optimizers[name], batches, device, args.part))
+    if args.profile:
+        for name, model in models.items():
+            extra[name].update(matmul_profile(model, optimizers[name], batches, args.part))
     src_tokens = sum(int(b.src_mask.sum()) for b in batches)
+    memory_rows = sum(b.src_mask.size(0) * int(b.src_mask.flatten(1).sum(1).max()) for b in batches)
     tgt_tokens = sum(int(b.labels.ne(IGNORE_INDEX).sum()) for b in batches)
     result = {
         "model": model_name, "case": case, "batches": len(batches),
         "real_src_tokens": src_tokens, "src_fill": round(src_tokens / sum(b.src_mask.numel() for b in batches), 3),
+        "memory_fill": round(src_tokens / memory_rows, 3),
         "real_tgt_tokens": tgt_tokens, "tgt_fill": round(tgt_tokens / sum(b.labels.numel() for b in batches), 3),
     }
     for name in models:
@@ -273,7 +301,7 @@ def run_case(
                         "src_tokens_per_s": round(src_tokens / seconds, 1),
                         "tgt_tokens_per_s": round(tgt_tokens / seconds, 1), "gflop": round(gflop[name], 2),
                         "gflop_per_s": round(gflop[name] / seconds, 1),
-                        "share_of_roof": round(gflop[name] / seconds / roof_gflop_per_s, 3), **memory[name]}
+                        "share_of_roof": round(gflop[name] / seconds / roof_gflop_per_s, 3), **extra[name]}
     result["speedup"] = round(result["padded"]["seconds"] / result["packed"]["seconds"], 2)
     result["flop_ratio"] = round(gflop["padded"] / gflop["packed"], 2)
     result["cpu_speedup"] = round(result["padded"]["cpu_seconds"] / result["packed"]["cpu_seconds"], 2)
@@ -290,12 +318,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--part", choices=PARTS, default="step",
                         help="time the whole training step, or the encoder alone (forward, stand-in loss, backward)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile one pass of each (CPU): matmul_time_share, matmul_gflop_per_s")
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads (0: torch's default)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.profile and args.device != "cpu":
+        raise SystemExit("--profile reads CPU operator times: use it with --device cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
     cases: dict[str, list[StepBatch]] = {}

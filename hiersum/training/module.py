@@ -24,7 +24,17 @@ from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.pooling import pooling_penalty
 from hiersum.training.schedule import NoamSchedule
 
-__all__ = ["HierSumModule", "NoamSchedule", "module_hparams"]
+__all__ = ["HierSumModule", "NoamSchedule", "label_smoothed_nll", "module_hparams"]
+
+
+def label_smoothed_nll(logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
+    """Label-smoothed NLL of ``labels`` [B, S] (IGNORE_INDEX at padding) under ``logits`` [B, S, V], summed
+    over the real target tokens and divided by their number; the one log-softmax runs inside ``F.cross_entropy``."""
+    n_tokens = int(labels.ne(IGNORE_INDEX).sum())
+    return F.cross_entropy(
+        logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX, label_smoothing=smoothing,
+        reduction="sum",
+    ) / max(n_tokens, 1)
 
 
 class HierSumModule(pl.LightningModule):
@@ -71,14 +81,8 @@ class HierSumModule(pl.LightningModule):
         return self.smoothed_nll(batch, logits), logits, int(batch.tgt_mask.sum())
 
     def smoothed_nll(self, batch: Batch, logits: torch.Tensor) -> torch.Tensor:
-        """Label-smoothed NLL of ``batch.tgt_out`` under ``logits`` [B, S, V] (one log-softmax, inside
-        ``F.cross_entropy``), per target token."""
-        labels = batch.target_labels()
-        n_tokens = int(batch.tgt_mask.sum())
-        return F.cross_entropy(
-            logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX,
-            label_smoothing=self.optim_config.label_smoothing, reduction="sum",
-        ) / max(n_tokens, 1)
+        """:func:`label_smoothed_nll` of ``batch.tgt_out`` under ``logits`` [B, S, V], per target token."""
+        return label_smoothed_nll(logits, batch.target_labels(), self.optim_config.label_smoothing)
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
         self._batch_ids = batch.ids
