@@ -21,6 +21,7 @@ from pathlib import Path
 
 from hiersum.checkpoints.averaging import AverageError, average_checkpoints, ranked_checkpoints
 from hiersum.cli.common import ArgumentParser, usage_errors
+from hiersum.data.overwrite import refuse_overwriting_inputs
 
 PROG = "hiersum-average-checkpoints"
 
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             paths = [Path(p) for p in args.inputs]
             output = args.output or paths[0].parent / "averaged.ckpt"
+        refuse_overwriting_inputs({"--output": output}, {"the checkpoints to average": paths})
         print(f"averaged checkpoint: {average_checkpoints(paths, output)}")
 
 

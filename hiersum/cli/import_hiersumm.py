@@ -23,6 +23,7 @@ import torch
 
 from hiersum.checkpoints.official import hiersum_checkpoint, hiersum_from_official, read_official_checkpoint
 from hiersum.cli.common import ArgumentParser, usage_errors
+from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.tokenizer import load_tokenizer
 
 PROG = "hiersum-import-hiersumm"
@@ -39,6 +40,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def import_checkpoint(checkpoint: Path, output: Path, tokenizer_path: Path | None = None) -> Path:
     """Convert ``checkpoint`` and write ``output``; returns ``output``."""
+    refuse_overwriting_inputs({"--output": output}, {"--checkpoint": checkpoint, "--tokenizer": tokenizer_path})
     official = read_official_checkpoint(checkpoint)
     try:
         model = hiersum_from_official(official)

@@ -23,8 +23,9 @@ from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 from hiersum.config import DataConfig, ModelConfig, typed_config
+from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.prepared import prepare_tokenizer
-from hiersum.data.splits import CorpusSplits
+from hiersum.data.splits import DATA_ERRORS, CorpusSplits, existing_split_files
 from hiersum.model.encoders import run_tokenizer_config
 
 PROG = "hiersum-prepare"
@@ -35,6 +36,8 @@ def prepare(cfg: DictConfig) -> dict[str, Any]:
     directory when records were left out; return ``{split: {folder, examples, errors}}``."""
     data: DataConfig = typed_config(cfg.data)
     model: ModelConfig = typed_config(cfg.model)
+    inputs = {"tokenizer.path": cfg.tokenizer.path, **existing_split_files(data, list(cfg.splits))}
+    refuse_overwriting_inputs({DATA_ERRORS: Path(cfg.paths.output_dir) / DATA_ERRORS}, inputs)
     tokenizer = prepare_tokenizer(run_tokenizer_config(typed_config(cfg.tokenizer), model), data)
     splits = CorpusSplits(data, tokenizer, model)
     splits.prepare(list(cfg.splits))

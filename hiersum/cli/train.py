@@ -33,11 +33,16 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics."""
     # imported on use: an option Hydra refuses is reported before Lightning and the metrics load (~7 s)
     from hiersum.checkpoints.io import load_summarizer
-    from hiersum.evaluation.report import write_report
+    from hiersum.data.overwrite import refuse_overwriting_inputs
+    from hiersum.data.splits import existing_split_files
+    from hiersum.evaluation.report import report_outputs, write_report
     from hiersum.evaluation.split import evaluate_split
     from hiersum.training.fit import fit
 
     decode: DecodeConfig = typed_config(cfg.decode)  # a bad value fails before the fit
+    inputs = {"tokenizer.path": cfg.tokenizer.path,
+              **existing_split_files(typed_config(cfg.data), ["train", "validation", str(cfg.eval_split or "test")])}
+    refuse_overwriting_inputs(report_outputs(cfg.paths.output_dir), inputs)
     fitted = fit(cfg)
     run_dir = fitted.run_dir
     metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": fitted.best_checkpoint,

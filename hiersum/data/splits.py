@@ -26,6 +26,19 @@ def split_path(data_dir: str | Path, split: str, data_format: str = "jsonl") -> 
     return format_spec(data_format).split_path(data_dir, split)
 
 
+def existing_split_files(config: DataConfig, splits: list[str]) -> dict[str, list[Path]]:
+    """``{"data split NAME": [files]}``: the files each of ``splits`` is read from, for the splits whose
+    files exist (a missing split is reported where it is read)."""
+    spec = format_spec(config.format)
+    found = {}
+    for split in splits:
+        try:
+            found[f"data split {split}"] = spec.input_files(config.path, split)
+        except FileNotFoundError:
+            continue
+    return found
+
+
 def write_data_errors(run_dir: str | Path, errors: dict[str, list[RecordError]]) -> Path | None:
     """``<run_dir>/data_errors.jsonl``: the records left out of each split (one ``{"split", "file", "line",
     "id", "field", "reason"}`` a line), or None (and no file) when none was."""

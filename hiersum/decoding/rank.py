@@ -29,7 +29,12 @@ from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
 from hiersum.decoding.inference import progress_bar
-from hiersum.decoding.summarize import checked_device, pending_records, required_option
+from hiersum.decoding.summarize import (
+    checked_device,
+    pending_records,
+    refuse_record_output_over_inputs,
+    required_option,
+)
 
 TFIDF = "tfidf"
 """``ranker=tfidf``: rank by tf-idf similarity, no checkpoint."""
@@ -78,6 +83,7 @@ def load_scorer(ranker: str, *, device: str, batch_examples: int) -> ParagraphSc
 def rank(cfg: DictConfig) -> RankResult:
     """Rank ``cfg.input`` into ``cfg.output`` (see the module docstring)."""
     ranker, source, target = (str(_option(cfg, name)) for name in ("ranker", "input", "output"))
+    refuse_record_output_over_inputs(target, {"input": source, "ranker": None if ranker == TFIDF else ranker})
     top_k = int(_option(cfg, "top_k"))
     if top_k < 1 or cfg.batch_examples < 1:
         raise UsageError(f"top_k and batch_examples must be >= 1; found {top_k}, {cfg.batch_examples}")

@@ -10,7 +10,9 @@ writes to stdout.
 
 Resume: with ``resume=true`` (default) the ids already in the output file are skipped and the
 others appended, so rerunning a killed command completes the file with every id exactly once
-(each line is written with a single write, a partial last line is cut on start).
+(each line is written with a single write, a partial last line is cut on start). An output (or its
+errors file) that is the input or the checkpoint is refused before anything is written
+(:mod:`hiersum.data.overwrite`).
 
 Malformed records (bad JSON, missing or wrong-typed field, empty document, invalid UTF-8) and
 repeated ids (every occurrence after the first; see :mod:`hiersum.data.formats`) are reported on stderr and in
@@ -35,6 +37,7 @@ from hiersum.checkpoints.io import Summarizer, load_summarizer
 from hiersum.config import DataConfig, DecodeConfig, UsageError, typed_config
 from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
+from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SELECTION_FIELDS, SelectionConfig, encode_examples, selection_config
 from hiersum.decoding.inference import PRECISIONS, Summary, progress_bar, summarize_encoded
@@ -147,6 +150,13 @@ class PendingRecords:
     """Records the output already held (``resume``)."""
 
 
+def refuse_record_output_over_inputs(target: str, inputs: dict[str, str | None]) -> None:
+    """:func:`refuse_overwriting_inputs` for a record-by-record output ``target`` and its errors file.
+    Shared by hiersum-summarize and hiersum-rank."""
+    outputs = {} if target == STDIN else {"output": target, "the errors file of output": errors_path(Path(target))}
+    refuse_overwriting_inputs(outputs, inputs)
+
+
 def pending_records(source: str, target: str, *, input_format: str, resume: bool) -> PendingRecords:
     """The records of ``source`` still to write to ``target``: a malformed record is reported on stderr
     and listed in the errors file beside the output; with ``resume``, the ids the output already holds
@@ -171,6 +181,7 @@ def pending_records(source: str, target: str, *, input_format: str, resume: bool
 def summarize(cfg: DictConfig) -> SummarizeResult:
     """Summarize ``cfg.input`` into ``cfg.output`` (see the module docstring)."""
     checkpoint, source, target = (str(_option(cfg, name)) for name in ("checkpoint", "input", "output"))
+    refuse_record_output_over_inputs(target, {"input": source, "checkpoint": checkpoint})
     device, precision = str(cfg.device), str(cfg.precision)
     _checked_device(device, precision)
     decode: DecodeConfig = typed_config(cfg.decode)

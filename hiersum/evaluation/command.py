@@ -4,7 +4,8 @@
 Writes ``metrics.json``, ``report.md``, ``report.html``, ``scores.csv`` and ``predictions.jsonl`` in
 the run directory (see :mod:`hiersum.evaluation.report` and :mod:`hiersum.evaluation.scoring`). A
 problem with the command itself (both or neither of ``checkpoint`` and ``predictions``, a missing file,
-predictions that do not match the split's ids) raises :class:`hiersum.config.UsageError`.
+predictions that do not match the split's ids, a report file that is one of the inputs) raises
+:class:`hiersum.config.UsageError`.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from omegaconf.errors import OmegaConfBaseException
 
 from hiersum.config import DataConfig, DecodeConfig, UsageError, typed_config
 from hiersum.data.batching import collate
+from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.registry import format_spec
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
-from hiersum.data.splits import CorpusSplits, read_text_split, write_data_errors
+from hiersum.data.splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.summarize import load_checkpoint
-from hiersum.evaluation.report import Attention, library_versions, write_report
+from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
 from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
 from hiersum.model.encoders import encoder_spec, validate_choices
@@ -136,6 +138,13 @@ def _scoring(cfg: DictConfig) -> ScoringConfig:
         raise UsageError(str(error)) from None
 
 
+def _refuse_overwriting_inputs(cfg: DictConfig, data: DataConfig) -> None:
+    """No report file of the run directory may be the checkpoint, a predictions file or the split's data."""
+    inputs = {name: cfg.get(name) for name in ("checkpoint", "predictions", "compare")}
+    inputs.update(existing_split_files(data, [cfg.split]))
+    refuse_overwriting_inputs(report_outputs(cfg.paths.output_dir), inputs)
+
+
 def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, Any]:
     """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics."""
     if (cfg.checkpoint is None) == (cfg.get("predictions") is None):
@@ -155,6 +164,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, A
         summarizer = load_checkpoint(cfg.checkpoint)
         model, tokenizer = summarizer.model, summarizer.tokenizer()
         data = effective_data_config(summarizer.data_config, typed_config(cfg.data), overrides or [])
+        _refuse_overwriting_inputs(cfg, data)
         decode: DecodeConfig = typed_config(cfg.decode)
         splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused
         examples, encoded = splits.evaluation_split(cfg.split)
@@ -168,6 +178,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, A
         curves = curves or Path(cfg.checkpoint).resolve().parent.parent
     else:
         data = typed_config(cfg.data)
+        _refuse_overwriting_inputs(cfg, data)
         if format_spec(data.format).token_ids:
             raise UsageError(f"predictions= needs reference text: data.format={data.format} holds token ids")
         examples, errors = read_text_split(data, cfg.split)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hiersum.data.splits import DATA_ERRORS
 from hiersum.evaluation import plots
 from hiersum.evaluation.metrics import NGRAM_ORDERS, ROUGE_TYPES
 
@@ -442,6 +443,18 @@ def write_scores_csv(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Non
     _write_text_atomic(path, buffer.getvalue())
 
 
+REPORT_FILES = {"metrics": "metrics.json", "report": "report.md", "html": "report.html",
+                "predictions": "predictions.jsonl", "scores": "scores.csv"}
+"""The files :func:`write_report` writes in a run directory, by the keys it returns them under."""
+
+
+def report_outputs(run_dir: str | Path) -> dict[str, Path]:
+    """``{"report file NAME": path}`` for every file :func:`write_report` and the data stage
+    (``data_errors.jsonl``) may write in ``run_dir``: what a command checks against its inputs."""
+    names = [*REPORT_FILES.values(), DATA_ERRORS]
+    return {f"report file {name}": Path(run_dir) / name for name in names}
+
+
 def write_report(
     run_dir: str | Path,
     metrics: dict,
@@ -459,7 +472,7 @@ def write_report(
     ``"metrics"``, ``"report"``, ``"html"``, ``"predictions"``, ``"scores"``.
     """
     run_dir = Path(run_dir)
-    paths = {"metrics": run_dir / "metrics.json", "report": run_dir / "report.md", "html": run_dir / "report.html"}
+    paths = {key: run_dir / REPORT_FILES[key] for key in ("metrics", "report", "html")}
     if curves_csv is None and (run_dir / "csv" / "metrics.csv").is_file():
         curves_csv = run_dir / "csv" / "metrics.csv"
     write_json_atomic(paths["metrics"], metrics)
@@ -467,9 +480,9 @@ def write_report(
     _write_text_atomic(paths["report"], render_markdown(report))
     _write_text_atomic(paths["html"], render_html(report))
     if predictions is not None:
-        paths["predictions"] = run_dir / "predictions.jsonl"
+        paths["predictions"] = run_dir / REPORT_FILES["predictions"]
         write_predictions(paths["predictions"], predictions)
     if rows:
-        paths["scores"] = run_dir / "scores.csv"
+        paths["scores"] = run_dir / REPORT_FILES["scores"]
         write_scores_csv(paths["scores"], rows)
     return paths
