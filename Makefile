@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 train: $(STAMP)
-	$(BIN)/hiersum-train $(ARGS)
+	$(BIN)/hiersum train $(ARGS)
 
 # pytest-xdist: one worker per core (TEST_WORKERS=0 runs in this process)
 TEST_WORKERS ?= auto
@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check hiersum tests scripts
 
 sample: $(STAMP)
-	$(BIN)/hiersum-make-sample --output data/sample
+	$(BIN)/hiersum make-sample --output data/sample
 
 clean:
 	rm -rf $(VENV) .pytest_cache

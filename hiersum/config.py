@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
@@ -527,6 +527,9 @@ class SummarizeConfig:
     decode: DecodeConfig = MISSING
     paths: dict[str, Any] = MISSING
 
+    def __post_init__(self) -> None:
+        _at_least_one(self, "batch_tokens", "sort_window", "attention_top_k")
+
 
 RANKER_FEATURES = ("length", "tfidf", "position")
 """Paragraph features a ranker may read (``RankerModelConfig.features``; computed by
@@ -605,6 +608,9 @@ class RankConfig:
     batch_examples: int = MISSING
     paths: dict[str, Any] = MISSING
 
+    def __post_init__(self) -> None:
+        _at_least_one(self, "top_k", "batch_examples")
+
 
 @dataclass
 class EvaluateSelectionConfig:
@@ -666,6 +672,35 @@ class TrainingDiverged(RuntimeError):
     def __init__(self, message: str, *, rank: int = 0) -> None:
         super().__init__(message)
         self.rank = rank
+
+
+def _at_least_one(config: Any, *names: str) -> None:
+    for name in names:
+        if getattr(config, name) < 1:
+            raise ValueError(f"{name} must be >= 1, found {getattr(config, name)}")
+
+
+CommandConfig = TypeVar("CommandConfig")
+
+
+def command_config(cfg: Any, schema: type[CommandConfig], *, usage: str) -> CommandConfig:
+    """The typed config of a command: ``OmegaConf.to_object`` of its composed config into ``schema`` (the
+    one conversion; a config already typed is returned as is). A missing mandatory value (``???``) is a
+    :class:`UsageError` naming the option and showing ``usage``; a value the schema refuses, too."""
+    if isinstance(cfg, schema):
+        return cfg
+    from omegaconf import OmegaConf
+    from omegaconf.errors import MissingMandatoryValue
+
+    if "hydra" in cfg:  # composed with return_hydra_config (the tests): the schema has no hydra node
+        cfg = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])
+        cfg = OmegaConf.merge(OmegaConf.structured(schema), cfg)
+    try:
+        return OmegaConf.to_object(cfg)
+    except MissingMandatoryValue as error:
+        raise UsageError(f"missing {error.full_key}=...; usage: {usage}") from None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def typed_config(node: Any) -> Any:

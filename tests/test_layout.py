@@ -1,8 +1,9 @@
 """The package's dependency direction, read from the source with ``ast`` (no import is executed).
 
-config <- data <- model <- checkpoints <- decoding <- {training, evaluation} <- cli: a module imports
-only from its own stage or the stages left of it; training and evaluation never import each other;
-Lightning is imported only by ``hiersum/training/`` and the datamodule.
+config <- data <- model <- checkpoints <- decoding <- {training, evaluation} <- commands <- cli: a module
+imports only from its own stage or the stages left of it; training and evaluation never import each other;
+Lightning is imported only by ``hiersum/training/`` and the datamodule; decoding knows neither configs
+(omegaconf, hydra) nor checkpoints.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import pytest
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
 STAGES = {"config": 0, "registry": 0, "data": 1, "model": 2, "checkpoints": 3, "decoding": 4, "training": 5,
-          "evaluation": 5, "cli": 6}
+          "evaluation": 5, "commands": 6, "cli": 7}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""
-ALIASES = {"convert": "checkpoints"}
+ALIASES = {"convert": "checkpoints", "__main__": "cli"}
 """Top-level modules kept for compatibility, and the stage they re-export."""
 LIGHTNING = ("pytorch_lightning", "lightning")
 LIGHTNING_USERS = ("hiersum.training", "hiersum.data.datamodule")
+FORBIDDEN = {"hiersum.decoding": ("omegaconf", "hydra", "hiersum.checkpoints")}
+"""Imports a package may not make even where the dependency direction allows them: decoding receives
+tensors and search settings, never a config node or a checkpoint."""
 
 
 def module_name(path: Path) -> str:
@@ -59,6 +63,9 @@ def violations(source: str, module: str) -> list[str]:
     for line, name in imported_modules(source, module):
         if name.split(".")[0] in LIGHTNING and not module.startswith(LIGHTNING_USERS):
             problems.append(f"{module}:{line} imports {name}: Lightning is for training/ and the datamodule only")
+        for package, forbidden in FORBIDDEN.items():
+            if module.startswith(package) and name.startswith(forbidden):
+                problems.append(f"{module}:{line} imports {name}: {package} imports none of {', '.join(forbidden)}")
         target = stage_of(name)
         if own is None or target is None or target == own:
             continue
@@ -74,7 +81,7 @@ def package_modules() -> list[Path]:
 def test_every_stage_is_known():
     stages = {stage_of(module_name(path)) for path in package_modules()} - {None}
     assert stages <= set(STAGES), stages - set(STAGES)
-    assert {"config", "data", "model", "checkpoints", "decoding", "training", "evaluation", "cli"} <= stages
+    assert {"config", "data", "model", "checkpoints", "decoding", "training", "evaluation", "commands", "cli"} <= stages
 
 
 @pytest.mark.parametrize("path", package_modules(), ids=lambda p: str(p.relative_to(PACKAGE_DIR)))
@@ -92,6 +99,10 @@ def test_imports_follow_the_dependency_direction(path):
         ("hiersum.data.batching", "from ..model.encoder import HierarchicalEncoder", "against the dependency"),
         ("hiersum.evaluation.split", "import pytorch_lightning as pl", "Lightning is for training/"),
         ("hiersum.checkpoints.io", "from lightning.pytorch import Trainer", "Lightning is for training/"),
+        ("hiersum.decoding.generation", "from omegaconf import DictConfig", "imports none of"),
+        ("hiersum.decoding.inference", "import hydra", "imports none of"),
+        ("hiersum.decoding.inference", "from hiersum.checkpoints.io import load_summarizer", "imports none of"),
+        ("hiersum.commands.summarize", "from hiersum.cli.common import task", "against the dependency"),
     ],
 )
 def test_the_checker_catches_a_wrong_arrow(module, source, expected):
@@ -104,7 +115,8 @@ def test_the_checker_allows_the_right_arrows():
                       "hiersum.decoding.generation") == []
     assert violations("import pytorch_lightning as pl", "hiersum.data.datamodule") == []
     assert violations("from hiersum.training.fit import fit\nfrom hiersum.evaluation.split import evaluate_split",
-                      "hiersum.cli.train") == []
+                      "hiersum.commands.train") == []
+    assert violations("from hiersum.commands.train import train", "hiersum.cli.train") == []
 
 
 def test_the_tests_mirror_the_stages():

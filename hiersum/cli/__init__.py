@@ -1,7 +1,2 @@
-"""The hiersum commands (thin Hydra / argparse entry points).
-
-Importing the package registers the ``ranker`` paragraph selection (``data.selection=ranker``), which the
-data stage reaches only through :data:`hiersum.data.selection.SCORERS`.
-"""
-
-import hiersum.checkpoints.ranker  # noqa: F401  (registers SCORERS["ranker"])
+"""The hiersum commands: the ``hiersum`` entry point (:mod:`hiersum.cli.main`) and one thin entry module per
+action (Hydra or argparse, help, exit statuses); each action's logic is in :mod:`hiersum.commands`."""

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import importlib.resources
 import os
+import string
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from omegaconf.errors import OmegaConfBaseException
 
 from hiersum.config import UsageError, register_configs
 from hiersum.data.sample import register_resolver
-from hiersum.data.schema import RecordError
 
 # The configs ship in the package as ``hiersum.conf`` (pyproject.toml maps it to the top-level conf/):
 # importlib.resources finds the repository's conf/ in an editable install and site-packages/hiersum/conf
@@ -38,12 +39,17 @@ register_resolver()  # ${hiersum.sample_dir:...} of conf/data/sample.yaml, resol
 EXIT_USAGE = 2
 """Exit status of a usage error: a missing or bad option, a missing or unreadable file."""
 
-__all__ = ["CONFIG_DIR", "EXIT_USAGE", "ArgumentParser", "UsageError", "run_entry_point", "task", "usage_error",
-           "usage_errors"]
+EXIT_RECORD_ERRORS = 3
+"""Exit status of ``summarize`` and ``rank`` when some input records were refused (the others are written)."""
+
+__all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "UsageError", "lazy_attributes",
+           "run_entry_point", "task", "usage_error", "usage_errors"]
 
 _FULL_ERROR = "HYDRA_FULL_ERROR"
 _saved_full_error: list[str | None] = []
 _task_started: list[bool] = []
+_invoked_as: list[str] = []
+"""The name the running entry point was invoked as (``hiersum summarize`` or ``hiersum-summarize``)."""
 
 
 def usage_error(prog: str, message: object) -> NoReturn:
@@ -56,8 +62,10 @@ def usage_error(prog: str, message: object) -> NoReturn:
 
 @contextlib.contextmanager
 def usage_errors(prog: str, *also: type[Exception]) -> Iterator[None]:
-    """Report a :class:`UsageError` or :class:`RecordError` (or one of ``also``) raised in the block
-    through :func:`usage_error`."""
+    """Report a :class:`UsageError` or :class:`~hiersum.data.schema.RecordError` (or one of ``also``) raised
+    in the block through :func:`usage_error`."""
+    from hiersum.data.schema import RecordError  # imports torch: here, not when a --help is answered
+
     try:
         yield
     except (UsageError, RecordError, *also) as error:
@@ -71,19 +79,35 @@ def task(prog: str) -> Iterator[None]:
     :func:`usage_error`."""
     _task_started.append(True)
     _restore_full_error()
-    with usage_errors(prog):
+    with usage_errors(_invoked_as[-1] if _invoked_as else prog):
         yield
 
 
-def run_entry_point(hydra_main: Callable[[], None], prog: str) -> None:
-    """Run a ``@hydra.main`` function whose task runs in :func:`task`.
+HELP_FLAGS = ("--help", "-h")
+
+
+def run_entry_point(hydra_main: Callable[[], None], prog: str, argv: list[str] | None = None, *,
+                    config_name: str | None = None) -> None:
+    """Run a ``@hydra.main`` function whose task runs in :func:`task`, as command ``prog`` (the name its
+    messages start with) on the command line ``argv`` (default: the process's). With ``config_name`` (the
+    function's primary config), ``--help`` is answered by :func:`print_help`.
 
     Until the task starts, ``HYDRA_FULL_ERROR=1`` makes Hydra raise what it refuses (an unknown or
     mistyped option, a value of the wrong type, a missing config) instead of printing it over several
     lines and exiting 1: these are usage errors, reported by :func:`usage_error`.
     """
+    args = sys.argv[1:] if argv is None else list(argv)
+    if config_name is not None and any(flag in args for flag in HELP_FLAGS):
+        try:
+            print(print_help(config_name, [arg for arg in args if arg not in HELP_FLAGS]), end="")
+        except Exception as error:  # an override Hydra refuses: reported as without --help
+            usage_error(prog, _hydra_message(error))
+        return
     _saved_full_error.append(os.environ.get(_FULL_ERROR))
     os.environ[_FULL_ERROR] = "1"
+    saved_argv = sys.argv
+    sys.argv = [prog, *args]
+    _invoked_as.append(prog)
     try:
         hydra_main()
     except Exception as error:
@@ -91,7 +115,54 @@ def run_entry_point(hydra_main: Callable[[], None], prog: str) -> None:
             raise
         usage_error(prog, _hydra_message(error))
     finally:
+        _invoked_as.pop()
+        sys.argv = saved_argv
         _restore_full_error()
+
+
+def print_help(config_name: str, overrides: list[str]) -> str:
+    """The ``--help`` page of an action: the template of its ``hydra/help`` config
+    (``conf/hydra/help/<action>.yaml``, Hydra's own help mechanism) with ``$CONFIG`` the config composed
+    with ``overrides`` (less the ``paths`` every action shares) and ``$APP_CONFIG_GROUPS`` the config groups
+    the action takes, with their options.
+
+    Hydra's own ``--help`` lists every config group of the search path twice, whether or not the template
+    shows them (2.7 s of a 3.3 s profile of ``hiersum summarize --help``); composing once takes 0.3 s.
+    """
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        cfg = compose(config_name, overrides=overrides, return_hydra_config=True)
+    GlobalHydra.instance().clear()
+    template = string.Template(str(cfg.hydra.help.template))
+    config = OmegaConf.masked_copy(cfg, [key for key in cfg if key not in ("hydra", "paths")])
+    return template.safe_substitute(CONFIG=OmegaConf.to_yaml(config), APP_CONFIG_GROUPS=_config_groups(cfg))
+
+
+def _config_groups(cfg: Any) -> str:
+    """``group: option, option`` for each config group of the composed ``cfg`` (its defaults list)."""
+    groups = [group for group in cfg.hydra.runtime.choices if not group.startswith("hydra")]
+    lines = []
+    for group in sorted(groups):
+        options = sorted(path.stem for path in Path(CONFIG_DIR, group).glob("*.yaml"))
+        lines.append(f"{group}: {', '.join(options)}")
+    return "\n".join(lines)
+
+
+def lazy_attributes(module: str, *names: str) -> Callable[[str], Any]:
+    """A module ``__getattr__`` importing ``names`` from ``module`` on first use: an entry module keeps the
+    names it used to hold importable (``from hiersum.cli.summarize import summarize``) while importing it,
+    as ``--help`` does, loads neither torch nor Lightning."""
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            return getattr(importlib.import_module(module), name)
+        raise AttributeError(f"no attribute {name!r} (the names kept from {module}: {', '.join(names)})")
+
+    return __getattr__
 
 
 def _restore_full_error() -> None:

@@ -1,47 +1,35 @@
-"""``hiersum-evaluate``: score a data split, decoding it with a checkpoint or reading given predictions.
+"""``hiersum evaluate`` (alias ``hiersum-evaluate``): score a split, decoding it with a checkpoint or reading
+given predictions.
 
-Examples::
-
-    hiersum-evaluate checkpoint=outputs/train/<run>/checkpoints/last.ckpt split=test
-    hiersum-evaluate predictions=out.jsonl data=scitldr data.path=/data/scitldr-a split=dev
-    hiersum-evaluate predictions=a.jsonl compare=b.jsonl data=multinews data.path=/data/mn split=validation
-
-Writes ``metrics.json``, ``report.md``, ``report.html``, ``scores.csv`` and ``predictions.jsonl`` in
-the run directory (:mod:`hiersum.evaluation.command`). Exit status 2 with a one-line message for a
-usage error (both or neither of ``checkpoint`` and ``predictions``, a missing file, predictions that
-do not match the split's ids).
+The entry point: Hydra composes ``conf/evaluate.yaml`` with the command line, then
+:func:`hiersum.commands.evaluate.evaluate` does the work (imported when the task starts, so that ``--help``
+answers at once). ``hiersum evaluate --help`` describes the action (``conf/hydra/help/evaluate.yaml``).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
+from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
 
 PROG = "hiersum-evaluate"
 
-
-def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, Any]:
-    """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics
-    (:func:`hiersum.evaluation.command.evaluate`; ``overrides``: the command line's, see
-    :func:`~hiersum.evaluation.command.effective_data_config`)."""
-    from hiersum.evaluation import command  # on use: an option Hydra refuses is reported without the metrics' imports
-
-    return command.evaluate(cfg, overrides)
+__getattr__ = lazy_attributes("hiersum.commands.evaluate", "evaluate")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="evaluate")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
+        from hiersum.commands.evaluate import evaluate
+
         evaluate(cfg, list(HydraConfig.get().overrides.task))
 
 
-def main() -> None:
-    run_entry_point(_run, PROG)
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
+    """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
+    run_entry_point(_run, prog, argv, config_name="evaluate")
 
 
 if __name__ == "__main__":

@@ -1,75 +1,35 @@
-"""``hiersum-evaluate-selection``: how much of the references the top-L' paragraphs of each selection
-strategy cover (Liu & Lapata 2019, Table 1).
+"""``hiersum evaluate-selection`` (alias ``hiersum-evaluate-selection``): how much of the references each
+paragraph selection keeps.
 
-Examples::
-
-    hiersum-evaluate-selection data=multinews data.path=DIR split=test ranker=RUN/checkpoints/ranker-best.pt
-    hiersum-evaluate-selection data=jsonl data.path=DIR strategies=[first,tfidf,oracle] budgets=[8,24,40]
-
-Writes ``<run>/selection.json`` and ``<run>/selection.md`` and prints the Markdown. The work is
-:mod:`hiersum.evaluation.selection`.
+The entry point: Hydra composes ``conf/evaluate_selection.yaml`` with the command line, then
+:func:`hiersum.commands.evaluate_selection.evaluate_selection_command` does the work (imported when the task
+starts, so that ``--help`` answers at once). ``hiersum evaluate-selection --help`` describes the action
+(``conf/hydra/help/evaluate_selection.yaml``).
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.ranker import load_ranker_scorer
-from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.config import BootstrapConfig, DataConfig, UsageError, typed_config
-from hiersum.data.splits import read_text_split
-from hiersum.evaluation.selection import STRATEGIES, evaluate_selection, selection_json, selection_markdown
+from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
 
 PROG = "hiersum-evaluate-selection"
 
-
-def evaluate_selection_command(cfg: DictConfig) -> dict[str, Any]:
-    """Evaluate ``cfg.strategies`` on ``cfg.split`` of ``cfg.data``; write and return the JSON report."""
-    data: DataConfig = typed_config(cfg.data)
-    bootstrap: BootstrapConfig = typed_config(cfg.bootstrap)
-    strategies, budgets = list(cfg.strategies), [int(budget) for budget in cfg.budgets]
-    unknown = [name for name in strategies if name not in STRATEGIES]
-    if unknown or not strategies:
-        raise UsageError(f"strategies: unknown {unknown} (expected some of {', '.join(STRATEGIES)})")
-    if not budgets or min(budgets) < 1:
-        raise UsageError(f"budgets must be integers >= 1, found {budgets}")
-    ranker = None
-    if "ranker" in strategies:
-        if not cfg.ranker:
-            raise UsageError("strategies holds ranker: give ranker=PATH (a checkpoint of hiersum-train-ranker)")
-        try:
-            ranker = load_ranker_scorer(cfg.ranker)
-        except (OSError, ValueError) as error:
-            raise UsageError(str(error)) from None
-    examples, _ = read_text_split(data, cfg.split)
-    examples = examples[: cfg.limit_examples] if cfg.limit_examples else examples
-    results = evaluate_selection(examples, strategies, budgets, ranker=ranker, bootstrap=bootstrap)
-    report = {"data": data.path, "split": cfg.split, "examples": len(examples), "ranker": cfg.ranker,
-              "bootstrap": {"samples": bootstrap.samples, "level": bootstrap.level},
-              "recall": selection_json(results)}
-    output = Path(cfg.paths.output_dir)
-    output.mkdir(parents=True, exist_ok=True)
-    (output / "selection.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
-    markdown = selection_markdown(results, title=f"Paragraph selection: {Path(data.path).name} {cfg.split} "
-                                                 f"({len(examples)} examples)")
-    (output / "selection.md").write_text(markdown, encoding="utf-8")
-    print(markdown)
-    return report
+__getattr__ = lazy_attributes("hiersum.commands.evaluate_selection", "evaluate_selection_command")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="evaluate_selection")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
+        from hiersum.commands.evaluate_selection import evaluate_selection_command
+
         evaluate_selection_command(cfg)
 
 
-def main() -> None:
-    run_entry_point(_run, PROG)
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
+    """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
+    run_entry_point(_run, prog, argv, config_name="evaluate_selection")
 
 
 if __name__ == "__main__":

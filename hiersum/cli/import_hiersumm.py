@@ -1,17 +1,12 @@
-"""``hiersum-import-hiersumm``: convert an official hiersumm checkpoint into a hiersum checkpoint.
+"""``hiersum import-hiersumm`` (alias ``hiersum-import-hiersumm``): convert an official hiersumm checkpoint
+into a hiersum checkpoint (:func:`hiersum.commands.import_hiersumm.import_checkpoint`).
 
 Example::
 
-    hiersum-import-hiersumm --checkpoint model_step_500000.pt --output official.ckpt \\
-        --tokenizer spm9998_3.model
-    hiersum-evaluate checkpoint=official.ckpt data=wikisum data.path=/data/ranked_wikisum \\
-        experiment=wikisum_paper
+    hiersum import-hiersumm --checkpoint model_step_500000.pt --output official.ckpt --tokenizer spm9998_3.model
 
-The output is loaded by ``hiersum-evaluate`` / ``hiersum-summarize`` like a trained checkpoint.
-``--tokenizer`` (the SentencePiece ``.model`` of the release, a ``tokenizer.json`` or an HF
-tokenizer directory) is stored inside it; without it no tokenizer is stored and the commands
-cannot turn ids into text (import again with ``--tokenizer``). Exit status 2 with a one-line message
-for a usage error (a bad argument, a missing or unreadable checkpoint or tokenizer).
+Exit status 2 with a one-line message for a usage error (a bad argument, a missing or unreadable checkpoint
+or tokenizer, an output that is one of the inputs).
 """
 
 from __future__ import annotations
@@ -19,18 +14,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import torch
-
-from hiersum.checkpoints.official import hiersum_checkpoint, hiersum_from_official, read_official_checkpoint
 from hiersum.cli.common import ArgumentParser, usage_errors
-from hiersum.data.overwrite import refuse_overwriting_inputs
-from hiersum.data.tokenizer import load_tokenizer
 
 PROG = "hiersum-import-hiersumm"
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+def parse_args(argv: list[str] | None = None, *, prog: str = PROG) -> argparse.Namespace:
+    parser = ArgumentParser(prog=prog, description="Convert an official hiersumm checkpoint into a hiersum one.")
     parser.add_argument("--checkpoint", required=True, type=Path, help="official checkpoint (.pt)")
     parser.add_argument("--output", required=True, type=Path, help="hiersum checkpoint to write (.ckpt)")
     parser.add_argument("--tokenizer", type=Path, default=None,
@@ -38,24 +28,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def import_checkpoint(checkpoint: Path, output: Path, tokenizer_path: Path | None = None) -> Path:
-    """Convert ``checkpoint`` and write ``output``; returns ``output``."""
-    refuse_overwriting_inputs({"--output": output}, {"--checkpoint": checkpoint, "--tokenizer": tokenizer_path})
-    official = read_official_checkpoint(checkpoint)
-    try:
-        model = hiersum_from_official(official)
-    except ValueError as error:
-        raise ValueError(f"{checkpoint}: {error}") from None
-    tokenizer = load_tokenizer(tokenizer_path) if tokenizer_path else None
-    converted = hiersum_checkpoint(model, official["opt"], tokenizer=tokenizer)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(converted, output)
-    return output
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
+    """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
+    args = parse_args(argv, prog=prog)
+    with usage_errors(prog, OSError, ValueError):
+        from hiersum.commands.import_hiersumm import import_checkpoint
 
-
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    with usage_errors(PROG, OSError, ValueError):
         output = import_checkpoint(args.checkpoint, args.output, args.tokenizer)
     print(f"wrote {output}")
 

@@ -1,64 +1,34 @@
-"""``hiersum-prepare``: tokenize the splits of a corpus once into the prepared-data cache.
+"""``hiersum prepare`` (alias ``hiersum-prepare``): tokenize the splits of a corpus once into the prepared-data
+cache.
 
-Examples::
-
-    hiersum-prepare data=multinews data.path=/data/multi-news
-    hiersum-prepare data=wikisum data.path=/data/ranked_wikisum tokenizer=official_spm tokenizer.path=spm.model
-    hiersum-prepare data=jsonl data.path=/data/corpus data.on_error=skip splits=[train,validation]
-
-Takes the ``data``, ``tokenizer`` and ``model`` groups of ``hiersum-train``: the same options give the
-same prepared folders, which ``hiersum-train`` and ``hiersum-evaluate`` then find instead of preparing
-them (they prepare what is missing themselves). Prints each split's folder, example count and the
-records left out. Exit status 2 with a one-line message for a usage error (a missing split, a
-malformed record with ``data.on_error=fail``). The work is :mod:`hiersum.data.prepared`.
+The entry point: Hydra composes ``conf/prepare.yaml`` with the command line, then
+:func:`hiersum.commands.prepare.prepare` does the work (imported when the task starts, so that ``--help``
+answers at once). ``hiersum prepare --help`` describes the action (``conf/hydra/help/prepare.yaml``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.config import DataConfig, ModelConfig, typed_config
-from hiersum.data.overwrite import refuse_overwriting_inputs
-from hiersum.data.prepared import prepare_tokenizer
-from hiersum.data.splits import DATA_ERRORS, CorpusSplits, existing_split_files
-from hiersum.model.encoders import run_tokenizer_config
+from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
 
 PROG = "hiersum-prepare"
 
-
-def prepare(cfg: DictConfig) -> dict[str, Any]:
-    """Prepare (or find prepared) the tokenizer and ``cfg.splits``; write ``data_errors.jsonl`` in the run
-    directory when records were left out; return ``{split: {folder, examples, errors}}``."""
-    data: DataConfig = typed_config(cfg.data)
-    model: ModelConfig = typed_config(cfg.model)
-    inputs = {"tokenizer.path": cfg.tokenizer.path, **existing_split_files(data, list(cfg.splits))}
-    refuse_overwriting_inputs({DATA_ERRORS: Path(cfg.paths.output_dir) / DATA_ERRORS}, inputs)
-    tokenizer = prepare_tokenizer(run_tokenizer_config(typed_config(cfg.tokenizer), model), data)
-    splits = CorpusSplits(data, tokenizer, model)
-    splits.prepare(list(cfg.splits))
-    errors_file = splits.write_errors(Path(cfg.paths.output_dir))
-    report = {split: {"folder": str(prepared.folder), "examples": len(prepared), "errors": prepared.n_errors}
-              for split, prepared in splits.prepared.items()}
-    for split, entry in report.items():
-        print(f"{split}: {entry['examples']} examples, {entry['errors']} records left out: {entry['folder']}")
-    if errors_file is not None:
-        print(f"records left out: {errors_file}")
-    return report
+__getattr__ = lazy_attributes("hiersum.commands.prepare", "prepare")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="prepare")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
+        from hiersum.commands.prepare import prepare
+
         prepare(cfg)
 
 
-def main() -> None:
-    run_entry_point(_run, PROG)
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
+    """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
+    run_entry_point(_run, prog, argv, config_name="prepare")
 
 
 if __name__ == "__main__":

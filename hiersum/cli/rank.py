@@ -1,13 +1,8 @@
-"""``hiersum-rank``: rank the paragraphs of raw multi-document records (Liu & Lapata's preprocessing).
+"""``hiersum rank`` (alias ``hiersum-rank``): rank the paragraphs of raw multi-document records, resumably.
 
-Examples::
-
-    hiersum-rank ranker=outputs/train_ranker/RUN/checkpoints/ranker-best.pt input=raw.jsonl output=ranked.jsonl top_k=40
-    hiersum-rank ranker=tfidf input=multi_news.jsonl output=ranked.jsonl top_k=20
-
-Inputs, outputs, resuming and malformed records: :mod:`hiersum.decoding.rank`. Exit status: 0 all
-records ranked, 3 some records refused, 2 usage error (missing ranker, unreadable input, bad option)
-with a one-line message.
+The entry point: Hydra composes ``conf/rank.yaml`` with the command line, then
+:func:`hiersum.commands.rank.rank` does the work (imported when the task starts, so that ``--help`` answers at
+once). ``hiersum rank --help`` describes the action (``conf/hydra/help/rank.yaml``).
 """
 
 from __future__ import annotations
@@ -17,23 +12,26 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.cli.summarize import EXIT_RECORD_ERRORS
-from hiersum.decoding.rank import rank
+from hiersum.cli.common import CONFIG_DIR, EXIT_RECORD_ERRORS, lazy_attributes, run_entry_point, task
 
 PROG = "hiersum-rank"
+
+__getattr__ = lazy_attributes("hiersum.commands.rank", "rank")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="rank")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
+        from hiersum.commands.rank import rank
+
         result = rank(cfg)
     if result.errors:
         sys.exit(EXIT_RECORD_ERRORS)
 
 
-def main() -> None:
-    run_entry_point(_run, PROG)
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
+    """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
+    run_entry_point(_run, prog, argv, config_name="rank")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,8 @@
-"""``hiersum-summarize``: summarize documents with a checkpoint, resumably.
+"""``hiersum summarize`` (alias ``hiersum-summarize``): summarize records with a checkpoint, resumably.
 
-Example::
-
-    hiersum-summarize checkpoint=run/checkpoints/last.ckpt input=in.jsonl output=out.jsonl
-
-Inputs, outputs, resuming and malformed records: :mod:`hiersum.decoding.summarize`. Exit status: 0
-all records summarized, 3 some records refused, 2 usage error (missing checkpoint, unreadable input,
-bad option) with a one-line message.
+The entry point: Hydra composes ``conf/summarize.yaml`` with the command line, then
+:func:`hiersum.commands.summarize.summarize` does the work (imported when the task starts, so that ``--help``
+answers at once). ``hiersum summarize --help`` describes the action (``conf/hydra/help/summarize.yaml``).
 """
 
 from __future__ import annotations
@@ -16,27 +12,26 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.decoding.summarize import SummarizeResult, summarize
-
-__all__ = ["EXIT_RECORD_ERRORS", "SummarizeResult", "main", "summarize"]
+from hiersum.cli.common import CONFIG_DIR, EXIT_RECORD_ERRORS, lazy_attributes, run_entry_point, task
 
 PROG = "hiersum-summarize"
-EXIT_RECORD_ERRORS = 3
-"""Exit status when some input records were refused (the others are summarized)."""
 
+__getattr__ = lazy_attributes("hiersum.commands.summarize", "summarize", "SummarizeResult")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="summarize")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
+        from hiersum.commands.summarize import summarize
+
         result = summarize(cfg)
     if result.errors:
         sys.exit(EXIT_RECORD_ERRORS)
 
 
-def main() -> None:
-    run_entry_point(_run, PROG)
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
+    """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
+    run_entry_point(_run, prog, argv, config_name="summarize")
 
 
 if __name__ == "__main__":

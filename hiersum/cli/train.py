@@ -1,70 +1,33 @@
-"""``hiersum-train``: fit the hierarchical summarizer, then decode and score the test split.
+"""``hiersum train`` (alias ``hiersum-train``): fit the hierarchical summarizer, then decode and score the test
+split.
 
-Examples::
-
-    hiersum-train                                   # small model on the embedded sample corpus
-    hiersum-train model=tiny debug=fast_dev_run     # smoke test
-    hiersum-train trainer=ddp trainer.devices=4 data=jsonl data.path=/data/multinews
-
-The fit is :func:`hiersum.training.fit.fit`; the evaluation of its best checkpoint
-:func:`hiersum.evaluation.split.evaluate_split`. Exit status 2 with a one-line message for a usage
-error (a bad option or value, a missing or malformed train split).
+The entry point: Hydra composes ``conf/train.yaml`` with the command line, then
+:func:`hiersum.commands.train.train` does the work (imported when the task starts, so that ``--help`` answers
+at once). ``hiersum train --help`` describes the action (``conf/hydra/help/train.yaml``).
 """
 
 from __future__ import annotations
 
-import logging
 import sys
-from typing import Any
 
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.config import DecodeConfig, TrainingDiverged, typed_config
+from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
+from hiersum.config import TrainingDiverged
 
 PROG = "hiersum-train"
 EXIT_DIVERGED = 1
 """Exit status when the divergence guard stopped training (:class:`hiersum.config.TrainingDiverged`)."""
-log = logging.getLogger(__name__)
 
-
-def train(cfg: DictConfig) -> dict[str, Any]:
-    """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics."""
-    # imported on use: an option Hydra refuses is reported before Lightning and the metrics load (~7 s)
-    from hiersum.checkpoints.io import load_summarizer
-    from hiersum.data.overwrite import refuse_overwriting_inputs
-    from hiersum.data.splits import existing_split_files
-    from hiersum.evaluation.report import report_outputs, write_report
-    from hiersum.evaluation.split import evaluate_split
-    from hiersum.training.fit import fit
-
-    decode: DecodeConfig = typed_config(cfg.decode)  # a bad value fails before the fit
-    inputs = {"tokenizer.path": cfg.tokenizer.path,
-              **existing_split_files(typed_config(cfg.data), ["train", "validation", str(cfg.eval_split or "test")])}
-    refuse_overwriting_inputs(report_outputs(cfg.paths.output_dir), inputs)
-    fitted = fit(cfg)
-    run_dir = fitted.run_dir
-    metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": fitted.best_checkpoint,
-                               "validation_loss": fitted.validation_loss}
-    if cfg.eval_split and fitted.is_global_zero:
-        model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model
-        examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)
-        evaluation = evaluate_split(
-            model, examples, encoded, fitted.tokenizer, decode, split=cfg.eval_split,
-            batch_tokens=fitted.datamodule.config.batch_tokens, device=fitted.device,
-        )
-        metrics.update(evaluation.metrics)
-        write_report(run_dir, metrics, evaluation.predictions, rows=evaluation.rows)
-        log.info("metrics and report written to %s", run_dir)
-    if fitted.is_global_zero:
-        print(f"run directory: {run_dir}")
-    return metrics
+__getattr__ = lazy_attributes("hiersum.commands.train", "train")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="train")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
+        from hiersum.commands.train import train
+
         try:
             train(cfg)
         except TrainingDiverged as error:  # one line per run, from rank 0
@@ -73,8 +36,9 @@ def _run(cfg: DictConfig) -> None:
             sys.exit(EXIT_DIVERGED)
 
 
-def main() -> None:
-    run_entry_point(_run, PROG)
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
+    """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
+    run_entry_point(_run, prog, argv, config_name="train")
 
 
 if __name__ == "__main__":

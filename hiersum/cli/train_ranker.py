@@ -1,43 +1,34 @@
-"""``hiersum-train-ranker``: train the paragraph ranker of Liu & Lapata (2019).
+"""``hiersum train-ranker`` (alias ``hiersum-train-ranker``): train the paragraph ranker of Liu & Lapata (2019).
 
-Examples::
-
-    hiersum-train-ranker data=multinews data.path=/data/multi-news
-    hiersum-train-ranker data=jsonl data.path=/data/corpus ranker_model.hidden_size=256 trainer.max_epochs=4
-
-Writes ``<run>/checkpoints/ranker-best.pt`` (the epoch whose top-``top_k`` paragraphs reach the highest
-summed ROUGE-2 recall on the validation split), which ``data.selection=ranker data.ranker=PATH`` and
-``hiersum-rank ranker=PATH`` read. The work is :func:`hiersum.training.ranker.fit_ranker`.
+The entry point: Hydra composes ``conf/ranker.yaml`` with the command line, then
+:func:`hiersum.commands.train_ranker.train_ranker` does the work (imported when the task starts, so that
+``--help`` answers at once). ``hiersum train-ranker --help`` describes the action
+(``conf/hydra/help/ranker.yaml``).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
-from hiersum.training.ranker import fit_ranker
+from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
 
 PROG = "hiersum-train-ranker"
 
-
-def train_ranker(cfg: DictConfig) -> dict[str, Any]:
-    """Fit the ranker; print and return where its checkpoint is and the recall it reached."""
-    result = fit_ranker(cfg)
-    print(f"ranker: {result['checkpoint']} (val_top_k_recall {result['val_top_k_recall']:.4f}, top_k {cfg.top_k})")
-    return result
+__getattr__ = lazy_attributes("hiersum.commands.train_ranker", "train_ranker")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="ranker")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
+        from hiersum.commands.train_ranker import train_ranker
+
         train_ranker(cfg)
 
 
-def main() -> None:
-    run_entry_point(_run, PROG)
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
+    """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
+    run_entry_point(_run, prog, argv, config_name="ranker")
 
 
 if __name__ == "__main__":

@@ -28,13 +28,12 @@ else; the text is invented, not taken from any dataset. Each example is a short
 
 Generation is deterministic: one ``random.Random(seed)`` stream per split, pools built
 from a fixed seed, no iteration over sets, JSON written with a fixed key order and
-``"\\n"`` line ends, so ``hiersum-make-sample --output data/sample`` rebuilds the
+``"\\n"`` line ends, so ``hiersum make-sample --output data/sample`` rebuilds the
 committed files byte for byte.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -462,32 +461,3 @@ def write_sample_corpus(
         _write_atomic(path, to_jsonl(generate_split(split, n_examples, SPLIT_SEEDS[split])))
         paths[split] = path
     return paths
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Console script ``hiersum-make-sample``: (re)build the synthetic sample corpus."""
-    parser = argparse.ArgumentParser(
-        prog="hiersum-make-sample",
-        description="Write the synthetic sample corpus (native JSONL) deterministically.",
-    )
-    parser.add_argument("--output", default="data/sample", help="output directory")
-    for split, n_examples in DEFAULT_SIZES.items():
-        parser.add_argument(
-            f"--{split}",
-            type=int,
-            default=n_examples,
-            metavar="N",
-            help=f"number of {split} examples (default {n_examples})",
-        )
-    args = parser.parse_args(argv)
-    sizes = {split: getattr(args, split) for split in DEFAULT_SIZES}
-    for split, n_examples in sizes.items():
-        if n_examples < 0:
-            parser.error(f"--{split} must be >= 0, got {n_examples}")
-    for split, path in write_sample_corpus(args.output, sizes=sizes).items():
-        print(f"{split}: {sizes[split]} examples -> {path} ({path.stat().st_size} bytes)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

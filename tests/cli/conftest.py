@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import torch
 
-from hiersum.cli.train import train
+from hiersum.commands.train import train
 from tests.conftest import compose_config, train_overrides
 
 

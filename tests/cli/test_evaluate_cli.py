@@ -16,7 +16,8 @@ from rouge_score import rouge_scorer
 import hiersum.cli.evaluate as cli
 from hiersum.checkpoints.io import load_summarizer
 from hiersum.cli import average_checkpoints
-from hiersum.cli.evaluate import PROG, evaluate
+from hiersum.cli.evaluate import PROG
+from hiersum.commands.evaluate import evaluate
 from hiersum.config import UsageError
 from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
 from tests.cli.cli_testkit import assert_usage_error, run_cli, run_main

@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from hiersum.cli import average_checkpoints, import_hiersumm
-from hiersum.cli.evaluate import evaluate
-from hiersum.cli.prepare import prepare
-from hiersum.cli.summarize import PROG, summarize
-from hiersum.cli.train import train
+from hiersum.cli.summarize import PROG
+from hiersum.commands.evaluate import evaluate
+from hiersum.commands.prepare import prepare
+from hiersum.commands.rank import rank
+from hiersum.commands.summarize import summarize
+from hiersum.commands.train import train
 from hiersum.config import UsageError
-from hiersum.decoding.rank import rank
 from tests.cli.cli_testkit import assert_usage_error, run_cli
 from tests.conftest import compose_config
 

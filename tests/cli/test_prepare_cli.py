@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hiersum.cli.evaluate import evaluate
-from hiersum.cli.prepare import prepare
-from hiersum.cli.train import train
+from hiersum.commands.evaluate import evaluate
+from hiersum.commands.prepare import prepare
+from hiersum.commands.train import train
 from hiersum.data import prepared as prepared_module
 from hiersum.data.schema import RecordError
 from tests.cli.cli_testkit import assert_usage_error, run_cli, train_args

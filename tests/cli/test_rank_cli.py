@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from hiersum.checkpoints.ranker import save_ranker
+from hiersum.commands.rank import rank
 from hiersum.config import RankerModelConfig, UsageError
 from hiersum.data.corpora import read_split
 from hiersum.data.tokenizer import train_tokenizer
-from hiersum.decoding.rank import rank
 from hiersum.model.ranker import ParagraphRanker
 from tests.cli.cli_testkit import assert_usage_error, cli_env
 from tests.conftest import PROJECT_ROOT, compose_config

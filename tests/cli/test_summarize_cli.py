@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import hiersum.cli.summarize as cli
-from hiersum.cli.summarize import PROG, summarize
+from hiersum.cli.summarize import PROG
+from hiersum.commands.summarize import summarize
 from hiersum.config import UsageError
 from tests.cli.cli_testkit import BIN, assert_usage_error, cli_env, run_cli, run_main
 from tests.conftest import PROJECT_ROOT, SAMPLE_DIR
@@ -246,9 +247,9 @@ def test_summarize_imports_neither_lightning_nor_torchmetrics_and_evaluation_no_
         "import sys\n"
         "names = ('pytorch_lightning', 'lightning_fabric', 'torchmetrics')\n"
         "heavy = lambda: sorted(m for m in names if m in sys.modules)\n"
-        "import hiersum.cli.summarize\n"
+        "import hiersum.commands.summarize\n"
         "print(heavy())\n"
-        "import hiersum.cli.evaluate, hiersum.evaluation.command\n"
+        "import hiersum.commands.evaluate\n"
         "print(heavy())\n"
     )
     result = subprocess.run([str(BIN / "python"), "-c", probe], capture_output=True, text=True, check=True,

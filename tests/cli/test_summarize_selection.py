@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from hiersum.checkpoints.ranker import load_ranker_scorer, save_ranker
-from hiersum.cli.summarize import summarize
+from hiersum.commands.summarize import summarize
 from hiersum.config import RankerModelConfig
 from hiersum.data.schema import Example
 from hiersum.data.selection import ranked_order

@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from hiersum.cli.train import train
+from hiersum.commands.train import train
 from tests.cli.probes import probe_overrides, read_probes
 
 pytestmark = pytest.mark.slow

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from hiersum.checkpoints import load_summarizer
-from hiersum.cli.evaluate import evaluate
-from hiersum.cli.summarize import summarize
-from hiersum.cli.train import train
+from hiersum.commands.evaluate import evaluate
+from hiersum.commands.summarize import summarize
+from hiersum.commands.train import train
 from hiersum.data.tokenizer import load_tokenizer
 from tests.conftest import SAMPLE_DIR
 from tests.model.test_pretrained_encoder import TEXTS, grid, network, target

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from hiersum.checkpoints.ranker import load_ranker_scorer, save_ranker
-from hiersum.cli.train import train
+from hiersum.commands.train import train
 from hiersum.config import RankerModelConfig
 from hiersum.data.corpora import read_split
 from hiersum.data.prepared import PreparedSplit

@@ -101,7 +101,7 @@ def test_unknown_format_is_refused_in_one_line_listing_the_registered_ones(tiny_
         validate_format(DataConfig(path="x", format="csv"))
     with pytest.raises(ValueError, match=message):
         SummarizationDataModule(DataConfig(path="x", format="csv"), train_tokenizer(["a b"] * 4, vocab_size=40))
-    from hiersum.cli.train import train
+    from hiersum.commands.train import train
 
     cfg = tiny_cfg("data.format=csv", "data.path=/nowhere")
     with pytest.raises(ValueError, match=message):
@@ -145,7 +145,7 @@ def test_a_registered_format_reads_splits_and_summarize_inputs(tsv_format, tmp_p
 
 
 def test_a_registered_format_trains_with_one_yaml(tsv_format, tsv_corpus, tiny_cfg, tmp_path):
-    from hiersum.cli.train import train
+    from hiersum.commands.train import train
 
     cfg = tiny_cfg("data=tsv", f"hydra.searchpath=[file://{tsv_format}]", "debug=fast_dev_run",
                    f"data.path={tsv_corpus}", "callbacks=none", "data.limit_eval_examples=2")

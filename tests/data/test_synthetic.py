@@ -19,7 +19,6 @@ from hiersum.data.synthetic import (
     SyntheticExample,
     generate_examples,
     generate_split,
-    main,
     to_jsonl,
     write_sample_corpus,
 )
@@ -184,9 +183,9 @@ def test_different_seeds_give_different_examples() -> None:
 
 
 def test_cli_writes_requested_sizes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert (
-        main(["--output", str(tmp_path), "--train", "4", "--validation", "2", "--test", "0"]) == 0
-    )
+    from hiersum.cli.make_sample import main  # ``hiersum make-sample``
+
+    main(["--output", str(tmp_path), "--train", "4", "--validation", "2", "--test", "0"])
     assert "train: 4 examples" in capsys.readouterr().out
     train = (tmp_path / "train.jsonl").read_bytes()
     assert train == to_jsonl(generate_split("train", 4, SPLIT_SEEDS["train"]))

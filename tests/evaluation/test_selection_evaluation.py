@@ -7,7 +7,7 @@ import json
 import pytest
 from rouge_score import rouge_scorer
 
-from hiersum.cli.evaluate_selection import evaluate_selection_command
+from hiersum.commands.evaluate_selection import evaluate_selection_command
 from hiersum.config import BootstrapConfig, UsageError
 from hiersum.data.schema import Example
 from hiersum.evaluation.selection import coverage_recall, evaluate_selection, strategy_orders

@@ -94,7 +94,7 @@ def test_an_encoder_without_inter_paragraph_layers_refuses_their_options(bag_enc
 
 
 def test_a_registered_encoder_trains_with_one_yaml(bag_encoder, tiny_cfg):
-    from hiersum.cli.train import train
+    from hiersum.commands.train import train
 
     cfg = tiny_cfg("model=bag", f"hydra.searchpath=[file://{bag_encoder}]", "debug=fast_dev_run", "callbacks=none",
                    "data.limit_eval_examples=2")

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker, load_ranker_scorer, save_ranker
-from hiersum.cli.train_ranker import train_ranker
+from hiersum.commands.train_ranker import train_ranker
 from hiersum.config import RankerModelConfig
 from hiersum.data.ranking import RankerExample, collate_ranker
 from hiersum.data.selection import SelectionConfig, paragraph_scorer

@@ -1,4 +1,4 @@
-"""Ranking the paragraphs of raw multi-document records, resumably: what ``hiersum-rank`` runs (:func:`rank`).
+"""``hiersum rank``: rank the paragraphs of raw multi-document records, resumably (:func:`rank`).
 
 The preprocessing of Liu & Lapata (2019), whose official code was never released: raw multi-document
 input -> the top-L paragraphs of each record, in rank order, as the summarizer's input.
@@ -11,8 +11,8 @@ Output: one native-JSONL record per valid input record, in input order: ``id``, 
 none), ``summary`` (when the input has references: a string, or a list when several), ``documents`` =
 ``[[top-L paragraphs in rank order]]`` (one document, pre-split), and ``ranking`` = ``[{document,
 paragraph, score}, ...]`` giving each kept paragraph's place in the input (0-based) and its score.
-Resume, malformed records and the errors file behave as in :mod:`hiersum.decoding.summarize`, whose
-machinery this reuses.
+Resume, malformed records and the errors file behave as in :mod:`hiersum.commands.summarize`; the
+machinery both use is :mod:`hiersum.commands.common`.
 """
 
 from __future__ import annotations
@@ -24,21 +24,16 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker
-from hiersum.config import UsageError
+from hiersum.commands.common import checked_device, pending_records, refuse_record_output_over_inputs
+from hiersum.config import RankConfig, UsageError, command_config
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
 from hiersum.decoding.inference import progress_bar
-from hiersum.decoding.summarize import (
-    checked_device,
-    pending_records,
-    refuse_record_output_over_inputs,
-    required_option,
-)
 
 TFIDF = "tfidf"
 """``ranker=tfidf``: rank by tf-idf similarity, no checkpoint."""
-USAGE = "usage: hiersum-rank ranker=CKPT|tfidf input=IN output=OUT top_k=L"
+USAGE = "hiersum rank ranker=CKPT|tfidf input=IN output=OUT top_k=L"
 
 
 @dataclass(frozen=True)
@@ -64,10 +59,6 @@ def ranked_record(example: Example, scores: list[float], top_k: int) -> dict[str
     return record
 
 
-def _option(cfg: DictConfig, name: str) -> Any:
-    return required_option(cfg, name, USAGE)
-
-
 def load_scorer(ranker: str, *, device: str, batch_examples: int) -> ParagraphScorer:
     """``tfidf`` or a ranker checkpoint as a scorer; a missing or wrong file is a :class:`UsageError`."""
     if ranker == TFIDF:
@@ -80,22 +71,21 @@ def load_scorer(ranker: str, *, device: str, batch_examples: int) -> ParagraphSc
     return RankerScorer(loaded.network, loaded.tokenizer, batch_examples=batch_examples, device=device)
 
 
-def rank(cfg: DictConfig) -> RankResult:
-    """Rank ``cfg.input`` into ``cfg.output`` (see the module docstring)."""
-    ranker, source, target = (str(_option(cfg, name)) for name in ("ranker", "input", "output"))
-    refuse_record_output_over_inputs(target, {"input": source, "ranker": None if ranker == TFIDF else ranker})
-    top_k = int(_option(cfg, "top_k"))
-    if top_k < 1 or cfg.batch_examples < 1:
-        raise UsageError(f"top_k and batch_examples must be >= 1; found {top_k}, {cfg.batch_examples}")
-    scorer = load_scorer(ranker, device=str(cfg.device), batch_examples=int(cfg.batch_examples))
-    records = pending_records(source, target, input_format=str(cfg.input_format), resume=cfg.resume)
+def rank(cfg: RankConfig | DictConfig) -> RankResult:
+    """Rank ``cfg.input`` into ``cfg.output`` (see the module docstring); ``cfg``: the typed config, or the
+    composed Hydra config it is converted from."""
+    cfg = command_config(cfg, RankConfig, usage=USAGE)
+    ranker_file = None if cfg.ranker == TFIDF else cfg.ranker
+    refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "ranker": ranker_file})
+    scorer = load_scorer(cfg.ranker, device=cfg.device, batch_examples=cfg.batch_examples)
+    records = pending_records(cfg.input, cfg.output, input_format=cfg.input_format, resume=cfg.resume)
     pending, errors, output = records.pending, records.errors, records.output
     with JsonlAppender(output, truncate=not cfg.resume) as writer, progress_bar("ranking") as bar:
         task = bar.add_task("rank", total=len(pending))
         for start in range(0, len(pending), cfg.batch_examples):
             chunk = pending[start : start + cfg.batch_examples]
             for example, scores in zip(chunk, scorer.score(chunk), strict=True):
-                writer.write(ranked_record(example, scores, top_k))
+                writer.write(ranked_record(example, scores, cfg.top_k))
             writer.sync()
             bar.advance(task, len(chunk))
     result = RankResult(written=len(pending), already_done=records.already_done, errors=len(errors))

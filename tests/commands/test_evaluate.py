@@ -1,5 +1,5 @@
+from hiersum.commands.evaluate import effective_data_config
 from hiersum.config import DataConfig
-from hiersum.evaluation.command import effective_data_config
 
 
 def test_evaluation_keeps_the_checkpoints_selection_unless_overridden():

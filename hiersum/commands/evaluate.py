@@ -1,5 +1,5 @@
-"""Scoring a data split, decoding it with a checkpoint or reading given predictions: what
-``hiersum-evaluate`` runs (:func:`evaluate`).
+"""``hiersum evaluate``: score a data split, decoding it with a checkpoint or reading given predictions
+(:func:`evaluate`).
 
 Writes ``metrics.json``, ``report.md``, ``report.html``, ``scores.csv`` and ``predictions.jsonl`` in
 the run directory (see :mod:`hiersum.evaluation.report` and :mod:`hiersum.evaluation.scoring`). A
@@ -20,6 +20,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from hiersum.commands.common import load_checkpoint
 from hiersum.config import DataConfig, DecodeConfig, UsageError, typed_config
 from hiersum.data.batching import collate
 from hiersum.data.overwrite import refuse_overwriting_inputs
@@ -28,7 +29,6 @@ from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
 from hiersum.data.splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.decoding.summarize import load_checkpoint
 from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
 from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores

@@ -1,0 +1,47 @@
+"""``hiersum prepare``: tokenize the splits of a corpus once into the prepared-data cache.
+
+Examples::
+
+    hiersum prepare data=multinews data.path=/data/multi-news
+    hiersum prepare data=wikisum data.path=/data/ranked_wikisum tokenizer=official_spm tokenizer.path=spm.model
+    hiersum prepare data=jsonl data.path=/data/corpus data.on_error=skip splits=[train,validation]
+
+Takes the ``data``, ``tokenizer`` and ``model`` groups of ``hiersum-train``: the same options give the
+same prepared folders, which ``hiersum-train`` and ``hiersum-evaluate`` then find instead of preparing
+them (they prepare what is missing themselves). Prints each split's folder, example count and the
+records left out. Exit status 2 with a one-line message for a usage error (a missing split, a
+malformed record with ``data.on_error=fail``). The work is :mod:`hiersum.data.prepared`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from hiersum.config import DataConfig, ModelConfig, typed_config
+from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.data.prepared import prepare_tokenizer
+from hiersum.data.splits import DATA_ERRORS, CorpusSplits, existing_split_files
+from hiersum.model.encoders import run_tokenizer_config
+
+
+def prepare(cfg: DictConfig) -> dict[str, Any]:
+    """Prepare (or find prepared) the tokenizer and ``cfg.splits``; write ``data_errors.jsonl`` in the run
+    directory when records were left out; return ``{split: {folder, examples, errors}}``."""
+    data: DataConfig = typed_config(cfg.data)
+    model: ModelConfig = typed_config(cfg.model)
+    inputs = {"tokenizer.path": cfg.tokenizer.path, **existing_split_files(data, list(cfg.splits))}
+    refuse_overwriting_inputs({DATA_ERRORS: Path(cfg.paths.output_dir) / DATA_ERRORS}, inputs)
+    tokenizer = prepare_tokenizer(run_tokenizer_config(typed_config(cfg.tokenizer), model), data)
+    splits = CorpusSplits(data, tokenizer, model)
+    splits.prepare(list(cfg.splits))
+    errors_file = splits.write_errors(Path(cfg.paths.output_dir))
+    report = {split: {"folder": str(prepared.folder), "examples": len(prepared), "errors": prepared.n_errors}
+              for split, prepared in splits.prepared.items()}
+    for split, entry in report.items():
+        print(f"{split}: {entry['examples']} examples, {entry['errors']} records left out: {entry['folder']}")
+    if errors_file is not None:
+        print(f"records left out: {errors_file}")
+    return report

@@ -1,0 +1,139 @@
+"""``hiersum summarize``: summarize records with a checkpoint, resumably (:func:`summarize`).
+
+The story of :func:`summarize`: typed config -> the output checked against the inputs -> load the model
+(:mod:`hiersum.checkpoints`) -> read the records still to write (:mod:`hiersum.data.formats`) -> select
+and encode their paragraphs (:mod:`hiersum.data.selection`) -> decode them in token-budget batches
+(:mod:`hiersum.decoding.inference`) -> write each summary, in input order, as soon as every earlier one
+is done.
+
+Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, or ``-`` (stdin);
+see :mod:`hiersum.data.formats` and ``input_format``.
+
+Output: one JSON object a line per valid input record, in input order: ``id``, ``summary``,
+``score`` (length-penalised log-prob), ``n_paragraphs_kept``, ``n_paragraphs_dropped`` and, when
+``decode.n_best`` > 1, ``n_best`` (a list of ``{"summary", "score"}``, best first). ``output=-``
+writes to stdout.
+
+Resume: with ``resume=true`` (default) the ids already in the output file are skipped and the
+others appended, so rerunning a killed command completes the file with every id exactly once
+(each line is written with a single write, a partial last line is cut on start). An output (or its
+errors file) that is the input or the checkpoint is refused before anything is written
+(:mod:`hiersum.data.overwrite`).
+
+Malformed records (bad JSON, missing or wrong-typed field, empty document, invalid UTF-8) and
+repeated ids (every occurrence after the first; see :mod:`hiersum.data.formats`) are reported on stderr and in
+``<output stem>.errors.jsonl`` (``file``, ``line``, ``id``, ``field``, ``reason``) and counted in
+:attr:`SummarizeResult.errors`; the others are summarized. A problem with the command itself (missing
+checkpoint, unreadable input, bad option) raises :class:`hiersum.config.UsageError`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from typing import Any
+
+from omegaconf import DictConfig
+
+from hiersum.checkpoints.io import Summarizer
+from hiersum.commands.common import checked_device, load_checkpoint, pending_records, refuse_record_output_over_inputs
+from hiersum.config import DataConfig, SummarizeConfig, UsageError, command_config
+from hiersum.data.jsonl_output import JsonlAppender
+from hiersum.data.schema import EncodedExample
+from hiersum.data.selection import SELECTION_FIELDS, SelectionConfig, encode_examples, selection_config
+from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.decoding.inference import Summary, progress_bar, summarize_encoded
+from hiersum.model.encoders import encoder_spec
+
+USAGE = "hiersum summarize checkpoint=CKPT input=IN output=OUT"
+
+
+@dataclass(frozen=True)
+class SummarizeResult:
+    written: int
+    """Summaries written by this run."""
+    already_done: int
+    """Valid input records whose summary was already in the output (resume)."""
+    errors: int
+    """Records refused (malformed or repeated id)."""
+
+
+def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
+    """Summarize ``cfg.input`` into ``cfg.output`` (see the module docstring); ``cfg``: the typed config,
+    or the composed Hydra config it is converted from."""
+    cfg = command_config(cfg, SummarizeConfig, usage=USAGE)
+    refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "checkpoint": cfg.checkpoint})
+    checked_device(cfg.device, cfg.precision)
+    summarizer = load_checkpoint(cfg.checkpoint)
+    tokenizer = _tokenizer(summarizer, cfg)
+    selection = _selection(cfg, summarizer)
+    records = pending_records(cfg.input, cfg.output, input_format=cfg.input_format, resume=cfg.resume)
+    written = 0
+    with JsonlAppender(records.output, truncate=not cfg.resume) as writer, progress_bar("summarizing") as bar:
+        task = bar.add_task("summarize", total=len(records.pending))
+        for start in range(0, len(records.pending), cfg.sort_window):
+            encoded = encode_examples(records.pending[start : start + cfg.sort_window], tokenizer, selection)
+            written += _summarize_window(summarizer, encoded, tokenizer, cfg, writer, lambda n: bar.advance(task, n))
+    result = SummarizeResult(written=written, already_done=records.already_done, errors=len(records.errors))
+    print(f"wrote {result.written} summaries to {records.output or 'stdout'} "
+          f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
+    return result
+
+
+def _tokenizer(summarizer: Summarizer, cfg: SummarizeConfig) -> SubwordTokenizer:
+    if cfg.attention and not encoder_spec(summarizer.model_config.encoder).inter_paragraph:
+        raise UsageError(f"attention=true needs a model with inter-paragraph attention; this checkpoint's "
+                         f"encoder is {summarizer.model_config.encoder}")
+    try:
+        return summarizer.tokenizer()
+    except ValueError as error:
+        raise UsageError(f"{cfg.checkpoint}: {error}") from None
+
+
+def _selection(cfg: SummarizeConfig, summarizer: Summarizer) -> SelectionConfig:
+    """The checkpoint's paragraph selection (as for evaluation), with ``max_paragraphs`` etc.
+    overridden when given."""
+    data = summarizer.data_config or DataConfig(path="")
+    given = {name: getattr(cfg, name) for name in SELECTION_FIELDS if getattr(cfg, name) is not None}
+    if "max_paragraphs" in given:
+        given["eval_max_paragraphs"] = None  # the command line wins over the checkpoint's evaluation setting
+    try:
+        return selection_config(replace(data, **given), graph=summarizer.model_config.graph, evaluation=True)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _summarize_window(summarizer: Summarizer, encoded: list[EncodedExample], tokenizer: SubwordTokenizer,
+                      cfg: SummarizeConfig, writer: JsonlAppender, advance: Any) -> int:
+    """Decode one window of records in token-budget batches and write their summaries in input order as soon
+    as every earlier one is done (synced after each batch); returns how many were written."""
+    results: list[dict[str, Any] | None] = [None] * len(encoded)
+    next_index = 0  # first result of this window not yet written
+    for indices, summaries in summarize_encoded(
+        summarizer.model, encoded, tokenizer, cfg.decode, batch_tokens=cfg.batch_tokens, device=cfg.device,
+        precision=cfg.precision, attention_top_k=cfg.attention_top_k if cfg.attention else 0,
+    ):
+        for index, summary in zip(indices, summaries, strict=True):
+            results[index] = output_record(summary, encoded[index], n_best=cfg.decode.n_best > 1)
+        while next_index < len(results) and results[next_index] is not None:
+            writer.write(results[next_index])
+            next_index += 1
+        writer.sync()
+        advance(len(indices))
+    return next_index
+
+
+def output_record(summary: Summary, source: EncodedExample, *, n_best: bool) -> dict[str, Any]:
+    """The output line of one summary (see the module docstring)."""
+    record: dict[str, Any] = {
+        "id": summary.id, "summary": summary.summary, "score": summary.score,
+        "n_paragraphs_kept": len(source.paragraphs), "n_paragraphs_dropped": source.n_dropped_paragraphs,
+    }
+    if n_best:
+        record["n_best"] = [{"summary": text, "score": score} for text, score in summary.n_best]
+    if summary.top_paragraphs is not None:
+        record["top_paragraphs"] = [
+            {"document": document, "paragraph": paragraph, "weight": weight}
+            for document, paragraph, weight in summary.top_paragraphs
+        ]
+    return record

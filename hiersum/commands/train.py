@@ -1,0 +1,54 @@
+"""``hiersum train``: fit the hierarchical summarizer, then decode and score the test split.
+
+Examples::
+
+    hiersum train                                   # small model on the embedded sample corpus
+    hiersum train model=tiny debug=fast_dev_run     # smoke test
+    hiersum train trainer=ddp trainer.devices=4 data=jsonl data.path=/data/multinews
+
+The fit is :func:`hiersum.training.fit.fit`; the evaluation of its best checkpoint
+:func:`hiersum.evaluation.split.evaluate_split`. Exit status 2 with a one-line message for a usage
+error (a bad option or value, a missing or malformed train split).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from omegaconf import DictConfig
+
+from hiersum.checkpoints.io import load_summarizer
+from hiersum.config import DecodeConfig, typed_config
+from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.data.splits import existing_split_files
+from hiersum.evaluation.report import report_outputs, write_report
+from hiersum.evaluation.split import evaluate_split
+from hiersum.training.fit import fit
+
+log = logging.getLogger(__name__)
+
+
+def train(cfg: DictConfig) -> dict[str, Any]:
+    """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics."""
+    decode: DecodeConfig = typed_config(cfg.decode)  # a bad value fails before the fit
+    inputs = {"tokenizer.path": cfg.tokenizer.path,
+              **existing_split_files(typed_config(cfg.data), ["train", "validation", str(cfg.eval_split or "test")])}
+    refuse_overwriting_inputs(report_outputs(cfg.paths.output_dir), inputs)
+    fitted = fit(cfg)
+    run_dir = fitted.run_dir
+    metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": fitted.best_checkpoint,
+                               "validation_loss": fitted.validation_loss}
+    if cfg.eval_split and fitted.is_global_zero:
+        model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model
+        examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)
+        evaluation = evaluate_split(
+            model, examples, encoded, fitted.tokenizer, decode, split=cfg.eval_split,
+            batch_tokens=fitted.datamodule.config.batch_tokens, device=fitted.device,
+        )
+        metrics.update(evaluation.metrics)
+        write_report(run_dir, metrics, evaluation.predictions, rows=evaluation.rows)
+        log.info("metrics and report written to %s", run_dir)
+    if fitted.is_global_zero:
+        print(f"run directory: {run_dir}")
+    return metrics

@@ -1,0 +1,104 @@
+"""``hiersum <action>``: the index of actions, each action's help (at once: no torch imported), unknown
+actions, and the ``hiersum-<action>`` aliases (the same entry points, the same output)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+
+import pytest
+
+from hiersum.cli.main import ACTIONS, main
+from tests.cli.cli_testkit import BIN, assert_usage_error, cli_env, run_cli
+
+HYDRA_ACTIONS = ["train", "evaluate", "summarize", "prepare", "rank", "train-ranker", "evaluate-selection"]
+
+
+def test_help_lists_every_action_with_its_summary(capsys):
+    main(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: hiersum <action>")
+    for name, action in ACTIONS.items():
+        assert f"  {name}" in out and action.summary in out
+
+
+@pytest.mark.parametrize("argv", [[], ["sumarize"]])
+def test_no_or_an_unknown_action_is_a_usage_error(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "hiersum: error:" in err
+    assert "expected one of train, evaluate, summarize" in err
+
+
+def test_every_action_has_an_alias_script_on_the_same_entry_point():
+    scripts = {entry.name: entry.value for entry in importlib.metadata.entry_points(group="console_scripts")
+               if entry.name.startswith("hiersum")}  # as installed from pyproject.toml
+    assert scripts["hiersum"] == "hiersum.cli.main:main"
+    assert {f"hiersum-{name}": f"{action.module}:main" for name, action in ACTIONS.items()} == {
+        name: target for name, target in scripts.items() if name != "hiersum"}
+
+
+def test_help_imports_neither_torch_nor_lightning():
+    """``hiersum --help`` and ``hiersum <action> --help`` answer before the heavy libraries load."""
+    probe = (
+        "import sys, importlib, contextlib, io\n"
+        "from hiersum.cli.main import ACTIONS, main\n"
+        "for name, action in ACTIONS.items():\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "        main([name, '--help'])  # argparse's help exits 0\n"
+        "print(sorted(m for m in ('torch', 'pytorch_lightning', 'transformers') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=cli_env(), timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("action", HYDRA_ACTIONS)
+def test_each_hydra_action_has_its_own_help_page(action, capsys):
+    main([action, "--help"])
+    page = capsys.readouterr().out
+    assert page.startswith(f"usage: hiersum {action}") and "Example\n  hiersum " + action in page
+    assert "== Config: every key can be set as key=value ==" in page and "task_name:" in page
+    assert "$CONFIG" not in page and "$APP_CONFIG_GROUPS" not in page and "powered by Hydra" not in page
+
+
+def test_summarize_help_fits_a_screen_and_lists_only_what_summarize_takes(capsys):
+    main(["summarize", "--help"])
+    page = capsys.readouterr().out
+    assert len(page.splitlines()) <= 55
+    assert "checkpoint=" in page and "input=" in page and "output=" in page and "decode:" in page
+    assert "trainer" not in page and "optim" not in page and "model:" not in page
+
+
+def test_help_shows_the_config_the_overrides_compose(capsys):
+    main(["train", "model=paper", "--help"])
+    page = capsys.readouterr().out
+    assert "encoder_layers: 8" in page and "model: flat_paper, flat_small" in page
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "model=no_such_model", "--help"])
+    assert exit_info.value.code == 2 and "no_such_model" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_alias_and_the_action_write_the_same_output(tiny_corpus, tmp_path):
+    source = tiny_corpus / "test.jsonl"
+    outputs = {}
+    for name, command in [("alias", ["hiersum-rank"]), ("action", ["hiersum", "rank"])]:
+        output = tmp_path / f"{name}.jsonl"
+        run_cli(command[0], [*command[1:], "ranker=tfidf", f"input={source}", f"output={output}", "top_k=3",
+                             f"hydra.run.dir={tmp_path / name}"])
+        outputs[name] = [json.loads(line) for line in output.read_text().splitlines()]
+    assert outputs["alias"] == outputs["action"] and len(outputs["action"]) == 8
+    result = run_cli("hiersum", ["rank", "ranker=tfidf", f"input={source}", "output=x.jsonl", "top_k=0",
+                                 f"hydra.run.dir={tmp_path / 'bad'}"], check=False)
+    assert_usage_error(result.returncode, result.stderr, "hiersum rank: error:", "top_k must be >= 1")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alias", ["hiersum-summarize", "hiersum-average-checkpoints"])
+def test_an_alias_prints_the_action_help(alias):
+    result = subprocess.run([str(BIN / alias), "--help"], capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert result.returncode == 0 and alias.removeprefix("hiersum-") in result.stdout.splitlines()[0]
