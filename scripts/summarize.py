@@ -1,4 +1,5 @@
-"""Batch summarization: the same program as ``hiersum-summarize``.
+"""``python scripts/summarize.py ...``: a one-line wrapper of ``hiersum summarize`` (same options, same output),
+kept for the scripts that call it by this path.
 
     python scripts/summarize.py checkpoint=PATH input=IN.jsonl output=OUT.jsonl
 """

@@ -106,7 +106,7 @@ def run_entry_point(hydra_main: Callable[[], None], prog: str, argv: list[str] |
     _saved_full_error.append(os.environ.get(_FULL_ERROR))
     os.environ[_FULL_ERROR] = "1"
     saved_argv = sys.argv
-    sys.argv = [prog, *args]
+    sys.argv = [sys.argv[0], *args]  # argv[0] kept: Lightning's DDP ranks re-run it with sys.argv[1:]
     _invoked_as.append(prog)
     try:
         hydra_main()

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 import sys
 from dataclasses import dataclass
 from typing import NoReturn
 
 PROG = "hiersum"
 EXIT_USAGE = 2
+ACTION_VARIABLE = "HIERSUM_ACTION"
+"""Set to the running action: a process that the action starts again with its options but without the
+action's name (Lightning's DDP ranks run ``sys.argv`` again, which the action sees without it) runs it."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args:
         print(index(), file=sys.stderr, end="")
         _usage_error(f"no action given; expected one of {', '.join(ACTIONS)}")
+    if args[0] not in ACTIONS and not args[0].startswith("-") and os.environ.get(ACTION_VARIABLE) in ACTIONS:
+        args = [os.environ[ACTION_VARIABLE], *args]  # a DDP rank of a running action
     name, rest = args[0], args[1:]
     if name in ("-h", "--help", "help"):
         print(index(), end="")
@@ -81,7 +87,15 @@ def main(argv: list[str] | None = None) -> None:
     if name not in ACTIONS:
         _usage_error(f"unknown action {name!r}; expected one of {', '.join(ACTIONS)} (see '{PROG} --help')")
     module = importlib.import_module(ACTIONS[name].module)
-    module.main(rest, prog=f"{PROG} {name}")
+    saved = os.environ.get(ACTION_VARIABLE)
+    os.environ[ACTION_VARIABLE] = name  # for the processes the action starts, and for them only
+    try:
+        module.main(rest, prog=f"{PROG} {name}")
+    finally:
+        if saved is None:
+            os.environ.pop(ACTION_VARIABLE, None)
+        else:
+            os.environ[ACTION_VARIABLE] = saved
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ def _selection(cfg: SummarizeConfig, summarizer: Summarizer) -> SelectionConfig:
     """The checkpoint's paragraph selection (as for evaluation), with ``max_paragraphs`` etc.
     overridden when given."""
     data = summarizer.data_config or DataConfig(path="")
-    given = {name: getattr(cfg, name) for name in SELECTION_FIELDS if getattr(cfg, name) is not None}
+    given = {name: getattr(cfg, name) for name in SELECTION_FIELDS if getattr(cfg, name, None) is not None}
     if "max_paragraphs" in given:
         given["eval_max_paragraphs"] = None  # the command line wins over the checkpoint's evaluation setting
     try:

@@ -14,6 +14,7 @@ Dimensions
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -23,28 +24,35 @@ from hiersum.decoding.search import STOPPING_RULES, GenerationOutput, beam_searc
 from hiersum.model.decoder import DecoderState, DecoderStep
 from hiersum.model.summarizer import HierSum
 
+OFFICIAL_SEARCH: dict[str, Any] = {"beam_size": 5, "alpha": 0.0, "min_length": 0, "max_length": 100,
+                                   "stopping": "official"}
+"""The search settings of the official hiersumm code (:meth:`GenerationOptions.official`)."""
+
 
 @dataclass(frozen=True)
 class GenerationOptions:
-    """Search settings of :func:`generate` (defaults: the official hiersumm search, beam 5)."""
+    """Search settings of :func:`generate`. Their defaults are those of :class:`hiersum.config.DecodeConfig`
+    (``conf/decode/default.yaml``: beam 4, alpha 0.6, 5 to 80 tokens, stopping ``full``), so the Python API
+    and ``hiersum summarize`` decode alike; the official hiersumm search is ``beam_size=5, alpha=0.0,
+    min_length=0, max_length=100, stopping="official"``."""
 
-    beam_size: int = 5
+    beam_size: int = DecodeConfig.beam_size
     """K; 1 is greedy decoding through the beam search."""
-    alpha: float = 0.0
+    alpha: float = DecodeConfig.alpha
     """GNMT length penalty exponent: score / ((5 + len) / 6) ** alpha."""
-    min_length: int = 0
+    min_length: int = DecodeConfig.min_length
     """EOS is forbidden before this many tokens."""
-    max_length: int = 100
+    max_length: int = DecodeConfig.max_length
     """At most this many tokens (EOS included)."""
-    stopping: str = "official"
+    stopping: str = str(DecodeConfig.stopping)
     """``official`` or ``full``: see :mod:`hiersum.decoding.search`."""
-    no_repeat_ngram_size: int = 0
+    no_repeat_ngram_size: int = DecodeConfig.no_repeat_ngram_size
     """n-gram blocking (3 = trigram blocking; 0 = off)."""
-    n_best: int = 1
+    n_best: int = DecodeConfig.n_best
     """Hypotheses per example in ``GenerationOutput.n_best`` (<= ``beam_size``; 1 with greedy)."""
-    greedy: bool = False
+    greedy: bool = DecodeConfig.greedy
     """Run :func:`~hiersum.decoding.search.greedy_search` instead (``beam_size`` ignored)."""
-    max_steps: int | None = None
+    max_steps: int | None = DecodeConfig.max_steps
     """Hard cap on decoding steps, over ``max_length`` and ``min_length`` (None: no cap)."""
 
     def __post_init__(self) -> None:
@@ -56,6 +64,12 @@ class GenerationOptions:
             raise ValueError(f"max_steps must be >= 1, found {self.max_steps}")
         if self.greedy and self.n_best != 1:
             raise ValueError(f"greedy search returns one hypothesis; found n_best={self.n_best}")
+
+    @classmethod
+    def official(cls, **changes: Any) -> GenerationOptions:
+        """The official hiersumm search (:data:`OFFICIAL_SEARCH`: beam 5, no length penalty, 0 to 100 tokens,
+        an example ends when its best beam ends), with ``changes``."""
+        return cls(**{**OFFICIAL_SEARCH, **changes})
 
     @classmethod
     def from_config(cls, decode: DecodeConfig) -> GenerationOptions:

@@ -64,7 +64,7 @@ def assert_same_model(imported: HierSum, original: HierSum, name: str) -> None:
     with torch.no_grad():
         assert_close(imported.encode(src, mask).token_states, original.encode(src, mask).token_states, rtol=0, atol=0)
         assert_close(imported.log_probs(src, mask, tgt), original.log_probs(src, mask, tgt), rtol=0, atol=0)
-    options = GenerationOptions(beam_size=3, alpha=0.4, min_length=2, max_length=8, stopping="official")
+    options = GenerationOptions.official(beam_size=3, alpha=0.4, min_length=2, max_length=8, stopping="official")
     assert generate(imported, src, mask, options).sequences == generate(original, src, mask, options).sequences
 
 

@@ -102,3 +102,14 @@ def test_the_alias_and_the_action_write_the_same_output(tiny_corpus, tmp_path):
 def test_an_alias_prints_the_action_help(alias):
     result = subprocess.run([str(BIN / alias), "--help"], capture_output=True, text=True, env=cli_env(), timeout=60)
     assert result.returncode == 0 and alias.removeprefix("hiersum-") in result.stdout.splitlines()[0]
+
+
+def test_a_process_an_action_starts_again_without_its_name_runs_it(monkeypatch, capsys):
+    """Lightning's DDP ranks run ``hiersum`` again with the action's options only: the action is inherited."""
+    monkeypatch.setenv("HIERSUM_ACTION", "train")
+    main(["model=tiny", "--help"])
+    assert capsys.readouterr().out.startswith("usage: hiersum train")
+    monkeypatch.delenv("HIERSUM_ACTION")
+    with pytest.raises(SystemExit):
+        main(["model=tiny"])
+    assert "unknown action 'model=tiny'" in capsys.readouterr().err

@@ -59,9 +59,11 @@ def test_train_saves_the_best_checkpoints_by_validation_rouge_and_the_last(train
     assert sum(1 for row in rows if row.get("train/loss")) >= 2  # log_every_n_steps=1
 
 
-def test_ddp_two_cpu_processes_train_a_few_steps_then_rank_zero_evaluates(tiny_corpus, tmp_path):
+@pytest.mark.parametrize("command", [["hiersum-train"], ["hiersum", "train"]], ids=["alias", "action"])
+def test_ddp_two_cpu_processes_train_a_few_steps_then_rank_zero_evaluates(command, tiny_corpus, tmp_path):
+    """The ranks Lightning starts run the command again: as ``hiersum-train`` and as ``hiersum train``."""
     run_dir, probes = tmp_path / "ddp", tmp_path / "probes"
-    result = run_cli("hiersum-train", train_args(
+    result = run_cli(command[0], command[1:] + train_args(
         tiny_corpus, run_dir, "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2",
         "+trainer.max_steps=3", "trainer.max_epochs=1", "+trainer.limit_val_batches=2", "data.limit_eval_examples=4",
         "trainer.log_every_n_steps=1", "callbacks=none", *probe_overrides(probes),

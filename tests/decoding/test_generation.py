@@ -14,6 +14,9 @@ from hiersum.decoding.search import greedy_search, length_penalty
 from tests.decoding.test_search import repeated_ngrams
 from tests.model_testkit import BOS, EOS, make_batch, make_model
 
+official = GenerationOptions.official
+"""The official hiersumm search with changes: what these tests were written against."""
+
 
 def eos_biased_model(bias: float):
     model = make_model()
@@ -33,7 +36,7 @@ def greedy(model, src, mask, **kwargs):
 @pytest.mark.parametrize("stopping", ["official", "full"])
 def test_generate_output_structure(model, batch, stopping):
     src, mask, _ = batch
-    out = generate(model, src, mask, GenerationOptions(beam_size=3, max_length=6, stopping=stopping))
+    out = generate(model, src, mask, official(beam_size=3, max_length=6, stopping=stopping))
     assert len(out.sequences) == len(out.scores) == src.size(0)
     for sequence, score in zip(out.sequences, out.scores, strict=True):
         assert 1 <= len(sequence) <= 6
@@ -50,7 +53,7 @@ def test_beam_size_one_equals_greedy(batch, bias, alpha):
     src, mask, _ = batch
     expected = greedy(model, src, mask, alpha=alpha, max_length=10)
     for stopping in ("official", "full"):
-        out = generate(model, src, mask, GenerationOptions(beam_size=1, alpha=alpha, max_length=10, stopping=stopping))
+        out = generate(model, src, mask, official(beam_size=1, alpha=alpha, max_length=10, stopping=stopping))
         assert out.sequences == expected.sequences
         assert out.scores == pytest.approx(expected.scores, abs=1e-4)
 
@@ -70,7 +73,7 @@ def test_greedy_score_is_length_penalised_log_prob(model, batch):
 def test_min_length_forbids_early_eos(batch, beam_size, stopping):
     model = eos_biased_model(30.0)  # EOS is by far the most likely token everywhere
     src, mask, _ = batch
-    options = GenerationOptions(beam_size=beam_size, max_length=8, stopping=stopping)
+    options = official(beam_size=beam_size, max_length=8, stopping=stopping)
     eager = generate(model, src, mask, options)
     assert eager.sequences == [[EOS]] * src.size(0)
     out = generate(model, src, mask, replace(options, min_length=4))
@@ -83,7 +86,7 @@ def test_max_length_ends_every_hypothesis(batch):
     model = eos_biased_model(-30.0)  # EOS never wins
     src, mask, _ = batch
     for beam_size in (1, 4):
-        out = generate(model, src, mask, GenerationOptions(beam_size=beam_size, max_length=5))
+        out = generate(model, src, mask, official(beam_size=beam_size, max_length=5))
         assert all(len(s) == 5 and EOS not in s for s in out.sequences)
 
 
@@ -92,29 +95,29 @@ def test_full_search_never_scores_worse_than_greedy_on_average(batch):
     model = eos_biased_model(2.0)
     src, mask, _ = batch
     greedy_scores = greedy(model, src, mask, max_length=8).scores
-    beam = generate(model, src, mask, GenerationOptions(beam_size=4, max_length=8, stopping="full")).scores
+    beam = generate(model, src, mask, official(beam_size=4, max_length=8, stopping="full")).scores
     assert sum(beam) >= sum(greedy_scores) - 1e-4
 
 
 def test_unknown_stopping_rule_is_rejected(model, batch):
     src, mask, _ = batch
     with pytest.raises(ValueError, match="stopping"):
-        generate(model, src, mask, GenerationOptions(stopping="eager"))
+        generate(model, src, mask, official(stopping="eager"))
 
 
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_ngram_blocking_on_the_model_holds_for_every_returned_hypothesis(beam_size):
     model = eos_biased_model(-30.0)  # long outputs, so repeats would be likely
     src, mask, _ = make_batch()
-    out = generate(model, src, mask, GenerationOptions(
+    out = generate(model, src, mask, official(
         beam_size=beam_size, max_length=30, no_repeat_ngram_size=2, n_best=beam_size, stopping="full"
     ))
-    free = generate(model, src, mask, GenerationOptions(beam_size=beam_size, max_length=30, stopping="full"))
+    free = generate(model, src, mask, official(beam_size=beam_size, max_length=30, stopping="full"))
     assert any(repeated_ngrams(s, 2) for s in free.sequences)  # without blocking the model repeats
     for hypotheses in out.n_best:
         for hypothesis in hypotheses:
             assert repeated_ngrams(hypothesis.tokens, 2) == []
-    greedy_out = generate(model, src, mask, GenerationOptions(greedy=True, max_length=30, no_repeat_ngram_size=2))
+    greedy_out = generate(model, src, mask, official(greedy=True, max_length=30, no_repeat_ngram_size=2))
     assert all(repeated_ngrams(s, 2) == [] for s in greedy_out.sequences)
 
 
@@ -130,8 +133,8 @@ def test_ngram_blocking_on_the_model_holds_for_every_returned_hypothesis(beam_si
 def test_cached_decoding_equals_recomputing_the_prefix(batch, settings):
     model = eos_biased_model(1.5)
     src, mask, _ = batch
-    cached = generate(model, src, mask, GenerationOptions(max_length=9, **settings))
-    recomputed = generate(model, src, mask, GenerationOptions(max_length=9, **settings), use_cache=False)
+    cached = generate(model, src, mask, official(max_length=9, **settings))
+    recomputed = generate(model, src, mask, official(max_length=9, **settings), use_cache=False)
     assert cached.sequences == recomputed.sequences
     assert cached.scores == pytest.approx(recomputed.scores, abs=1e-4)
     assert [[h.tokens for h in hs] for hs in cached.n_best] == [[h.tokens for h in hs] for hs in recomputed.n_best]
@@ -142,8 +145,8 @@ def test_greedy_flag_equals_beam_size_one(batch, bias):
     model = eos_biased_model(bias)
     src, mask, _ = batch
     common = dict(alpha=0.5, max_length=10, no_repeat_ngram_size=3)
-    beam = generate(model, src, mask, GenerationOptions(beam_size=1, stopping="full", **common))
-    greedy_out = generate(model, src, mask, GenerationOptions(greedy=True, **common))
+    beam = generate(model, src, mask, official(beam_size=1, stopping="full", **common))
+    greedy_out = generate(model, src, mask, official(greedy=True, **common))
     assert greedy_out.sequences == beam.sequences
     assert greedy_out.scores == pytest.approx(beam.scores, abs=1e-4)
 
@@ -152,9 +155,9 @@ def test_greedy_flag_equals_beam_size_one(batch, bias):
 def test_n_best_is_distinct_sorted_by_score_and_led_by_the_best(batch, stopping):
     model = eos_biased_model(2.0)
     src, mask, _ = batch
-    options = GenerationOptions(beam_size=4, n_best=3, alpha=0.6, max_length=8, stopping=stopping)
+    options = official(beam_size=4, n_best=3, alpha=0.6, max_length=8, stopping=stopping)
     out = generate(model, src, mask, options)
-    single = generate(model, src, mask, GenerationOptions(beam_size=4, alpha=0.6, max_length=8, stopping=stopping))
+    single = generate(model, src, mask, official(beam_size=4, alpha=0.6, max_length=8, stopping=stopping))
     assert out.sequences == single.sequences
     for b, hypotheses in enumerate(out.n_best):
         assert 1 <= len(hypotheses) <= 3
@@ -165,16 +168,16 @@ def test_n_best_is_distinct_sorted_by_score_and_led_by_the_best(batch, stopping)
     if stopping == "full":
         assert all(len(hypotheses) == 3 for hypotheses in out.n_best)
     with pytest.raises(ValueError, match="n_best"):
-        generate(model, src, mask, GenerationOptions(beam_size=2, n_best=3))
+        generate(model, src, mask, official(beam_size=2, n_best=3))
 
 
 def test_max_steps_caps_decoding_over_max_and_min_length(batch):
     model = eos_biased_model(-30.0)
     src, mask, _ = batch
-    out = generate(model, src, mask, GenerationOptions(beam_size=3, min_length=20, max_length=40, max_steps=6))
+    out = generate(model, src, mask, official(beam_size=3, min_length=20, max_length=40, max_steps=6))
     assert all(len(s) == 6 for s in out.sequences)
     with pytest.raises(ValueError, match="max_steps"):
-        generate(model, src, mask, GenerationOptions(max_steps=0))
+        generate(model, src, mask, official(max_steps=0))
 
 
 def test_grouped_state_steps_equal_per_row_memory(model, batch):
@@ -195,3 +198,15 @@ def test_grouped_state_steps_equal_per_row_memory(model, batch):
     a2 = model.step(next_tokens[rows], a.state.reorder_beams(origin).select_examples(torch.tensor([0, 2])))
     b2 = model.step(next_tokens[rows], b.state.reorder(origin).reorder(rows))
     assert_close(a2.log_probs, b2.log_probs, atol=1e-5, rtol=0)
+
+
+def test_the_python_api_and_the_command_line_decode_with_the_same_defaults():
+    """One source of defaults: :class:`GenerationOptions` () equals the options the shipped decode config
+    (``conf/decode/default.yaml``, :class:`DecodeConfig`) gives."""
+    from hiersum.config import DecodeConfig, typed_config
+    from tests.conftest import compose_config
+
+    shipped = typed_config(compose_config("summarize", ["checkpoint=c", "input=i", "output=o"], "unused").decode)
+    assert GenerationOptions() == GenerationOptions.from_config(shipped)
+    assert GenerationOptions() == GenerationOptions.from_config(DecodeConfig())
+    assert (GenerationOptions().beam_size, GenerationOptions().alpha, GenerationOptions().stopping) == (4, 0.6, "full")

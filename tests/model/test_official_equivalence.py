@@ -83,7 +83,7 @@ def test_beam_search_matches_official(name, setting, expected):
     beam, alpha, min_length, max_length = setting.split("_")
     model = fixtures.load_model(name)
     src, mask, _ = fixtures.load_inputs(name)
-    out = generate(model, src, mask, GenerationOptions(
+    out = generate(model, src, mask, GenerationOptions.official(
         beam_size=int(beam.removeprefix("beam")), alpha=float(alpha.removeprefix("alpha")),
         min_length=int(min_length.removeprefix("min")), max_length=int(max_length.removeprefix("max")),
         stopping="official",

@@ -29,6 +29,6 @@ def test_tiny_model_overfits_and_greedy_decodes_a_target():
         losses.append(loss.item())
     assert losses[-1] < 0.1 * losses[0], (losses[0], losses[-1])
     model.eval()
-    out = generate(model, src, mask, GenerationOptions(beam_size=1, max_length=10))
+    out = generate(model, src, mask, GenerationOptions.official(beam_size=1, max_length=10))
     assert out.sequences[0] == target[0].tolist()
     assert out.sequences[2] == target[2, :4].tolist()
