@@ -11,8 +11,8 @@ import argparse
 import json
 import sys
 
+from hiersum.data.formats.scitldr import iter_scitldr
 from hiersum.data.schema import RecordError
-from hiersum.data.scitldr import iter_scitldr
 
 
 def main(argv: list[str] | None = None) -> int:

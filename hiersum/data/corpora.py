@@ -1,9 +1,9 @@
-"""Readers of a data split by ``data.format``, through the format registry (:mod:`hiersum.data.registry`).
+"""Readers of a data split by ``data.format``, through the format registry (:mod:`hiersum.data.formats.registry`).
 
-``jsonl`` is :func:`hiersum.data.readers.iter_jsonl`; ``multinews`` is the Multi-News line parser of
-:mod:`hiersum.data.multinews` (shared with ``hiersum-summarize``); ``scitldr`` is
-:func:`hiersum.data.scitldr.iter_scitldr`. (``wikisum`` shards hold ids, not text, and are read by
-:mod:`hiersum.data.wikisum`.) A split file is ``<data.path>/<split file>`` of the format:
+``jsonl`` is :func:`hiersum.data.formats.native.iter_jsonl`; ``multinews`` is the Multi-News line parser of
+:mod:`hiersum.data.formats.multinews` (shared with ``hiersum-summarize``); ``scitldr`` is
+:func:`hiersum.data.formats.scitldr.iter_scitldr`. (``wikisum`` shards hold ids, not text, and are read by
+:mod:`hiersum.data.formats.wikisum`.) A split file is ``<data.path>/<split file>`` of the format:
 ``<split>.jsonl``, except SciTLDR's validation split ``dev.jsonl``.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from hiersum.data.registry import text_format
+from hiersum.data.formats.registry import text_format
 from hiersum.data.schema import Example, RecordError
 
 

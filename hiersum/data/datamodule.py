@@ -1,4 +1,4 @@
-"""LightningDataModule over a corpus folder in any registered ``data.format`` (:mod:`hiersum.data.registry`)."""
+"""LightningDataModule over a corpus folder in any registered ``data.format`` (:mod:`hiersum.data.formats.registry`)."""
 
 from __future__ import annotations
 

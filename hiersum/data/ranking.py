@@ -23,8 +23,8 @@ import torch
 from rouge_score.tokenizers import DefaultTokenizer
 
 from hiersum.config import DataConfig
+from hiersum.data.formats.registry import format_spec
 from hiersum.data.prepared import _digest, _locked, _publishing, file_fingerprints, prepared_root
-from hiersum.data.registry import format_spec
 from hiersum.data.schema import Example
 from hiersum.data.selection import TfidfScorer, words
 from hiersum.data.splits import read_text_split

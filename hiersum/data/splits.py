@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from hiersum.config import DataConfig, ModelConfig, OnError, UsageError
+from hiersum.data.formats.registry import format_spec
 from hiersum.data.jsonl_output import write_jsonl_atomically
 from hiersum.data.prepared import PreparedSplit, prepare_split
-from hiersum.data.registry import format_spec
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.tokenizer import SubwordTokenizer
 

@@ -34,7 +34,7 @@ from torch import nn
 
 from hiersum.config import ModelConfig, TokenizerConfig
 from hiersum.data.batching import FlatLayout, SourceLayout, flat_layout
-from hiersum.data.registry import validate_format
+from hiersum.data.formats.registry import validate_format
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
 from hiersum.model.pretrained import PretrainedEncoder, resolve_pretrained_config

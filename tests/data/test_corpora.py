@@ -6,9 +6,9 @@ import pytest
 
 from hiersum.config import DataConfig
 from hiersum.data.corpora import read_split
-from hiersum.data.registry import validate_format
+from hiersum.data.formats.registry import validate_format
+from hiersum.data.formats.scitldr import parse_scitldr_record
 from hiersum.data.schema import RecordError
-from hiersum.data.scitldr import parse_scitldr_record
 from tests.conftest import SHARED_DIR
 
 SCITLDR = SHARED_DIR / "data" / "scitldr-a"

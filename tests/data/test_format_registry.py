@@ -14,7 +14,7 @@ from hiersum.config import DataConfig
 from hiersum.data.corpora import read_corpus_split
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.formats import InputError, input_formats, read_records
-from hiersum.data.registry import (
+from hiersum.data.formats.registry import (
     FORMATS,
     FormatSpec,
     format_spec,

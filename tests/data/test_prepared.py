@@ -225,7 +225,7 @@ def test_a_prepared_split_pickles_without_its_memory_maps(tiny_corpus, tokenizer
 
 
 def test_every_reference_trains_on_each_reference_as_its_own_target(tmp_path):
-    from hiersum.data.scitldr import iter_scitldr
+    from hiersum.data.formats.scitldr import iter_scitldr
 
     corpus = tmp_path / "scitldr"
     corpus.mkdir()
