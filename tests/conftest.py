@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hiersum.cli.common import CONFIG_DIR
 from hiersum.config import ModelConfig, register_configs, typed_config
-from hiersum.data.prepared import PREPARED_DIR_VARIABLE
+from hiersum.data.cache import PREPARED_DIR_VARIABLE
 from hiersum.model import HierSum
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]

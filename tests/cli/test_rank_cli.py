@@ -13,7 +13,7 @@ import torch
 
 from hiersum.checkpoints.ranker import save_ranker
 from hiersum.config import RankerModelConfig, UsageError
-from hiersum.data.corpora import read_split
+from hiersum.data.corpus_splits import read_split
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.decoding.rank import rank
 from hiersum.model.ranker import ParagraphRanker

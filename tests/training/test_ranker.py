@@ -49,7 +49,7 @@ def test_the_ranker_overfits_a_few_examples():
 
 
 def test_a_ranker_checkpoint_is_self_contained_and_scores_like_the_network(tmp_path, tiny_corpus):
-    from hiersum.data.corpora import read_split
+    from hiersum.data.corpus_splits import read_split
     from hiersum.data.tokenizer import train_tokenizer
 
     examples = read_split(tiny_corpus / "validation.jsonl")[:3]

@@ -1,4 +1,4 @@
-"""Prepared corpora (hiersum.data.prepared): the same examples and batches as encoding in memory, a cache
+"""Prepared corpora (hiersum.data.cache): the same examples and batches as encoding in memory, a cache
 keyed by the inputs, the selection and the tokenizer, atomic preparation, malformed records."""
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ import pytest
 import torch
 
 from hiersum.config import DataConfig, TokenizerConfig, UsageError
-from hiersum.data import prepared as prepared_module
+from hiersum.data import cache as prepared_module
 from hiersum.data.batching import TokenBudgetBatchSampler, example_lengths, make_token_budget_batches
-from hiersum.data.corpora import read_split
-from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split
+from hiersum.data.cache import PreparedSplit, corpus_tokenizer, prepare_split
+from hiersum.data.corpus_splits import CorpusSplits, read_split
 from hiersum.data.schema import RecordError
 from hiersum.data.selection import encode_examples, selection_config
-from hiersum.data.splits import CorpusSplits
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
 
 

@@ -1,0 +1,513 @@
+"""The on-disk cache of hiersum's data: prepared corpora, the tokenizer trained on a corpus, the ranker's
+labels; each in a folder of ``data.cache_dir`` whose name hashes what its content depends on.
+
+Prepared corpora: each split read, checked, tokenized and cut once, then kept on disk in
+memory-mappable arrays that training and evaluation read lazily, one example at a time.
+
+A prepared split is a folder ``<data.cache_dir>/<corpus>-<split>-<key>`` whose ``key`` fingerprints what
+its content depends on (:func:`split_manifest`): the input files (path, size and modification time), the
+data format, the paragraph selection of the split (``data.max_paragraphs`` or ``data.eval_max_paragraphs``,
+``max_paragraph_tokens``, ``max_target_tokens``, ``selection``, ``title_paragraph``, the model's paragraph
+``graph``; with ``selection=ranker`` the ranker checkpoint's path, size and modification time) and the
+tokenizer (a hash of its JSON). Change any of them and the name changes, so a stale folder is never read;
+the same settings find the folder again and nothing is re-read. The folder holds::
+
+    manifest.json      what the key was made of, the example and shard counts (written last)
+    lengths.bin        int32 [N, 3]: paragraph count, longest paragraph, target length (the length index)
+    errors.jsonl       the malformed records left out (data.on_error=skip), one RecordError.as_record a line
+    shard-00000/       the examples [k * SHARD_EXAMPLES, (k + 1) * SHARD_EXAMPLES):
+      paragraph_tokens.bin    int32: the ids of every kept paragraph, one after the other
+      paragraph_offsets.bin   int64 [paragraphs + 1]: where each paragraph starts in paragraph_tokens
+      example_paragraphs.bin  int64 [examples + 1]: each example's first paragraph
+      target_tokens.bin       int32, target_offsets.bin int64 [examples + 1]: the targets, likewise
+      records.jsonl           the rest of each example, one JSON object a line: id, references, provenance,
+                              dropped paragraph count, graph; and for validation / test its text
+                              (title, documents: the lead / oracle / LexRank baselines and the reports)
+      record_offsets.bin      int64 [examples + 1]: the byte offset of each line of records.jsonl
+
+A split is written into a temporary folder, streamed (a chunk of :data:`ENCODE_CHUNK` examples, or one
+WikiSum shard, in memory at a time), and renamed into place once complete, under a file lock: a killed
+preparation leaves no folder that looks complete, and the processes of a DDP run (or two runs) that
+want the same split wait for the first one instead of preparing it again. The tokenizer trained on a
+corpus (:func:`corpus_tokenizer`) and the ranker's labels (:func:`hiersum.data.ranker_data.split_labels`)
+are cached likewise, one file in a folder (:func:`cached_text`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any, BinaryIO, overload
+
+import numpy as np
+from torch.utils.data import Dataset
+
+from hiersum.config import DataConfig, OnError, TokenizerConfig, UsageError
+from hiersum.data.batching import LENGTH_FIELDS
+from hiersum.data.formats.registry import format_spec
+from hiersum.data.sample import cache_root
+from hiersum.data.schema import EncodedExample, Example, RecordError
+from hiersum.data.selection import SelectionConfig, encode_examples, selection_config
+from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
+
+PREPARED_VERSION = 1
+"""Version of the on-disk layout (part of every key: a new layout never reads an old folder)."""
+SHARD_EXAMPLES = 8192
+"""Examples per shard folder."""
+ENCODE_CHUNK = 256
+"""Examples tokenized per call of the tokenizer while preparing."""
+MANIFEST = "manifest.json"
+TOKEN_DTYPE = np.int32
+OFFSET_DTYPE = np.int64
+
+
+PREPARED_DIR_VARIABLE = "HIERSUM_PREPARED_DIR"
+"""Environment variable naming the folder of the prepared corpora when ``data.cache_dir`` is not given
+(a scratch disk of a cluster; the test suite's temporary folder)."""
+
+
+def prepared_root(config: DataConfig) -> Path:
+    """``data.cache_dir``, else ``$HIERSUM_PREPARED_DIR``, else ``$XDG_CACHE_HOME/hiersum/prepared``."""
+    folder = config.cache_dir or os.environ.get(PREPARED_DIR_VARIABLE)
+    return Path(folder) if folder else cache_root() / "prepared"
+
+
+def file_fingerprints(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """Path, size and modification time (ns) of each file: a file rewritten or touched changes them."""
+    fingerprints = []
+    for path in paths:
+        stat = path.stat()
+        fingerprints.append({"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+    return fingerprints
+
+
+def tokenizer_digest(tokenizer: SubwordTokenizer) -> str:
+    """A hash of the tokenizer's JSON and special tokens (equal for a tokenizer saved and loaded again)."""
+    text = "\0".join([tokenizer.to_str(), *tokenizer.tokens])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def key_digest(value: Any) -> str:
+    """16 hex digits of the SHA-256 of ``value`` as sorted JSON: the part of a cache folder's name its key makes."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
+
+def split_manifest(
+    config: DataConfig, split: str, tokenizer: SubwordTokenizer, *, graph: str = "none"
+) -> dict[str, Any]:
+    """What the prepared ``split`` depends on (its folder's name is a hash of it); a missing input file
+    raises FileNotFoundError."""
+    selection = selection_config(config, graph=str(graph), evaluation=split != "train")
+    return {
+        "version": PREPARED_VERSION,
+        "format": config.format,
+        "split": split,
+        "inputs": file_fingerprints(format_spec(config.format).input_files(config.path, split)),
+        "selection": {name: str(value) if isinstance(value, str) else value  # an Enum as its value
+                      for name, value in asdict(selection).items()},
+        "tokenizer": tokenizer_digest(tokenizer),
+        "with_text": split != "train",
+        # a ranker's checkpoint, only when one orders the paragraphs (the keys of other splits unchanged)
+        **({"ranker": file_fingerprints([Path(selection.ranker)])} if selection.ranker else {}),
+        **({"every_reference": True} if config.every_reference and split == "train" else {}),
+    }
+
+
+def split_folder(config: DataConfig, manifest: dict[str, Any]) -> Path:
+    """``<cache>/<corpus folder name>-<split>-<hash of the manifest>``."""
+    corpus = Path(config.path).resolve().name or "corpus"
+    return prepared_root(config) / f"{corpus}-{manifest['split']}-{key_digest(manifest)}"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (created) for the block: the other processes wait."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _publishing(folder: Path) -> Iterator[Path]:
+    """A fresh temporary folder beside ``folder``, renamed to ``folder`` when the block ends without an
+    error, removed otherwise. Call under the lock of ``folder`` (its leftovers are removed first)."""
+    for stale in folder.parent.glob(f"{folder.name}.tmp-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    temporary = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
+    temporary.mkdir(parents=True)
+    try:
+        yield temporary
+        os.replace(temporary, folder)
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def cached_text(folder: Path, name: str, key: dict[str, Any], make: Callable[[], str]) -> Path:
+    """``<folder>/<name>``, written once with the text ``make()`` returns (``key.json`` beside it: what the
+    folder's name hashes) by the first process to ask, the others waiting for it; found there afterwards."""
+    path = folder / name
+    if not path.is_file():
+        with _locked(folder.with_name(folder.name + ".lock")):
+            if not path.is_file():
+                text = make()
+                with _publishing(folder) as temporary:
+                    (temporary / "key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
+                    (temporary / name).write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+class _ShardWriter:
+    """Appends examples to the files of one shard folder."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir()
+        self.folder = folder
+        names = ("paragraph_tokens", "paragraph_offsets", "example_paragraphs", "target_tokens", "target_offsets",
+                 "record_offsets")
+        self.files: dict[str, BinaryIO] = {name: open(folder / f"{name}.bin", "wb") for name in names}
+        self.records = open(folder / "records.jsonl", "wb")
+        self.n_examples = self.n_paragraphs = self.n_tokens = self.n_target_tokens = self.n_bytes = 0
+        for name in ("paragraph_offsets", "example_paragraphs", "target_offsets", "record_offsets"):
+            self._write(name, [0], OFFSET_DTYPE)
+
+    def _write(self, name: str, values: Sequence[int] | np.ndarray, dtype: type) -> None:
+        np.asarray(values, dtype=dtype).tofile(self.files[name])
+
+    def add(self, example: Example, encoded: EncodedExample, *, with_text: bool) -> None:
+        lengths = [len(p) for p in encoded.paragraphs]
+        self._write("paragraph_tokens", [i for p in encoded.paragraphs for i in p], TOKEN_DTYPE)
+        self._write("paragraph_offsets", self.n_tokens + np.cumsum(lengths, dtype=OFFSET_DTYPE), OFFSET_DTYPE)
+        self.n_tokens += sum(lengths)
+        self.n_paragraphs += len(lengths)
+        self._write("example_paragraphs", [self.n_paragraphs], OFFSET_DTYPE)
+        self._write("target_tokens", encoded.target, TOKEN_DTYPE)
+        self.n_target_tokens += len(encoded.target)
+        self._write("target_offsets", [self.n_target_tokens], OFFSET_DTYPE)
+        record: dict[str, Any] = {"id": encoded.id, "references": encoded.references, "provenance": encoded.provenance,
+                                  "n_dropped_paragraphs": encoded.n_dropped_paragraphs}
+        if encoded.graph is not None:
+            record["graph"] = encoded.graph
+        if with_text:
+            record.update(title=example.title, documents=example.documents)
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        self.records.write(line)
+        self.n_bytes += len(line)
+        self._write("record_offsets", [self.n_bytes], OFFSET_DTYPE)
+        self.n_examples += 1
+
+    def close(self) -> None:
+        for handle in [*self.files.values(), self.records]:
+            handle.close()
+
+
+class _SplitWriter:
+    """Writes a split's shards and its length index into ``folder``."""
+
+    def __init__(self, folder: Path, *, with_text: bool, shard_examples: int) -> None:
+        self.folder = folder
+        self.with_text = with_text
+        self.shard_examples = shard_examples
+        self.lengths = open(folder / "lengths.bin", "wb")
+        self.shard_sizes: list[int] = []
+        self.shard: _ShardWriter | None = None
+
+    def add(self, example: Example, encoded: EncodedExample) -> None:
+        if self.shard is None or self.shard.n_examples == self.shard_examples:
+            self._close_shard()
+            self.shard = _ShardWriter(self.folder / f"shard-{len(self.shard_sizes):05d}")
+        self.shard.add(example, encoded, with_text=self.with_text)
+        longest = max((len(p) for p in encoded.paragraphs), default=0)
+        np.asarray([len(encoded.paragraphs), longest, len(encoded.target)], dtype=TOKEN_DTYPE).tofile(self.lengths)
+
+    def _close_shard(self) -> None:
+        if self.shard is not None:
+            self.shard.close()
+            self.shard_sizes.append(self.shard.n_examples)
+            self.shard = None
+
+    def close(self) -> list[int]:
+        """Close every file; the example count of each shard."""
+        self._close_shard()
+        self.lengths.close()
+        return self.shard_sizes
+
+
+def one_per_reference(example: Example) -> list[Example]:
+    """``example`` once per reference, each copy with that reference only (ids ``<id>``, ``<id>#2``...;
+    an example without references: itself)."""
+    if len(example.references) <= 1:
+        return [example]
+    return [replace(example, id=example.id if k == 1 else f"{example.id}#{k}", references=[reference])
+            for k, reference in enumerate(example.references, start=1)]
+
+
+def encoded_records(
+    config: DataConfig, split: str, tokenizer: SubwordTokenizer, selection: SelectionConfig, *, with_text: bool,
+    every_reference: bool = False,
+) -> Iterator[tuple[Example, EncodedExample] | RecordError]:
+    """(example, encoded example) of each record of ``split``, in order, or the :class:`RecordError` of a
+    malformed one; a chunk of :data:`ENCODE_CHUNK` examples (or one WikiSum shard) in memory at a time.
+    ``every_reference``: a record with several references gives one example per reference
+    (:func:`one_per_reference`; formats read as token ids, WikiSum, have one reference)."""
+    spec = format_spec(config.format)
+    if spec.read_encoded is not None:
+        yield from spec.read_encoded(config.path, split, tokenizer, selection, with_text=with_text)
+        return
+    chunk: list[Example] = []
+    for item in spec.iter_split(spec.split_path(config.path, split)):
+        if isinstance(item, RecordError):
+            yield item
+            continue
+        chunk += one_per_reference(item) if every_reference else [item]
+        if len(chunk) >= ENCODE_CHUNK:
+            yield from zip(chunk, encode_examples(chunk, tokenizer, selection), strict=True)
+            chunk = []
+    yield from zip(chunk, encode_examples(chunk, tokenizer, selection), strict=True)
+
+
+def _write_split(
+    folder: Path, config: DataConfig, manifest: dict[str, Any], tokenizer: SubwordTokenizer, *,
+    shard_examples: int,
+) -> None:
+    selection = SelectionConfig(**manifest["selection"])
+    with_text = manifest["with_text"]
+    errors: list[RecordError] = []
+    with _publishing(folder) as temporary:
+        writer = _SplitWriter(temporary, with_text=with_text, shard_examples=shard_examples)
+        try:
+            for item in encoded_records(config, manifest["split"], tokenizer, selection, with_text=with_text,
+                                        every_reference=manifest.get("every_reference", False)):
+                if isinstance(item, RecordError):
+                    if config.on_error is OnError.fail:
+                        raise item
+                    errors.append(item)
+                else:
+                    writer.add(*item)
+        finally:
+            shard_sizes = writer.close()
+        (temporary / "errors.jsonl").write_text(
+            "".join(json.dumps(e.as_record(), ensure_ascii=False) + "\n" for e in errors), encoding="utf-8"
+        )
+        contents = {"n_examples": sum(shard_sizes), "shards": shard_sizes, "n_errors": len(errors)}
+        (temporary / MANIFEST).write_text(json.dumps({**manifest, **contents}, indent=1), encoding="utf-8")
+
+
+def prepare_split(
+    config: DataConfig, split: str, tokenizer: SubwordTokenizer, *, graph: str = "none",
+    shard_examples: int = SHARD_EXAMPLES,
+) -> PreparedSplit:
+    """The prepared ``split`` of ``config.path``: reused when its folder exists, else written (by the
+    first process to ask; the others wait for it). With ``data.on_error=fail`` a malformed record raises
+    its :class:`RecordError` (also when a folder prepared with ``skip`` recorded one); a missing input
+    file raises FileNotFoundError."""
+    manifest = split_manifest(config, split, tokenizer, graph=graph)
+    folder = split_folder(config, manifest)
+    if not (folder / MANIFEST).is_file():
+        with _locked(folder.with_name(folder.name + ".lock")):
+            if not (folder / MANIFEST).is_file():
+                _write_split(folder, config, manifest, tokenizer, shard_examples=shard_examples)
+    prepared = PreparedSplit(folder)
+    if config.on_error is OnError.fail and prepared.n_errors:
+        raise prepared.errors()[0]
+    return prepared
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def _mapped(path: Path, dtype: type) -> np.ndarray:
+    """The file as a read-only memory map (an empty array for an empty file, which mmap refuses)."""
+    if path.stat().st_size == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r")
+
+
+class _Shard:
+    """The memory maps of one shard folder, opened on first use."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.arrays: dict[str, np.ndarray] = {}
+        self.records: BinaryIO | None = None
+
+    def array(self, name: str) -> np.ndarray:
+        if name not in self.arrays:
+            dtype = TOKEN_DTYPE if name.endswith("_tokens") else OFFSET_DTYPE
+            self.arrays[name] = _mapped(self.folder / f"{name}.bin", dtype)
+        return self.arrays[name]
+
+    def record(self, index: int) -> dict[str, Any]:
+        if self.records is None:
+            self.records = open(self.folder / "records.jsonl", "rb")
+        start, end = self.array("record_offsets")[index : index + 2].tolist()
+        self.records.seek(start)
+        return json.loads(self.records.read(end - start))
+
+    def encoded(self, index: int) -> EncodedExample:
+        first, last = self.array("example_paragraphs")[index : index + 2].tolist()
+        offsets = self.array("paragraph_offsets")[first : last + 1].tolist()
+        tokens = self.array("paragraph_tokens")[offsets[0] : offsets[-1]].tolist()
+        base = offsets[0]
+        paragraphs = [tokens[start - base : end - base] for start, end in zip(offsets, offsets[1:], strict=False)]
+        start, end = self.array("target_offsets")[index : index + 2].tolist()
+        record = self.record(index)
+        return EncodedExample(
+            id=record["id"],
+            paragraphs=paragraphs,
+            target=self.array("target_tokens")[start:end].tolist(),
+            references=record["references"],
+            provenance=[tuple(pair) for pair in record["provenance"]],
+            n_dropped_paragraphs=record["n_dropped_paragraphs"],
+            graph=record.get("graph"),
+        )
+
+    def close(self) -> None:
+        if self.records is not None:
+            self.records.close()
+        self.arrays.clear()
+        self.records = None
+
+
+class PreparedSplit(Dataset[EncodedExample]):
+    """A prepared split (see the module docstring): a map-style Dataset of :class:`EncodedExample`,
+    each read from disk when asked for (the memory maps are opened on first use, in each process).
+
+    ``lengths``: the length index [N, 3] (:data:`hiersum.data.batching.LENGTH_FIELDS`), what the
+    token-budget batches are planned from; :meth:`example`: the text of an example of a validation or
+    test split; :meth:`errors`: the malformed records left out.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.manifest: dict[str, Any] = json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
+        self.shard_starts = np.cumsum([0, *self.manifest["shards"]])
+        self._shards: list[_Shard] | None = None
+        self._lengths: np.ndarray | None = None
+
+    @property
+    def split(self) -> str:
+        return self.manifest["split"]
+
+    @property
+    def n_errors(self) -> int:
+        return self.manifest["n_errors"]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """int32 [N, 3]: paragraph count, longest paragraph and target length of each example (memory-mapped)."""
+        if self._lengths is None:
+            flat = _mapped(self.folder / "lengths.bin", TOKEN_DTYPE)
+            self._lengths = flat.reshape(-1, len(LENGTH_FIELDS))
+        return self._lengths
+
+    def errors(self) -> list[RecordError]:
+        """The malformed records that preparing left out (``data.on_error=skip``), in file order."""
+        lines = (self.folder / "errors.jsonl").read_text(encoding="utf-8").splitlines()
+        return [RecordError.from_record(json.loads(line)) for line in lines if line]
+
+    def __len__(self) -> int:
+        return int(self.manifest["n_examples"])
+
+    def _locate(self, index: int) -> tuple[_Shard, int]:
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"example {index} of a split of {len(self)}")
+        index %= len(self)
+        if self._shards is None:
+            self._shards = [_Shard(self.folder / f"shard-{k:05d}") for k in range(len(self.manifest["shards"]))]
+        shard = int(np.searchsorted(self.shard_starts, index, side="right")) - 1
+        return self._shards[shard], index - int(self.shard_starts[shard])
+
+    @overload
+    def __getitem__(self, index: int) -> EncodedExample: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[EncodedExample]: ...
+
+    def __getitem__(self, index: int | slice) -> EncodedExample | list[EncodedExample]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        shard, local = self._locate(index)
+        return shard.encoded(local)
+
+    def __iter__(self) -> Iterator[EncodedExample]:
+        return (self[i] for i in range(len(self)))
+
+    def example(self, index: int) -> Example:
+        """The text of example ``index`` (validation and test splits keep it; train does not)."""
+        if not self.manifest["with_text"]:
+            raise ValueError(f"{self.folder}: the {self.split} split keeps token ids only, not the text")
+        shard, local = self._locate(index)
+        record = shard.record(local)
+        return Example(id=record["id"], title=record["title"], documents=record["documents"],
+                       references=record["references"])
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a DataLoader worker): the folder, not its open memory maps."""
+        return {**self.__dict__, "_shards": None, "_lengths": None}
+
+    def close(self) -> None:
+        for shard in self._shards or []:
+            shard.close()
+        self._shards, self._lengths = None, None
+
+
+# ---------------------------------------------------------------------------------------------- tokenizer
+
+
+def prepare_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokenizer:
+    """The tokenizer of a run: loaded from ``config.path``, else trained on the train split once
+    (:func:`corpus_tokenizer`). A missing or unreadable file, or a format of token ids without their
+    tokenizer, is a :class:`UsageError`."""
+    if config.path:
+        try:
+            return load_tokenizer(config.path, pad=config.pad_token, bos=config.bos_token, eos=config.eos_token)
+        except (OSError, ValueError) as error:
+            raise UsageError(str(error)) from None
+    if format_spec(data.format).token_ids:
+        raise UsageError(f"data.format={data.format} holds SentencePiece ids: give their tokenizer, e.g. "
+                         "tokenizer=official_spm tokenizer.path=/path/to/spm9998_3.model")
+    try:
+        return corpus_tokenizer(config, data)
+    except FileNotFoundError as error:
+        raise UsageError(str(error)) from None
+
+
+def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokenizer:
+    """The tokenizer trained on the train split of ``data`` with ``config`` (vocabulary size, case):
+    trained once, kept in the cache (keyed by the train split's files, the format and ``config``) and
+    loaded from there by every later run. ``data.on_error=fail``: a malformed record raises its
+    :class:`RecordError`; ``skip``: it is left out."""
+    spec = format_spec(data.format)
+    key = {"version": PREPARED_VERSION, "format": data.format,
+           "inputs": file_fingerprints(spec.input_files(data.path, "train")),
+           "vocab_size": config.vocab_size, "lowercase": config.lowercase}
+    folder = prepared_root(data) / f"tokenizer-{key_digest(key)}"
+
+    def train() -> str:
+        texts = _training_texts(spec.iter_split(spec.split_path(data.path, "train")), data.on_error)
+        return train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase).to_str()
+
+    path = cached_text(folder, "tokenizer.json", key, train)
+    return SubwordTokenizer.from_str(path.read_text(encoding="utf-8"))
+
+
+def _training_texts(records: Iterable[Example | RecordError], on_error: OnError) -> Iterator[str]:
+    for item in records:
+        if isinstance(item, RecordError):
+            if on_error is OnError.fail:
+                raise item
+            continue
+        yield from (text for text in [item.title, *item.references, *(p for d in item.documents for p in d)] if text)

@@ -1,0 +1,128 @@
+"""The train / validation / test splits of a corpus folder: read as text, or prepared on disk once
+(:mod:`hiersum.data.cache`) and read lazily, without Lightning.
+
+A split file is ``<data.path>/<split file>`` of the format (:mod:`hiersum.data.formats.registry`):
+``<split>.jsonl``, except SciTLDR's validation split ``dev.jsonl``; WikiSum's splits are shards.
+Training reaches the prepared splits through :class:`hiersum.data.datamodule.SummarizationDataModule`;
+evaluation and scripts use :class:`CorpusSplits` directly, so scoring a split never imports Lightning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hiersum.config import DataConfig, ModelConfig, OnError, UsageError
+from hiersum.data.cache import PreparedSplit, prepare_split
+from hiersum.data.formats.registry import format_spec, text_format
+from hiersum.data.jsonl_output import write_jsonl_atomically
+from hiersum.data.schema import EncodedExample, Example, RecordError
+from hiersum.data.tokenizer import SubwordTokenizer
+
+DATA_ERRORS = "data_errors.jsonl"
+"""The file of a run directory listing the records ``data.on_error=skip`` left out."""
+
+
+def read_split(path: str | Path, data_format: str = "jsonl") -> list[Example]:
+    """The examples of the split file ``path`` in the text format ``data_format`` (references required);
+    the first malformed record raises its :class:`RecordError`."""
+    examples = []
+    for item in text_format(data_format).iter_split(path):
+        if isinstance(item, RecordError):
+            raise item
+        examples.append(item)
+    return examples
+
+
+def read_corpus_split(data_dir: str | Path, split: str, data_format: str = "jsonl") -> list[Example]:
+    """The examples of ``split`` (train / validation / test, or a file stem such as ``dev``) of the
+    corpus folder ``data_dir`` in ``data_format``; a missing split file raises FileNotFoundError."""
+    return read_split(text_format(data_format).split_path(data_dir, split), data_format)
+
+
+def existing_split_files(config: DataConfig, splits: list[str]) -> dict[str, list[Path]]:
+    """``{"data split NAME": [files]}``: the files each of ``splits`` is read from, for the splits whose
+    files exist (a missing split is reported where it is read)."""
+    spec = format_spec(config.format)
+    found = {}
+    for split in splits:
+        try:
+            found[f"data split {split}"] = spec.input_files(config.path, split)
+        except FileNotFoundError:
+            continue
+    return found
+
+
+def write_data_errors(run_dir: str | Path, errors: dict[str, list[RecordError]]) -> Path | None:
+    """``<run_dir>/data_errors.jsonl``: the records left out of each split (one ``{"split", "file", "line",
+    "id", "field", "reason"}`` a line), or None (and no file) when none was."""
+    records = [{"split": split, **error.as_record()} for split, found in errors.items() for error in found]
+    path = Path(run_dir) / DATA_ERRORS
+    if not records:
+        path.unlink(missing_ok=True)
+        return None
+    write_jsonl_atomically(path, records)
+    return path
+
+
+def read_text_split(config: DataConfig, split: str) -> tuple[list[Example], list[RecordError]]:
+    """The examples of a text split, without tokenizing them (scoring given predictions), and the
+    malformed records left out (``data.on_error=skip``; with ``fail`` the first one raises)."""
+    spec = format_spec(config.format)
+    examples: list[Example] = []
+    errors: list[RecordError] = []
+    try:
+        records = spec.iter_split(spec.split_path(config.path, split))
+        for item in records:
+            if isinstance(item, RecordError):
+                if config.on_error is OnError.fail:
+                    raise item
+                errors.append(item)
+            else:
+                examples.append(item)
+    except FileNotFoundError as error:
+        raise UsageError(str(error)) from None
+    return examples, errors
+
+
+class CorpusSplits:
+    """The train / validation / test splits of ``config.path`` in ``config.format``, encoded with
+    ``tokenizer`` for ``model`` (whether examples carry a paragraph graph: ``model.graph``).
+
+    ``load(split)`` prepares a split on disk the first time any run asks for it (then reuses the
+    prepared folder) and returns it as a lazy :class:`~hiersum.data.cache.PreparedSplit`. A missing
+    split file is a :class:`UsageError`; a malformed record a :class:`~hiersum.data.schema.RecordError`
+    unless ``data.on_error=skip`` (:meth:`write_errors` lists the records left out).
+    """
+
+    def __init__(self, config: DataConfig, tokenizer: SubwordTokenizer, model: ModelConfig | None = None) -> None:
+        self.config = config
+        self.format = format_spec(config.format)
+        self.tokenizer = tokenizer
+        self.model = model or ModelConfig()
+        self.prepared: dict[str, PreparedSplit] = {}
+
+    def load(self, split: str) -> PreparedSplit:
+        """The prepared ``split`` (prepared, or found prepared, on the first call)."""
+        if split not in self.prepared:
+            try:
+                self.prepared[split] = prepare_split(self.config, split, self.tokenizer, graph=self.model.graph)
+            except FileNotFoundError as error:
+                raise UsageError(str(error)) from None
+        return self.prepared[split]
+
+    def prepare(self, splits: list[str]) -> None:
+        """Prepare (or find prepared) each of ``splits`` now: a missing file or a malformed record is
+        reported before training starts."""
+        for split in splits:
+            self.load(split)
+
+    def write_errors(self, run_dir: str | Path) -> Path | None:
+        """``<run_dir>/data_errors.jsonl``: the records left out of the splits loaded so far
+        (:func:`write_data_errors`)."""
+        return write_data_errors(run_dir, {split: prepared.errors() for split, prepared in self.prepared.items()})
+
+    def evaluation_split(self, split: str) -> tuple[list[Example], list[EncodedExample]]:
+        """The examples of ``split`` and their encodings, the first ``data.limit_eval_examples`` when set."""
+        prepared = self.load(split)
+        n = min(self.config.limit_eval_examples or len(prepared), len(prepared))
+        return [prepared.example(i) for i in range(n)], prepared[:n]
