@@ -44,7 +44,7 @@ from hiersum.config import (
 )
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.evaluation.baselines import BASELINES
-from hiersum.model.encoders import validate_encoder
+from hiersum.model.encoder_registry import validate_encoder
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.schedule import NoamSchedule
 from tests.conftest import compose_config as compose_entry_point

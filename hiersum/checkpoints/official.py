@@ -25,7 +25,7 @@ from torch import Tensor
 from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY, MODEL_PREFIX
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, config_dict
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.model.encoders import ENCODERS, encoder_spec
+from hiersum.model.encoder_registry import ENCODERS, encoder_spec
 from hiersum.model.layers import sinusoid_table
 from hiersum.model.summarizer import HierSum
 

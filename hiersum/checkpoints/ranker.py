@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from hiersum.config import RankerModelConfig
-from hiersum.data.ranking import collate_ranker, encode_ranker_examples
+from hiersum.data.ranker_data import collate_ranker, encode_ranker_examples
 from hiersum.data.schema import Example
 from hiersum.data.selection import SCORERS, SelectionConfig
 from hiersum.data.tokenizer import SubwordTokenizer

@@ -18,7 +18,7 @@ from hiersum.data.tokenizer import SubwordTokenizer
 
 
 class SourceLayout(str, Enum):
-    """The source tensor an encoder reads (declared by each encoder of :mod:`hiersum.model.encoders`)."""
+    """The source tensor an encoder reads (declared by each encoder of :mod:`hiersum.model.encoder_registry`)."""
 
     GRID = "grid"
     """[B, P, T]: paragraphs of tokens."""
@@ -37,7 +37,7 @@ class FlatLayout:
 
 def flat_layout(layout: SourceLayout, model: ModelConfig, tokenizer: SubwordTokenizer) -> FlatLayout | None:
     """How ``collate`` lays out the source of ``model``, whose encoder reads ``layout`` (its registry
-    entry's ``source_layout``, see :func:`hiersum.model.encoders.batch_layout`): a :class:`FlatLayout`
+    entry's ``source_layout``, see :func:`hiersum.model.encoder_registry.batch_layout`): a :class:`FlatLayout`
     for :attr:`SourceLayout.FLAT`, None for the [P, T] grid."""
     if SourceLayout(layout) is SourceLayout.GRID:
         return None

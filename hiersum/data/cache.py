@@ -52,7 +52,7 @@ from torch.utils.data import Dataset
 from hiersum.config import DataConfig, OnError, TokenizerConfig, UsageError
 from hiersum.data.batching import LENGTH_FIELDS
 from hiersum.data.formats.registry import format_spec
-from hiersum.data.sample import cache_root
+from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig, encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer

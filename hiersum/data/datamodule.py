@@ -29,7 +29,7 @@ class SummarizationDataModule(pl.LightningDataModule):
     ``model``: the model the batches are for; it decides whether examples carry a paragraph graph
     (``model.graph``) and the flat layout's length. ``layout``: the source its encoder reads, the
     [B, P, T] grid or [B, L] (the encoder registry's ``source_layout``, e.g. from
-    :func:`hiersum.model.encoders.source_layout`; the data layer does not know the encoders).
+    :func:`hiersum.model.encoder_registry.source_layout`; the data layer does not know the encoders).
     Defaults: no graphs, the grid.
     """
 

@@ -22,7 +22,7 @@ from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.model.encoders import run_tokenizer_config, source_layout, validate_choices
+from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.resume import ResumableCSVLogger, find_checkpoint

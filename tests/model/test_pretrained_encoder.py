@@ -11,7 +11,7 @@ import torch
 
 from hiersum.config import ModelConfig, TokenizerConfig
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
-from hiersum.model.encoders import encoder_spec, run_tokenizer_config, validate_choices
+from hiersum.model.encoder_registry import encoder_spec, run_tokenizer_config, validate_choices
 from hiersum.model.pretrained import PretrainedEncoder
 from hiersum.model.summarizer import HierSum
 from tests.pretrained_testkit import TINY_BERT_SIZES, VOCAB, make_tiny_bert

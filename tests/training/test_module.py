@@ -10,7 +10,7 @@ from hiersum.data.batching import collate
 from hiersum.data.graph import similarity_graph
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import train_tokenizer
-from hiersum.model.encoders import batch_layout
+from hiersum.model.encoder_registry import batch_layout
 from hiersum.model.pooling import pooling_penalty
 from hiersum.training.module import HierSumModule, module_hparams
 from tests.conftest import tiny_model_config

@@ -9,7 +9,7 @@ import torch
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker, load_ranker_scorer, save_ranker
 from hiersum.cli.train_ranker import train_ranker
 from hiersum.config import RankerModelConfig
-from hiersum.data.ranking import RankerExample, collate_ranker
+from hiersum.data.ranker_data import RankerExample, collate_ranker
 from hiersum.data.selection import SelectionConfig, paragraph_scorer
 from hiersum.model.ranker import ParagraphRanker
 from hiersum.training.ranker import RankerModule, top_k_label_sum
@@ -86,7 +86,7 @@ def test_hiersum_train_ranker_writes_a_ranker_checkpoint_that_selection_can_use(
 
 
 def test_a_ranker_with_the_position_feature_generalizes_a_label_that_only_position_predicts():
-    from hiersum.data.ranking import paragraph_features
+    from hiersum.data.ranker_data import paragraph_features
     from hiersum.data.schema import Example
 
     # one document of 5 paragraphs of random tokens; the label falls with the paragraph's place, which the
