@@ -53,7 +53,6 @@ register_configs()
 
 SCHEMAS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "optim": OptimConfig,
            "decode": DecodeConfig}
-DEFAULT_PRESETS = {"model": "small", "tokenizer": "default", "data": "sample", "optim": "noam", "decode": "default"}
 TRAIN_GROUPS = ("model", "tokenizer", "data", "optim", "decode", "trainer", "callbacks", "logger", "debug",
                 "experiment")
 ENTRY_POINTS = {  # primary config -> (schema, overrides that give its mandatory values)

@@ -71,10 +71,6 @@ class EncodedExample:
     n_dropped_paragraphs: int = 0
     graph: list[list[float]] | None = None
 
-    @property
-    def n_source_tokens(self) -> int:
-        return sum(len(p) for p in self.paragraphs)
-
 
 IGNORE_INDEX = -100
 """Label of a padding position in :meth:`Batch.target_labels` (the ignore index of the losses and metrics)."""

@@ -25,7 +25,6 @@ from hiersum.evaluation.stats import bootstrap_indices, confidence_interval, mea
 STRATEGIES = ("first", "round_robin", "tfidf", "ranker", "oracle")
 METRICS = ("rougeL", "rouge2")
 """rouge-score types reported (their recall)."""
-PAPER_BUDGETS = (5, 10, 20, 40)
 
 
 def strategy_orders(
