@@ -47,7 +47,7 @@ from hiersum.evaluation.baselines import BASELINES
 from hiersum.model.encoder_registry import validate_encoder
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.schedule import NoamSchedule
-from tests.conftest import compose_config as compose_entry_point
+from tests.helpers.config import compose_config as compose_entry_point
 
 register_configs()
 

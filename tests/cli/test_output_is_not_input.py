@@ -17,8 +17,8 @@ from hiersum.cli.summarize import PROG, summarize
 from hiersum.cli.train import train
 from hiersum.config import UsageError
 from hiersum.decoding.rank import rank
-from tests.cli.cli_testkit import assert_usage_error, run_cli
-from tests.conftest import compose_config
+from tests.helpers.cli import assert_usage_error, run_cli
+from tests.helpers.config import compose_config
 
 
 def digest(path: Path) -> str:

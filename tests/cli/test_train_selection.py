@@ -14,7 +14,7 @@ from hiersum.data.corpus_splits import read_split
 from hiersum.data.selection import TfidfScorer, select_paragraphs
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model.ranker import ParagraphRanker
-from tests.conftest import compose_config, train_overrides
+from tests.helpers.config import compose_config, train_overrides
 
 pytestmark = pytest.mark.slow
 

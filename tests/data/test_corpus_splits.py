@@ -9,7 +9,7 @@ from hiersum.data.corpus_splits import read_split
 from hiersum.data.formats.registry import validate_format
 from hiersum.data.formats.scitldr import parse_scitldr_record
 from hiersum.data.schema import RecordError
-from tests.conftest import SHARED_DIR
+from tests.helpers.paths import SHARED_DIR
 
 SCITLDR = SHARED_DIR / "data" / "scitldr-a"
 MULTINEWS = SHARED_DIR / "data" / "multi-news-sample"

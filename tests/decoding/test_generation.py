@@ -11,8 +11,7 @@ from torch.testing import assert_close
 
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.decoding.search import greedy_search, length_penalty
-from tests.decoding.test_search import repeated_ngrams
-from tests.model_testkit import BOS, EOS, make_batch, make_model
+from tests.helpers.model import BOS, EOS, make_batch, make_model, repeated_ngrams
 
 
 def eos_biased_model(bias: float):

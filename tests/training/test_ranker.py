@@ -13,7 +13,7 @@ from hiersum.data.ranker_data import RankerExample, collate_ranker
 from hiersum.data.selection import SelectionConfig, paragraph_scorer
 from hiersum.model.ranker import ParagraphRanker
 from hiersum.training.ranker import RankerModule, top_k_label_sum
-from tests.conftest import compose_config
+from tests.helpers.config import compose_config
 
 PAD = 0
 
