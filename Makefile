@@ -26,8 +26,10 @@ TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
+# ruff, then vulture: dead code (its paths and the names it may not see used: [tool.vulture], vulture_whitelist.py)
 lint: $(STAMP)
 	$(BIN)/ruff check hiersum tests scripts
+	$(BIN)/vulture
 
 sample: $(STAMP)
 	$(BIN)/hiersum make-sample --output data/sample

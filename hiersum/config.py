@@ -75,7 +75,7 @@ class Selection(ConfigEnum):
     tfidf = "tfidf"
     """Cosine similarity of tf-idf word vectors to the title, or to the example's centroid without a title."""
     ranker = "ranker"
-    """The score of a trained paragraph ranker (``data.ranker``: its checkpoint; ``hiersum-train-ranker``)."""
+    """The score of a trained paragraph ranker (``data.ranker``: its checkpoint; ``hiersum train-ranker``)."""
 
 
 class OnError(ConfigEnum):
@@ -95,11 +95,11 @@ class Stopping(ConfigEnum):
 
 
 Precision = ConfigEnum("Precision", [("32", "32"), ("bf16", "bf16"), ("16", "16")])
-"""``hiersum-summarize precision``: float32, or autocast to bfloat16 / float16."""
+"""``hiersum summarize precision``: float32, or autocast to bfloat16 / float16."""
 
 
 class Baseline(ConfigEnum):
-    """``hiersum-evaluate baselines``: the baselines built from the examples
+    """``hiersum evaluate baselines``: the baselines built from the examples
     (``hiersum.evaluation.baselines.BASELINES``)."""
 
     lead = "lead"
@@ -146,7 +146,7 @@ class ModelConfig:
     max_positions: int = 5000
     """Length of the sinusoid tables (tokens per paragraph, paragraphs, summary length)."""
     encoder: str = "hierarchical"
-    """A registered encoder (``hiersum.model.encoders.ENCODERS``, checked there): ``hierarchical`` (the
+    """A registered encoder (``hiersum.model.encoder_registry.ENCODERS``, checked there): ``hierarchical`` (the
     paper's model) or ``flat`` (the FT baseline: the selected paragraphs joined with a separator token
     into one sequence [B, L], a plain transformer encoder) or ``pretrained`` (a BERT-family encoder from
     ``pretrained_encoder`` applied to each paragraph, then ``encoder_layers`` new layers at its width, of which
@@ -250,7 +250,7 @@ class DataConfig:
     """Folder holding the splits, e.g. ``{train,validation,test}.jsonl`` (format ``jsonl``), ``{train,dev,test}.jsonl``
     (``scitldr``) or the ranked WikiSum shards ``WIKI.{train,valid,test}.N.pt`` (``wikisum``)."""
     format: str = "jsonl"
-    """A registered data format (``hiersum.data.registry.FORMATS``, checked there): ``jsonl`` (native JSONL
+    """A registered data format (``hiersum.data.formats.registry.FORMATS``, checked there): ``jsonl`` (native JSONL
     text), ``multinews`` (Multi-News JSONL), ``scitldr`` (SciTLDR JSONL, several references) or ``wikisum``
     (the official ranked WikiSum release: SentencePiece ids; needs ``tokenizer=official_spm``)."""
     max_paragraphs: int = 12
@@ -263,7 +263,7 @@ class DataConfig:
     """``first`` (document order), ``round_robin`` (first paragraph of each document, then second...),
     ``tfidf`` (tf-idf similarity to the title or centroid) or ``ranker`` (a trained ranker, ``data.ranker``)."""
     ranker: str | None = None
-    """The ranker checkpoint (``hiersum-train-ranker``) that orders paragraphs when ``selection=ranker``."""
+    """The ranker checkpoint (``hiersum train-ranker``) that orders paragraphs when ``selection=ranker``."""
     title_paragraph: bool = True
     """Put the example's title (topic or entity), when it has one, as paragraph 0."""
     every_reference: bool = False
@@ -284,7 +284,7 @@ class DataConfig:
     """A malformed record: ``fail`` (one line, exit status 2) or ``skip`` (counted, listed in
     ``<run>/data_errors.jsonl``)."""
     cache_dir: str | None = None
-    """Folder of the prepared corpora (:mod:`hiersum.data.prepared`); None: ``$HIERSUM_PREPARED_DIR`` when set,
+    """Folder of the prepared corpora (:mod:`hiersum.data.cache`); None: ``$HIERSUM_PREPARED_DIR`` when set,
     else ``$XDG_CACHE_HOME/hiersum/prepared`` (``~/.cache/hiersum/prepared``)."""
 
     def __post_init__(self) -> None:
@@ -293,7 +293,7 @@ class DataConfig:
             raise ValueError(f"data.eval_max_paragraphs must be >= 1 or null, found {self.eval_max_paragraphs}")
         self.selection = Selection.coerce(self.selection, "data.selection")
         if self.selection is Selection.ranker and not self.ranker:
-            raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum-train-ranker)")
+            raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum train-ranker)")
         for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"data.{name} must be >= 1, found {getattr(self, name)}")
@@ -430,7 +430,7 @@ class DecodeConfig:
 
 @dataclass
 class BootstrapConfig:
-    """Bootstrap resampling of the examples (intervals and paired tests); ``hiersum-evaluate bootstrap``."""
+    """Bootstrap resampling of the examples (intervals and paired tests); ``hiersum evaluate bootstrap``."""
 
     samples: int = 1000
     """Resamples; 0 turns intervals and paired tests off."""
@@ -447,7 +447,7 @@ class BootstrapConfig:
 
 @dataclass
 class TrainConfig:
-    """``conf/train.yaml`` (``hiersum-train``): its top-level keys, whose values the YAML gives, and its
+    """``conf/train.yaml`` (``hiersum train``): its top-level keys, whose values the YAML gives, and its
     groups. ``trainer``, ``callbacks`` and ``logger`` are ``_target_`` nodes for ``hydra.utils.instantiate``."""
 
     task_name: str = MISSING
@@ -470,7 +470,7 @@ class TrainConfig:
 
 @dataclass
 class EvaluateConfig:
-    """``conf/evaluate.yaml`` (``hiersum-evaluate``): its top-level keys, whose values the YAML gives."""
+    """``conf/evaluate.yaml`` (``hiersum evaluate``): its top-level keys, whose values the YAML gives."""
 
     task_name: str = MISSING
     checkpoint: str | None = MISSING
@@ -490,8 +490,8 @@ class EvaluateConfig:
 
 @dataclass
 class PrepareConfig:
-    """``conf/prepare.yaml`` (``hiersum-prepare``): its top-level keys, whose values the YAML gives, and its
-    groups (those of ``hiersum-train``: the same data, tokenizer and model give the same prepared corpus)."""
+    """``conf/prepare.yaml`` (``hiersum prepare``): its top-level keys, whose values the YAML gives, and its
+    groups (those of ``hiersum train``: the same data, tokenizer and model give the same prepared corpus)."""
 
     task_name: str = MISSING
     splits: list[str] = MISSING
@@ -504,7 +504,7 @@ class PrepareConfig:
 
 @dataclass
 class SummarizeConfig:
-    """``conf/summarize.yaml`` (``hiersum-summarize``): its top-level keys, whose values the YAML gives.
+    """``conf/summarize.yaml`` (``hiersum summarize``): its top-level keys, whose values the YAML gives.
     ``input_format`` stays a string: its values come from the data format registry
     (``hiersum.data.formats.input_formats``)."""
 
@@ -533,7 +533,7 @@ class SummarizeConfig:
 
 RANKER_FEATURES = ("length", "tfidf", "position")
 """Paragraph features a ranker may read (``RankerModelConfig.features``; computed by
-:func:`hiersum.data.ranking.paragraph_features`)."""
+:func:`hiersum.data.ranker_data.paragraph_features`)."""
 
 
 @dataclass
@@ -572,7 +572,7 @@ class RankerModelConfig:
 
 @dataclass
 class RankerTrainConfig:
-    """``conf/ranker.yaml`` (``hiersum-train-ranker``): its top-level keys and groups."""
+    """``conf/ranker.yaml`` (``hiersum train-ranker``): its top-level keys and groups."""
 
     task_name: str = MISSING
     seed: int = MISSING
@@ -593,11 +593,11 @@ class RankerTrainConfig:
 
 @dataclass
 class RankConfig:
-    """``conf/rank.yaml`` (``hiersum-rank``): raw multi-document input -> ranked native JSONL."""
+    """``conf/rank.yaml`` (``hiersum rank``): raw multi-document input -> ranked native JSONL."""
 
     task_name: str = MISSING
     ranker: str = MISSING
-    """A ranker checkpoint (``hiersum-train-ranker``), or ``tfidf``."""
+    """A ranker checkpoint (``hiersum train-ranker``), or ``tfidf``."""
     input: str = MISSING
     input_format: str = MISSING
     output: str = MISSING
@@ -614,7 +614,7 @@ class RankConfig:
 
 @dataclass
 class EvaluateSelectionConfig:
-    """``conf/evaluate_selection.yaml`` (``hiersum-evaluate-selection``): how much of the references the
+    """``conf/evaluate_selection.yaml`` (``hiersum evaluate-selection``): how much of the references the
     selected paragraphs cover, per selection strategy and paragraph budget (Liu & Lapata's Table 1)."""
 
     task_name: str = MISSING
@@ -624,7 +624,7 @@ class EvaluateSelectionConfig:
     """Among ``first``, ``round_robin``, ``tfidf``, ``ranker`` (needs ``ranker``) and ``oracle`` (paragraphs by
     their own ROUGE-2 recall against the reference)."""
     ranker: str | None = MISSING
-    """A ranker checkpoint (``hiersum-train-ranker``) for the ``ranker`` strategy."""
+    """A ranker checkpoint (``hiersum train-ranker``) for the ``ranker`` strategy."""
     budgets: list[int] = MISSING
     """L': the numbers of top paragraphs evaluated."""
     limit_examples: int | None = MISSING
@@ -666,7 +666,7 @@ class UsageError(ValueError):
 
 class TrainingDiverged(RuntimeError):
     """Training stopped because its updates kept being non-finite (the divergence guard of
-    :class:`hiersum.training.module.HierSumModule`): ``hiersum-train`` reports it in one line (from
+    :class:`hiersum.training.module.HierSumModule`): ``hiersum train`` reports it in one line (from
     rank 0; every rank raises it) and exits with status 1."""
 
     def __init__(self, message: str, *, rank: int = 0) -> None:

@@ -1,4 +1,4 @@
-"""Memory and time of ``hiersum-train debug=fast_dev_run`` as the corpus grows, once its splits are prepared.
+"""Memory and time of ``hiersum train debug=fast_dev_run`` as the corpus grows, once its splits are prepared.
 
     python scripts/bench_data.py                       # 200 vs 25,000 Multi-News clusters
     python scripts/bench_data.py --examples 2500 --keep
@@ -13,7 +13,7 @@ find them prepared ("second": their fastest wall time, the machine being shared 
 highest peak memory).
 
 Prints one JSON object: for each corpus and run, the wall time and the peak resident memory of the
-``hiersum-train`` process (``ru_maxrss`` of that child, from ``os.wait4``); and the ratios large / small
+``hiersum train`` process (``ru_maxrss`` of that child, from ``os.wait4``); and the ratios large / small
 of the "second" figures against the targets of issue 10 (memory at most 1.25x, time at most 2x).
 """
 
@@ -58,8 +58,8 @@ def build_corpus(folder: Path, lines: list[str], n_examples: int) -> int:
 
 
 def run_train(corpus: Path, cache: Path, run_dir: Path, extra: list[str]) -> dict[str, float]:
-    """Wall time and peak RSS (MB) of one ``hiersum-train`` process."""
-    command = [str(Path(sys.executable).parent / "hiersum-train"), "data=multinews", f"data.path={corpus}",
+    """Wall time and peak RSS (MB) of one ``hiersum train`` process."""
+    command = [str(Path(sys.executable).parent / "hiersum train"), "data=multinews", f"data.path={corpus}",
                f"data.cache_dir={cache}", "debug=fast_dev_run", f"hydra.run.dir={run_dir}", *extra]
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -79,13 +79,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2,
                         help="runs once prepared (the fastest wall time and the highest peak memory count)")
     parser.add_argument("--keep", action="store_true", help="keep the corpora, caches and runs")
-    parser.add_argument("overrides", nargs="*", help="more hiersum-train overrides")
+    parser.add_argument("overrides", nargs="*", help="more hiersum train overrides")
     args = parser.parse_args()
     if not SAMPLE.is_file():
         raise SystemExit(f"the Multi-News sample is missing: expected {SAMPLE}")
     lines = [line for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
     workdir = Path(tempfile.mkdtemp(prefix="bench_data-", dir=args.workdir))
-    report: dict = {"command": "hiersum-train data=multinews debug=fast_dev_run " + " ".join(args.overrides),
+    report: dict = {"command": "hiersum train data=multinews debug=fast_dev_run " + " ".join(args.overrides),
                     "sample": str(SAMPLE), "workdir": str(workdir) if args.keep else None, "corpora": {}}
     try:
         for n in (args.small, args.examples):

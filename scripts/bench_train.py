@@ -57,7 +57,7 @@ from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, 
 
 from hiersum.config import DataConfig
 from hiersum.data.batching import collate, make_token_budget_batches
-from hiersum.data.corpora import read_split
+from hiersum.data.corpus_splits import read_split
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.selection import encode_examples, selection_config
 from hiersum.data.tokenizer import train_tokenizer

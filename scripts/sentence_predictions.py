@@ -2,7 +2,7 @@
 
     python scripts/sentence_predictions.py ../shared/data/scitldr-a/dev.jsonl --which first > first_sentence.jsonl
 
-Each output line is ``{"id", "summary"}`` (the format ``hiersum-evaluate predictions=`` reads).
+Each output line is ``{"id", "summary"}`` (the format ``hiersum evaluate predictions=`` reads).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import argparse
 import json
 import sys
 
+from hiersum.data.formats.scitldr import iter_scitldr
 from hiersum.data.schema import RecordError
-from hiersum.data.scitldr import iter_scitldr
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,68 +1,22 @@
-"""Shared fixtures: a tiny native-JSONL corpus cut from the embedded sample, the one tiny config of the
-suite (:func:`compose_config` / the ``tiny_cfg`` fixture: the real ``conf/`` composed with
-:data:`TINY_OVERRIDES`), and the model tests' network and ragged batch."""
+"""Shared fixtures: the tiny corpus (:func:`tests.helpers.corpus.write_tiny_corpus`), the tiny config of the
+suite on it (``tiny_cfg``, :mod:`tests.helpers.config`), a temporary folder for the prepared corpora, and the
+model tests' network and ragged batch (:mod:`tests.helpers.model`)."""
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR
-from hiersum.config import ModelConfig, register_configs, typed_config
-from hiersum.data.prepared import PREPARED_DIR_VARIABLE
+from hiersum.data.cache import PREPARED_DIR_VARIABLE
 from hiersum.model import HierSum
-
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-SAMPLE_DIR = PROJECT_ROOT / "data" / "sample"
-SHARED_DIR = PROJECT_ROOT.parent / "shared"
-
-TINY_OVERRIDES = [
-    "model=tiny",
-    "tokenizer.vocab_size=300",
-    "data.max_paragraphs=6",
-    "data.max_paragraph_tokens=24",
-    "data.max_target_tokens=32",
-    "data.batch_tokens=2048",
-    "decode.beam_size=2",
-    "decode.max_length=12",
-    "decode.min_length=0",
-]
-"""The tiny training settings of every test that trains (``hiersum-train`` overrides)."""
-
-
-def compose_config(name: str, overrides: Sequence[str], output_dir: Path | str, *,
-                   config_dir: str = CONFIG_DIR) -> DictConfig:
-    """Config ``name`` (train, evaluate, summarize) composed from ``conf/`` as its entry point gets it:
-    with the ``hydra`` node (``${hydra:...}`` resolves through :class:`HydraConfig`), the run directory
-    ``paths.output_dir`` = ``output_dir``. A ``hydra.searchpath=[...]`` override adds config folders."""
-    register_configs()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
-        cfg = compose(name, overrides=list(overrides), return_hydra_config=True)
-    HydraConfig.instance().set_config(cfg)
-    OmegaConf.update(cfg, "paths.output_dir", str(output_dir), force_add=True)
-    return cfg
-
-
-def train_overrides(corpus: Path | str, *extra: str) -> list[str]:
-    """:data:`TINY_OVERRIDES` on ``corpus`` with a CSV logger, then ``extra`` (an ``extra`` option of a
-    key set here, e.g. ``model=flat_tiny`` or ``data.path=...``, replaces it)."""
-    given = {option.split("=")[0] for option in extra}
-    defaults = [*TINY_OVERRIDES, f"data.path={corpus}", "logger=csv"]
-    return [*(option for option in defaults if option.split("=")[0] not in given), *extra]
-
-
-TinyConfig = Callable[..., DictConfig]
+from tests.helpers.config import TinyConfig, compose_config, train_overrides
+from tests.helpers.corpus import write_tiny_corpus
+from tests.helpers.model import make_batch, make_model
 
 
 @pytest.fixture()
@@ -80,16 +34,6 @@ def tiny_cfg(tiny_corpus: Path, tmp_path: Path) -> TinyConfig:
         return compose_config(name, options, output_dir or tmp_path / "run")
 
     return make
-
-
-@functools.cache
-def _tiny_model() -> ModelConfig:
-    return typed_config(compose_config("train", ["model=tiny"], "unused").model)
-
-
-def tiny_model_config(**changes) -> ModelConfig:
-    """``conf/model/tiny.yaml`` as a :class:`ModelConfig` (dropout 0), with ``changes``."""
-    return replace(_tiny_model(), **{"dropout": 0.0, **changes})
 
 
 @pytest.fixture(autouse=True)
@@ -118,25 +62,16 @@ def prepared_corpora(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 @pytest.fixture(scope="session")
 def tiny_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The first lines of each sample split (train 40, validation/test 8) in a temp folder."""
-    folder = tmp_path_factory.mktemp("tiny_corpus")
-    for split, n in (("train", 40), ("validation", 8), ("test", 8)):
-        with open(SAMPLE_DIR / f"{split}.jsonl", encoding="utf-8") as source:
-            lines = [next(source) for _ in range(n)]
-        (folder / f"{split}.jsonl").write_text("".join(lines), encoding="utf-8")
-    return folder
+    return write_tiny_corpus(tmp_path_factory.mktemp("tiny_corpus"))
 
 
 @pytest.fixture
 def model() -> HierSum:
-    """The model tests' network (:func:`tests.model_testkit.make_model`)."""
-    from tests.model_testkit import make_model  # which builds on tiny_model_config of this module
-
+    """The model tests' network (:func:`tests.helpers.model.make_model`)."""
     return make_model()
 
 
 @pytest.fixture
 def batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """A ragged batch (src [3, 4, 6], its mask, tgt_in [3, 7]) of :func:`tests.model_testkit.make_batch`."""
-    from tests.model_testkit import make_batch
-
+    """A ragged batch (src [3, 4, 6], its mask, tgt_in [3, 7]) of :func:`tests.helpers.model.make_batch`."""
     return make_batch()

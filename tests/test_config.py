@@ -44,16 +44,15 @@ from hiersum.config import (
 )
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.evaluation.baselines import BASELINES
-from hiersum.model.encoders import validate_encoder
+from hiersum.model.encoder_registry import validate_encoder
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.schedule import NoamSchedule
-from tests.conftest import compose_config as compose_entry_point
+from tests.helpers.config import compose_config as compose_entry_point
 
 register_configs()
 
 SCHEMAS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "optim": OptimConfig,
            "decode": DecodeConfig}
-DEFAULT_PRESETS = {"model": "small", "tokenizer": "default", "data": "sample", "optim": "noam", "decode": "default"}
 TRAIN_GROUPS = ("model", "tokenizer", "data", "optim", "decode", "trainer", "callbacks", "logger", "debug",
                 "experiment")
 ENTRY_POINTS = {  # primary config -> (schema, overrides that give its mandatory values)

@@ -119,12 +119,18 @@ def test_the_checker_allows_the_right_arrows():
     assert violations("from hiersum.commands.train import train", "hiersum.cli.train") == []
 
 
+TEST_HELPERS = "helpers"
+"""``tests/helpers/``: what the tests share (no tests of its own), beside the folders that mirror the stages."""
+
+
 def test_the_tests_mirror_the_stages():
-    """``tests/<stage>/`` for every sub-package; package-wide tests (config, layout, packaging) at the top."""
+    """``tests/<stage>/`` for every sub-package; package-wide tests (config, layout, packaging) at the top;
+    the shared helpers in ``tests/helpers/``."""
     tests_dir = Path(__file__).resolve().parent
     folders = {p.name for p in tests_dir.iterdir() if (p / "__init__.py").is_file()}
     sub_packages = {p.parent.name for p in PACKAGE_DIR.glob("*/__init__.py")} - {"conf"}
-    assert folders == sub_packages
+    assert folders - {TEST_HELPERS} == sub_packages
+    assert not list((tests_dir / TEST_HELPERS).glob("test_*.py")), "tests/helpers/ holds no tests"
     for test in tests_dir.glob("*/test_*.py"):
         unit = test.stem.removeprefix("test_")
         assert not unit.startswith(f"{test.parent.name}_"), f"{test}: the folder already names the stage"

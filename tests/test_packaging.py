@@ -2,7 +2,7 @@
 
 The slow test builds the wheel from a copy of the source tree, installs it into a temporary folder
 and composes each entry point's config from an empty folder with that copy imported. The fast tests
-check the sample-corpus fallback of ``conf/data/sample.yaml`` (:mod:`hiersum.data.sample`).
+check the sample-corpus fallback of ``conf/data/sample.yaml`` (:mod:`hiersum.data.sample_location`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hiersum.data import sample, synthetic
+from hiersum.data import sample_generator, sample_location
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"
-SPLITS = list(synthetic.DEFAULT_SIZES)
+SPLITS = list(sample_generator.DEFAULT_SIZES)
 NOT_BUILT = {".git", ".venv", "venv", "build", "dist", "outputs", "lightning_logs", "data"}
 """Top-level folders the wheel build does not read (``data/``, the committed corpus, is not package data)."""
 
@@ -46,8 +46,8 @@ def test_missing_sample_is_generated_into_the_cache(tmp_path: Path, cache_home: 
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     data_dir = tmp_path / "empty"
     data_dir.mkdir()
-    path = Path(sample.sample_dir(data_dir))
-    assert path == cache_home / "hiersum" / f"sample-{sample.generator_fingerprint()}"
+    path = Path(sample_location.sample_dir(data_dir))
+    assert path == cache_home / "hiersum" / f"sample-{sample_location.generator_fingerprint()}"
     _assert_committed_sample(path)
     assert [p.name for p in path.parent.iterdir()] == [path.name], "temporary folders were left behind"
     assert list(data_dir.iterdir()) == []
@@ -55,35 +55,35 @@ def test_missing_sample_is_generated_into_the_cache(tmp_path: Path, cache_home: 
     def no_generation(*args, **kwargs):
         raise AssertionError("the cached corpus was generated again")
 
-    monkeypatch.setattr(synthetic, "write_sample_corpus", no_generation)
-    assert sample.sample_dir(data_dir) == str(path)
+    monkeypatch.setattr(sample_generator, "write_sample_corpus", no_generation)
+    assert sample_location.sample_dir(data_dir) == str(path)
 
 
 def test_a_sample_folder_in_the_data_dir_is_used(tmp_path: Path, cache_home: Path) -> None:
     (tmp_path / "sample").mkdir()
-    assert sample.sample_dir(tmp_path) == str(tmp_path / "sample")
+    assert sample_location.sample_dir(tmp_path) == str(tmp_path / "sample")
     assert not cache_home.exists()
 
 
 def test_cache_defaults_to_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert sample.cache_root() == tmp_path / ".cache" / "hiersum"
+    assert sample_location.cache_root() == tmp_path / ".cache" / "hiersum"
     monkeypatch.setenv("XDG_CACHE_HOME", "")
-    assert sample.cache_root() == tmp_path / ".cache" / "hiersum"
+    assert sample_location.cache_root() == tmp_path / ".cache" / "hiersum"
 
 
 def test_a_concurrent_generation_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another process renames its corpus first: ours is discarded, theirs is used."""
-    target = tmp_path / f"sample-{sample.generator_fingerprint()}"
+    target = tmp_path / f"sample-{sample_location.generator_fingerprint()}"
 
     def racing_write(folder, **kwargs):
         (Path(folder) / "train.jsonl").write_text("ours\n")
         target.mkdir()
         (target / "train.jsonl").write_text("theirs\n")
 
-    monkeypatch.setattr(synthetic, "write_sample_corpus", racing_write)
-    assert sample.cached_sample_dir(tmp_path) == target
+    monkeypatch.setattr(sample_generator, "write_sample_corpus", racing_write)
+    assert sample_location.cached_sample_dir(tmp_path) == target
     assert (target / "train.jsonl").read_text() == "theirs\n"
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
 

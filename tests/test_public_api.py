@@ -9,7 +9,8 @@ import torch
 
 from hiersum.config import DataConfig, OptimConfig
 from hiersum.data.tokenizer import train_tokenizer
-from tests.conftest import PROJECT_ROOT, tiny_model_config
+from tests.helpers.config import tiny_model_config
+from tests.helpers.paths import PROJECT_ROOT
 
 TEXTS = ["the cat sat on the mat", "a dog ran in the park", "the bird sang a song", "it rained all day"]
 

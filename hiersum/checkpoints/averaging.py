@@ -1,4 +1,4 @@
-"""Averaging the weights of several checkpoints into a new one (``hiersum-average-checkpoints``).
+"""Averaging the weights of several checkpoints into a new one (``hiersum average-checkpoints``).
 
 With a run directory, the ranking is ModelCheckpoint's own (its ``best_k_models`` and monitored
 metric, read from the newest checkpoint of ``<run>/checkpoints``: :func:`ranked_checkpoints`).

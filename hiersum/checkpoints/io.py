@@ -1,7 +1,7 @@
 """hiersum checkpoint files: reading them safely, and the model and tokenizer they carry.
 
 A checkpoint is what Lightning's ``ModelCheckpoint`` saves for a
-:class:`hiersum.training.module.HierSumModule` (or what ``hiersum-import-hiersumm`` writes in the same
+:class:`hiersum.training.module.HierSumModule` (or what ``hiersum import-hiersumm`` writes in the same
 format): ``hyper_parameters`` (the module's keyword arguments: model, optim and data configs as
 dicts, vocabulary size, special ids), ``state_dict`` (the network under ``model.``) and
 ``hiersum.tokenizer_json``. :func:`load_summarizer` rebuilds the network alone, without
@@ -53,7 +53,7 @@ def tokenizer_from_json(tokenizer_json: str | None) -> SubwordTokenizer:
     if not tokenizer_json:
         raise ValueError(
             "this checkpoint carries no tokenizer; import it again with "
-            "hiersum-import-hiersumm --tokenizer SPM_MODEL_OR_TOKENIZER_JSON"
+            "hiersum import-hiersumm --tokenizer SPM_MODEL_OR_TOKENIZER_JSON"
         )
     return SubwordTokenizer.from_str(tokenizer_json)
 

@@ -8,7 +8,7 @@ table. :func:`official_key` is the inverse renaming, used to export a HierSum in
 (:func:`official_checkpoint`), e.g. to test the importer on models of any size.
 
 :func:`hiersum_checkpoint` turns an imported model into a normal hiersum checkpoint (what
-``hiersum-import-hiersumm`` writes), which :func:`hiersum.checkpoints.io.load_summarizer` loads.
+``hiersum import-hiersumm`` writes), which :func:`hiersum.checkpoints.io.load_summarizer` loads.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from torch import Tensor
 from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY, MODEL_PREFIX
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, config_dict
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.model.encoders import ENCODERS, encoder_spec
+from hiersum.model.encoder_registry import ENCODERS, encoder_spec
 from hiersum.model.layers import sinusoid_table
 from hiersum.model.summarizer import HierSum
 

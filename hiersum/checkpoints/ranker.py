@@ -1,5 +1,5 @@
 """Ranker checkpoints: one self-contained file (weights, model config, tokenizer) written by
-``hiersum-train-ranker``, read with ``weights_only=True``; and the :class:`RankerScorer` that makes a
+``hiersum train-ranker``, read with ``weights_only=True``; and the :class:`RankerScorer` that makes a
 checkpoint a :class:`hiersum.data.selection.ParagraphScorer`.
 
 Importing this module registers the ``ranker`` selection rule (``data.selection=ranker
@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from hiersum.config import RankerModelConfig
-from hiersum.data.ranking import collate_ranker, encode_ranker_examples
+from hiersum.data.ranker_data import collate_ranker, encode_ranker_examples
 from hiersum.data.schema import Example
 from hiersum.data.selection import SCORERS, SelectionConfig
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -73,7 +73,7 @@ def load_ranker(path: str | Path, *, map_location: str | torch.device = "cpu") -
         raise FileNotFoundError(f"ranker checkpoint not found: {path}")
     checkpoint = torch.load(path, map_location=map_location, weights_only=True)
     if not isinstance(checkpoint, dict) or checkpoint.get("format") != RANKER_FORMAT:
-        raise ValueError(f"{path}: not a ranker checkpoint of hiersum-train-ranker (no format {RANKER_FORMAT!r})")
+        raise ValueError(f"{path}: not a ranker checkpoint of hiersum train-ranker (no format {RANKER_FORMAT!r})")
     tokenizer = SubwordTokenizer.from_str(checkpoint["tokenizer_json"], tuple(checkpoint["tokenizer_tokens"]))
     network = ParagraphRanker(RankerModelConfig(**checkpoint["model"]), vocab_size=checkpoint["vocab_size"],
                               pad_id=checkpoint["pad_id"])
@@ -124,7 +124,7 @@ def load_ranker_scorer(path: str | Path) -> RankerScorer:
 
 def _selection_scorer(config: SelectionConfig) -> RankerScorer:
     if not config.ranker:
-        raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum-train-ranker)")
+        raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum train-ranker)")
     return load_ranker_scorer(config.ranker)
 
 

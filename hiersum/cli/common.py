@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 from omegaconf.errors import OmegaConfBaseException
 
 from hiersum.config import UsageError, register_configs
-from hiersum.data.sample import register_resolver
+from hiersum.data.sample_location import register_resolver
 
 # The configs ship in the package as ``hiersum.conf`` (pyproject.toml maps it to the top-level conf/):
 # importlib.resources finds the repository's conf/ in an editable install and site-packages/hiersum/conf
@@ -49,7 +49,7 @@ _FULL_ERROR = "HYDRA_FULL_ERROR"
 _saved_full_error: list[str | None] = []
 _task_started: list[bool] = []
 _invoked_as: list[str] = []
-"""The name the running entry point was invoked as (``hiersum summarize`` or ``hiersum-summarize``)."""
+"""The name the running entry point was invoked as (``hiersum summarize`` or ``hiersum summarize``)."""
 
 
 def usage_error(prog: str, message: object) -> NoReturn:

@@ -1,5 +1,5 @@
 """``hiersum make-sample`` (alias ``hiersum-make-sample``): write the synthetic sample corpus (native JSONL)
-deterministically (:func:`hiersum.data.synthetic.write_sample_corpus`).
+deterministically (:func:`hiersum.data.sample_generator.write_sample_corpus`).
 
 Example::
 
@@ -9,7 +9,7 @@ Example::
 from __future__ import annotations
 
 from hiersum.cli.common import ArgumentParser
-from hiersum.data.synthetic import DEFAULT_SIZES, write_sample_corpus  # no torch: a --help stays fast
+from hiersum.data.sample_generator import DEFAULT_SIZES, write_sample_corpus  # no torch: a --help stays fast
 
 PROG = "hiersum-make-sample"
 

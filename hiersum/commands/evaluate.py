@@ -23,16 +23,16 @@ from omegaconf.errors import OmegaConfBaseException
 from hiersum.commands.common import load_checkpoint
 from hiersum.config import DataConfig, DecodeConfig, UsageError, typed_config
 from hiersum.data.batching import collate
+from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
+from hiersum.data.formats.registry import format_spec
 from hiersum.data.overwrite import refuse_overwriting_inputs
-from hiersum.data.registry import format_spec
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
-from hiersum.data.splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
 from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
-from hiersum.model.encoders import encoder_spec, validate_choices
+from hiersum.model.encoder_registry import encoder_spec, validate_choices
 from hiersum.model.summarizer import HierSum
 
 N_IDS_SHOWN = 10

@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 
 from hiersum.checkpoints.ranker import load_ranker_scorer
 from hiersum.config import BootstrapConfig, DataConfig, UsageError, typed_config
-from hiersum.data.splits import read_text_split
+from hiersum.data.corpus_splits import read_text_split
 from hiersum.evaluation.selection import STRATEGIES, evaluate_selection, selection_json, selection_markdown
 
 
@@ -37,7 +37,7 @@ def evaluate_selection_command(cfg: DictConfig) -> dict[str, Any]:
     ranker = None
     if "ranker" in strategies:
         if not cfg.ranker:
-            raise UsageError("strategies holds ranker: give ranker=PATH (a checkpoint of hiersum-train-ranker)")
+            raise UsageError("strategies holds ranker: give ranker=PATH (a checkpoint of hiersum train-ranker)")
         try:
             ranker = load_ranker_scorer(cfg.ranker)
         except (OSError, ValueError) as error:

@@ -7,7 +7,7 @@ Example::
     hiersum evaluate checkpoint=official.ckpt data=wikisum data.path=/data/ranked_wikisum \\
         experiment=wikisum_paper
 
-The output is loaded by ``hiersum-evaluate`` / ``hiersum-summarize`` like a trained checkpoint.
+The output is loaded by ``hiersum evaluate`` / ``hiersum summarize`` like a trained checkpoint.
 ``--tokenizer`` (the SentencePiece ``.model`` of the release, a ``tokenizer.json`` or an HF
 tokenizer directory) is stored inside it; without it no tokenizer is stored and the commands
 cannot turn ids into text (import again with ``--tokenizer``). Exit status 2 with a one-line message

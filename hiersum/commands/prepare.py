@@ -6,11 +6,11 @@ Examples::
     hiersum prepare data=wikisum data.path=/data/ranked_wikisum tokenizer=official_spm tokenizer.path=spm.model
     hiersum prepare data=jsonl data.path=/data/corpus data.on_error=skip splits=[train,validation]
 
-Takes the ``data``, ``tokenizer`` and ``model`` groups of ``hiersum-train``: the same options give the
-same prepared folders, which ``hiersum-train`` and ``hiersum-evaluate`` then find instead of preparing
+Takes the ``data``, ``tokenizer`` and ``model`` groups of ``hiersum train``: the same options give the
+same prepared folders, which ``hiersum train`` and ``hiersum evaluate`` then find instead of preparing
 them (they prepare what is missing themselves). Prints each split's folder, example count and the
 records left out. Exit status 2 with a one-line message for a usage error (a missing split, a
-malformed record with ``data.on_error=fail``). The work is :mod:`hiersum.data.prepared`.
+malformed record with ``data.on_error=fail``). The work is :mod:`hiersum.data.cache`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.config import DataConfig, ModelConfig, typed_config
+from hiersum.data.cache import prepare_tokenizer
+from hiersum.data.corpus_splits import DATA_ERRORS, CorpusSplits, existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
-from hiersum.data.prepared import prepare_tokenizer
-from hiersum.data.splits import DATA_ERRORS, CorpusSplits, existing_split_files
-from hiersum.model.encoders import run_tokenizer_config
+from hiersum.model.encoder_registry import run_tokenizer_config
 
 
 def prepare(cfg: DictConfig) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 The preprocessing of Liu & Lapata (2019), whose official code was never released: raw multi-document
 input -> the top-L paragraphs of each record, in rank order, as the summarizer's input.
 
-Input: as ``hiersum-summarize`` (native JSONL, Multi-News JSONL, ``.txt`` files or a folder, ``-``).
-Ranker: a checkpoint of ``hiersum-train-ranker``, or ``tfidf`` (tf-idf similarity to the title or to the
+Input: as ``hiersum summarize`` (native JSONL, Multi-News JSONL, ``.txt`` files or a folder, ``-``).
+Ranker: a checkpoint of ``hiersum train-ranker``, or ``tfidf`` (tf-idf similarity to the title or to the
 record's centroid; :class:`hiersum.data.selection.TfidfScorer`).
 
 Output: one native-JSONL record per valid input record, in input order: ``id``, ``title`` (null when

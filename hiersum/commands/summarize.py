@@ -43,7 +43,7 @@ from hiersum.data.schema import EncodedExample
 from hiersum.data.selection import SELECTION_FIELDS, SelectionConfig, encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.inference import Summary, progress_bar, summarize_encoded
-from hiersum.model.encoders import encoder_spec
+from hiersum.model.encoder_registry import encoder_spec
 
 USAGE = "hiersum summarize checkpoint=CKPT input=IN output=OUT"
 

@@ -20,8 +20,8 @@ from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import load_summarizer
 from hiersum.config import DecodeConfig, typed_config
+from hiersum.data.corpus_splits import existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
-from hiersum.data.splits import existing_split_files
 from hiersum.evaluation.report import report_outputs, write_report
 from hiersum.evaluation.split import evaluate_split
 from hiersum.training.fit import fit

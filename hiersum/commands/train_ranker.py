@@ -7,7 +7,7 @@ Examples::
 
 Writes ``<run>/checkpoints/ranker-best.pt`` (the epoch whose top-``top_k`` paragraphs reach the highest
 summed ROUGE-2 recall on the validation split), which ``data.selection=ranker data.ranker=PATH`` and
-``hiersum-rank ranker=PATH`` read. The work is :func:`hiersum.training.ranker.fit_ranker`.
+``hiersum rank ranker=PATH`` read. The work is :func:`hiersum.training.ranker.fit_ranker`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from hiersum.data.tokenizer import SubwordTokenizer
 
 
 class SourceLayout(str, Enum):
-    """The source tensor an encoder reads (declared by each encoder of :mod:`hiersum.model.encoders`)."""
+    """The source tensor an encoder reads (declared by each encoder of :mod:`hiersum.model.encoder_registry`)."""
 
     GRID = "grid"
     """[B, P, T]: paragraphs of tokens."""
@@ -37,7 +37,7 @@ class FlatLayout:
 
 def flat_layout(layout: SourceLayout, model: ModelConfig, tokenizer: SubwordTokenizer) -> FlatLayout | None:
     """How ``collate`` lays out the source of ``model``, whose encoder reads ``layout`` (its registry
-    entry's ``source_layout``, see :func:`hiersum.model.encoders.batch_layout`): a :class:`FlatLayout`
+    entry's ``source_layout``, see :func:`hiersum.model.encoder_registry.batch_layout`): a :class:`FlatLayout`
     for :attr:`SourceLayout.FLAT`, None for the [P, T] grid."""
     if SourceLayout(layout) is SourceLayout.GRID:
         return None
@@ -64,7 +64,7 @@ its longest paragraph's token count and its target's token count (BOS/EOS exclud
 
 def example_lengths(examples: Sequence[EncodedExample]) -> np.ndarray:
     """The length index [N, 3] of ``examples`` (columns :data:`LENGTH_FIELDS`); a prepared corpus
-    stores it on disk (:mod:`hiersum.data.prepared`)."""
+    stores it on disk (:mod:`hiersum.data.cache`)."""
     lengths = np.zeros((len(examples), len(LENGTH_FIELDS)), dtype=np.int32)
     for row, example in enumerate(examples):
         lengths[row] = (len(example.paragraphs), max(map(len, example.paragraphs), default=0), len(example.target))

@@ -1,4 +1,4 @@
-"""LightningDataModule over a corpus folder in any registered ``data.format`` (:mod:`hiersum.data.registry`)."""
+"""LightningDataModule over a corpus folder in any registered ``data.format`` (:mod:`hiersum.data.formats.registry`)."""
 
 from __future__ import annotations
 
@@ -17,21 +17,19 @@ from hiersum.data.batching import (
     collate,
     flat_layout,
 )
-from hiersum.data.prepared import PreparedSplit
-from hiersum.data.splits import CorpusSplits
+from hiersum.data.cache import PreparedSplit
+from hiersum.data.corpus_splits import CorpusSplits
 from hiersum.data.tokenizer import SubwordTokenizer
-
-SPLITS = ("train", "validation", "test")
 
 
 class SummarizationDataModule(pl.LightningDataModule):
     """Batches the train/validation/test splits of ``config.path``, prepared on disk once
-    (:class:`~hiersum.data.splits.CorpusSplits`) and read lazily by the loaders.
+    (:class:`~hiersum.data.corpus_splits.CorpusSplits`) and read lazily by the loaders.
 
     ``model``: the model the batches are for; it decides whether examples carry a paragraph graph
     (``model.graph``) and the flat layout's length. ``layout``: the source its encoder reads, the
     [B, P, T] grid or [B, L] (the encoder registry's ``source_layout``, e.g. from
-    :func:`hiersum.model.encoders.source_layout`; the data layer does not know the encoders).
+    :func:`hiersum.model.encoder_registry.source_layout`; the data layer does not know the encoders).
     Defaults: no graphs, the grid.
     """
 

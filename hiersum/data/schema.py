@@ -29,7 +29,7 @@ class RecordError(ValueError):
         """The record's id when it could be read (None otherwise)."""
 
     def as_record(self) -> dict[str, Any]:
-        """The line of an errors file (``hiersum-summarize``'s ``*.errors.jsonl``, a run's ``data_errors.jsonl``)."""
+        """The line of an errors file (``hiersum summarize``'s ``*.errors.jsonl``, a run's ``data_errors.jsonl``)."""
         return {"file": self.path, "line": self.line, "id": self.record_id, "field": self.field_name,
                 "reason": self.reason}
 
@@ -70,10 +70,6 @@ class EncodedExample:
     provenance: list[tuple[int, int]]
     n_dropped_paragraphs: int = 0
     graph: list[list[float]] | None = None
-
-    @property
-    def n_source_tokens(self) -> int:
-        return sum(len(p) for p in self.paragraphs)
 
 
 IGNORE_INDEX = -100

@@ -1,7 +1,7 @@
 """Decoding with a trained network: batches under a token budget, generation, progress.
 
 Used by the summarization script, evaluation and the validation-ROUGE callback; imports neither
-Lightning nor torchmetrics, so ``hiersum-summarize`` starts quickly.
+Lightning nor torchmetrics, so ``hiersum summarize`` starts quickly.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.attention import top_paragraphs
 from hiersum.decoding.generation import GenerationOptions, generate
-from hiersum.model.encoders import batch_layout, encoder_spec
+from hiersum.model.encoder_registry import batch_layout, encoder_spec
 from hiersum.model.summarizer import HierSum
 
 PRECISIONS: dict[str, torch.dtype | None] = {"32": None, "bf16": torch.bfloat16, "16": torch.float16}
@@ -80,7 +80,7 @@ def iter_batches(
     flat: FlatLayout | None = None,
 ) -> Iterator[tuple[list[int], Batch]]:
     """(indices into ``encoded``, padded batch), grouped by size under a token budget; ``flat``: the
-    source layout of a flat model (:func:`hiersum.model.encoders.batch_layout`), None for the grid."""
+    source layout of a flat model (:func:`hiersum.model.encoder_registry.batch_layout`), None for the grid."""
     special = tokenizer.special
     make = partial(collate, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos, flat=flat)
     for indices in make_token_budget_batches(encoded, batch_tokens=batch_tokens, max_batch_size=max_batch_size):

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hiersum.data.splits import DATA_ERRORS
+from hiersum.data.corpus_splits import DATA_ERRORS
 from hiersum.evaluation import plots
 from hiersum.evaluation.metrics import NGRAM_ORDERS, ROUGE_TYPES
 

@@ -5,7 +5,7 @@ averaged over the examples with bootstrap intervals (:mod:`hiersum.evaluation.st
 
 Strategies: ``first`` (document order), ``round_robin``, ``tfidf`` (similarity to the title or centroid),
 ``ranker`` (a trained ranker checkpoint) and ``oracle`` (paragraphs by their own ROUGE-2 recall against
-the reference, :class:`hiersum.data.ranking.Rouge2Recall`: the ranker's training target, an upper bound
+the reference, :class:`hiersum.data.ranker_data.Rouge2Recall`: the ranker's training target, an upper bound
 of what it can learn).
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rouge_score import rouge_scorer
 
 from hiersum.config import BootstrapConfig
-from hiersum.data.ranking import Rouge2Recall
+from hiersum.data.ranker_data import Rouge2Recall
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, select_paragraphs
 from hiersum.evaluation.stats import bootstrap_indices, confidence_interval, mean_metric
@@ -25,7 +25,6 @@ from hiersum.evaluation.stats import bootstrap_indices, confidence_interval, mea
 STRATEGIES = ("first", "round_robin", "tfidf", "ranker", "oracle")
 METRICS = ("rougeL", "rouge2")
 """rouge-score types reported (their recall)."""
-PAPER_BUDGETS = (5, 10, 20, 40)
 
 
 def strategy_orders(

@@ -16,7 +16,7 @@ from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.inference import iter_batches, progress_bar, summarize_encoded
 from hiersum.evaluation.report import library_versions
 from hiersum.evaluation.scoring import ScoringConfig, score_split
-from hiersum.model.encoders import batch_layout
+from hiersum.model.encoder_registry import batch_layout
 from hiersum.model.summarizer import HierSum
 
 

@@ -73,7 +73,7 @@ class ParagraphRanker(nn.Module):
     ) -> torch.Tensor:
         """Logits [N] of the paragraphs ([N, T] ids, [N] lengths >= 1, [N] example index) given the titles
         ([E, Q] ids, [E] lengths >= 1, [E] bool: has a title) and, when ``config.features`` names some, the
-        paragraphs' features [N, F] (:func:`hiersum.data.ranking.paragraph_features`)."""
+        paragraphs' features [N, F] (:func:`hiersum.data.ranker_data.paragraph_features`)."""
         expected = len(self.config.features)
         found = 0 if features is None else features.shape[-1]
         if found != expected:

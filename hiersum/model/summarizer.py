@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from hiersum.config import ModelConfig
 from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
 from hiersum.model.encoder import EncoderOutput
-from hiersum.model.encoders import build_encoder, resolve_model_config
+from hiersum.model.encoder_registry import build_encoder, resolve_model_config
 
 
 class HierSum(nn.Module):
@@ -35,7 +35,7 @@ class HierSum(nn.Module):
     initialised, as in the official code.
 
     Args:
-        config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoders.ENCODERS`,
+        config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoder_registry.ENCODERS`,
             which may complete it (:func:`resolve_model_config`; ``self.config`` is the completed one).
         vocab_size: V.
         pad_id, bos_id, eos_id: special token ids (official SentencePiece model: 6, 4, 5).

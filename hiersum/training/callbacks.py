@@ -8,7 +8,7 @@
 validation epoch and logs its scores (``conf/callbacks/val_rouge.yaml``: ROUGE F1 as ``val/rouge1``,
 ``val/rouge2``, ``val/rougeL`` and ``val/rougeLsum``), so that checkpoints can be selected on them::
 
-    hiersum-train callbacks=val_rouge callbacks.model_checkpoint.monitor=val/rougeL \\
+    hiersum train callbacks=val_rouge callbacks.model_checkpoint.monitor=val/rougeL \\
         callbacks.model_checkpoint.mode=max
 """
 

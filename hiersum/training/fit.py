@@ -1,4 +1,4 @@
-"""Fitting the summarizer from a ``hiersum-train`` config: the tokenizer, the datamodule, the
+"""Fitting the summarizer from a ``hiersum train`` config: the tokenizer, the datamodule, the
 LightningModule, the Trainer with its callbacks and loggers (:func:`fit`).
 
 A problem with the command itself (a bad value, a missing split, a malformed record) raises
@@ -19,10 +19,10 @@ from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import checkpoint_tokenizer_json, read_checkpoint, tokenizer_from_json
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig, UsageError, typed_config
+from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
-from hiersum.data.prepared import prepare_tokenizer
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.model.encoders import run_tokenizer_config, source_layout, validate_choices
+from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.resume import ResumableCSVLogger, find_checkpoint
@@ -51,7 +51,7 @@ class FitResult:
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
     """Load ``config.path`` or train a tokenizer on the train split (once: it is cached with the prepared
-    corpus, :func:`hiersum.data.prepared.prepare_tokenizer`); save it in the run directory."""
+    corpus, :func:`hiersum.data.cache.prepare_tokenizer`); save it in the run directory."""
     tokenizer = prepare_tokenizer(config, data)
     tokenizer.save(run_dir / "tokenizer")
     return tokenizer

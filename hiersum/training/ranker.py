@@ -1,6 +1,6 @@
-"""Training the paragraph ranker (``hiersum-train-ranker``): a small LightningModule over
+"""Training the paragraph ranker (``hiersum train-ranker``): a small LightningModule over
 :class:`hiersum.model.ranker.ParagraphRanker`, cross-entropy of its sigmoid score against each paragraph's
-ROUGE-2 recall (:mod:`hiersum.data.ranking`), validated by the recall its top-k paragraphs reach; the best
+ROUGE-2 recall (:mod:`hiersum.data.ranker_data`), validated by the recall its top-k paragraphs reach; the best
 epoch is written as one self-contained ranker checkpoint (:mod:`hiersum.checkpoints.ranker`)."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from torch.utils.data import DataLoader
 
 from hiersum.checkpoints.ranker import save_ranker
 from hiersum.config import DataConfig, RankerModelConfig, TokenizerConfig, typed_config
-from hiersum.data.prepared import prepare_tokenizer
-from hiersum.data.ranking import RankerBatch, RankerExample, collate_ranker, encode_ranker_examples, split_labels
+from hiersum.data.cache import prepare_tokenizer
+from hiersum.data.ranker_data import RankerBatch, RankerExample, collate_ranker, encode_ranker_examples, split_labels
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.ranker import ParagraphRanker
 

@@ -5,7 +5,7 @@ import torch
 
 from hiersum.checkpoints.io import load_summarizer
 from hiersum.config import DataConfig
-from tests.training.test_module import module_and_batch
+from tests.helpers.training import module_and_batch
 
 
 def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(tmp_path):

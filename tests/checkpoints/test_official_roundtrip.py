@@ -21,8 +21,8 @@ from hiersum.cli.import_hiersumm import main as import_main
 from hiersum.config import ModelConfig
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
-from tests.conftest import SHARED_DIR
-from tests.model_testkit import BOS, EOS, PAD, VOCAB
+from tests.helpers.model import BOS, EOS, PAD, VOCAB
+from tests.helpers.paths import SHARED_DIR
 
 OTHER_SIZES = {
     # d, heads and inter heads differ, inter layers not at the end, more decoder layers than the fixture
@@ -116,7 +116,7 @@ def test_import_cli_writes_a_hiersum_checkpoint_that_load_summarizer_reads(name,
     assert summarizer.data_config.format == "wikisum"
     assert (summarizer.data_config.max_paragraphs, summarizer.data_config.eval_max_paragraphs) == (24, 40)
     assert summarizer.tokenizer_json is None
-    with pytest.raises(ValueError, match="hiersum-import-hiersumm --tokenizer"):
+    with pytest.raises(ValueError, match="hiersum import-hiersumm --tokenizer"):
         summarizer.tokenizer()
 
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from hiersum.commands.train import train
-from tests.conftest import compose_config, train_overrides
+from tests.helpers.config import compose_config, train_overrides
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from hiersum.cli.evaluate import PROG
 from hiersum.commands.evaluate import evaluate
 from hiersum.config import UsageError
 from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
-from tests.cli.cli_testkit import assert_usage_error, run_cli, run_main
-from tests.conftest import SHARED_DIR
+from tests.helpers.cli import assert_usage_error, run_cli, run_main
+from tests.helpers.paths import SHARED_DIR
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from hiersum.cli.main import ACTIONS, main
-from tests.cli.cli_testkit import BIN, assert_usage_error, cli_env, run_cli
+from tests.helpers.cli import BIN, assert_usage_error, cli_env, run_cli
 
 HYDRA_ACTIONS = ["train", "evaluate", "summarize", "prepare", "rank", "train-ranker", "evaluate-selection"]
 

@@ -18,8 +18,8 @@ from hiersum.commands.rank import rank
 from hiersum.commands.summarize import summarize
 from hiersum.commands.train import train
 from hiersum.config import UsageError
-from tests.cli.cli_testkit import assert_usage_error, run_cli
-from tests.conftest import compose_config
+from tests.helpers.cli import assert_usage_error, run_cli
+from tests.helpers.config import compose_config
 
 
 def digest(path: Path) -> str:

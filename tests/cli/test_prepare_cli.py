@@ -11,11 +11,11 @@ import pytest
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.prepare import prepare
 from hiersum.commands.train import train
-from hiersum.data import prepared as prepared_module
+from hiersum.data import cache as prepared_module
 from hiersum.data.schema import RecordError
-from tests.cli.cli_testkit import assert_usage_error, run_cli, train_args
-from tests.conftest import TINY_OVERRIDES, compose_config, train_overrides
-from tests.data.test_prepared import write_with_bad_validation_line
+from tests.helpers.cli import assert_usage_error, run_cli, train_args
+from tests.helpers.config import TINY_OVERRIDES, compose_config, train_overrides
+from tests.helpers.corpus import write_with_bad_validation_line
 
 DATA_OVERRIDES = [o for o in TINY_OVERRIDES if o.startswith(("model=", "tokenizer.", "data."))]
 """The options of the tiny runs that ``hiersum-prepare`` shares with ``hiersum-train``."""

@@ -14,11 +14,12 @@ import torch
 from hiersum.checkpoints.ranker import save_ranker
 from hiersum.commands.rank import rank
 from hiersum.config import RankerModelConfig, UsageError
-from hiersum.data.corpora import read_split
+from hiersum.data.corpus_splits import read_split
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model.ranker import ParagraphRanker
-from tests.cli.cli_testkit import assert_usage_error, cli_env
-from tests.conftest import PROJECT_ROOT, compose_config
+from tests.helpers.cli import assert_usage_error, cli_env
+from tests.helpers.config import compose_config
+from tests.helpers.paths import PROJECT_ROOT
 
 
 def write_lines(path: Path, lines: list[str]) -> Path:

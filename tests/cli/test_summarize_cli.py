@@ -19,8 +19,8 @@ import hiersum.cli.summarize as cli
 from hiersum.cli.summarize import PROG
 from hiersum.commands.summarize import summarize
 from hiersum.config import UsageError
-from tests.cli.cli_testkit import BIN, assert_usage_error, cli_env, run_cli, run_main
-from tests.conftest import PROJECT_ROOT, SAMPLE_DIR
+from tests.helpers.cli import BIN, assert_usage_error, cli_env, run_cli, run_main
+from tests.helpers.paths import PROJECT_ROOT, SAMPLE_DIR
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from hiersum.data.schema import Example
 from hiersum.data.selection import ranked_order
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model.ranker import ParagraphRanker
-from tests.conftest import SAMPLE_DIR
+from tests.helpers.paths import SAMPLE_DIR
 
 pytestmark = pytest.mark.slow
 KEPT = 3

@@ -15,9 +15,8 @@ from hiersum.commands.evaluate import evaluate
 from hiersum.commands.summarize import summarize
 from hiersum.commands.train import train
 from hiersum.data.tokenizer import load_tokenizer
-from tests.conftest import SAMPLE_DIR
-from tests.model.test_pretrained_encoder import TEXTS, grid, network, target
-from tests.pretrained_testkit import make_tiny_bert, minilm_directory
+from tests.helpers.paths import SAMPLE_DIR
+from tests.helpers.pretrained import TEXTS, grid, make_tiny_bert, minilm_directory, network, target
 
 pytestmark = pytest.mark.slow
 

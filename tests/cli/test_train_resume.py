@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.cli.cli_testkit import BIN, cli_env, train_args
+from tests.helpers.cli import BIN, cli_env, train_args
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,7 @@ def train_rows(run_dir: Path) -> dict[int, tuple[str, ...]]:
 
 def pretrained_run(directory: Path) -> list[str]:
     """A tiny random BERT as the paragraph encoder, PreSumm's two parameter groups, its lowest layer frozen."""
-    from tests.pretrained_testkit import make_tiny_bert
+    from tests.helpers.pretrained import make_tiny_bert
 
     bert = make_tiny_bert(directory)
     return ["model=pretrained", f"model.pretrained_encoder={bert}", "model.heads=2", "model.inter_heads=2",

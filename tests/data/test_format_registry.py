@@ -11,10 +11,10 @@ import torch
 from omegaconf import OmegaConf
 
 from hiersum.config import DataConfig
-from hiersum.data.corpora import read_corpus_split
+from hiersum.data.corpus_splits import read_corpus_split
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.formats import InputError, input_formats, read_records
-from hiersum.data.registry import (
+from hiersum.data.formats.registry import (
     FORMATS,
     FormatSpec,
     format_spec,
@@ -24,7 +24,6 @@ from hiersum.data.registry import (
     validate_format,
 )
 from hiersum.data.schema import Example, RecordError
-from hiersum.data.splits import split_path
 from hiersum.data.tokenizer import train_tokenizer
 
 TSV_YAML = """\
@@ -114,9 +113,9 @@ def test_unknown_format_is_refused_in_one_line_listing_the_registered_ones(tiny_
 
 def test_scitldr_validates_on_its_dev_split(tiny_cfg, tmp_path):
     folder = scitldr_corpus(tmp_path / "scitldr")
-    assert split_path(folder, "validation", "scitldr") == folder / "dev.jsonl"
+    assert format_spec("scitldr").split_path(folder, "validation") == folder / "dev.jsonl"
     with pytest.raises(FileNotFoundError, match="validation.jsonl"):
-        split_path(folder, "validation")  # the jsonl format has no dev split
+        format_spec("jsonl").split_path(folder, "validation")  # the jsonl format has no dev split
     cfg = tiny_cfg("data=scitldr", f"data.path={folder}")
     data = OmegaConf.to_object(cfg.data)
     tokenizer = train_tokenizer([" ".join(["Attention over paragraphs helps summarization."] * 3)] * 8, vocab_size=60)

@@ -118,7 +118,7 @@ def test_completed_ids_cut_a_partial_last_line(tmp_path):
 
 
 def test_real_multinews_sample_reads_without_errors():
-    from tests.conftest import SHARED_DIR
+    from tests.helpers.paths import SHARED_DIR
 
     source = SHARED_DIR / "data" / "multi-news-sample" / "validation.jsonl"
     if not source.is_file():

@@ -1,5 +1,5 @@
 """Paragraph selection strategies (hiersum.data.selection: tf-idf, the scorer interface, ranked order) and
-the ranker's labels and batches (hiersum.data.ranking)."""
+the ranker's labels and batches (hiersum.data.ranker_data)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import torch
 from rouge_score import rouge_scorer
 
 from hiersum.config import DataConfig
-from hiersum.data import ranking
-from hiersum.data.corpora import read_split
-from hiersum.data.prepared import split_manifest
-from hiersum.data.ranking import Rouge2Recall, collate_ranker, encode_ranker_examples, split_labels
+from hiersum.data import ranker_data
+from hiersum.data.cache import split_manifest
+from hiersum.data.corpus_splits import read_split
+from hiersum.data.ranker_data import Rouge2Recall, collate_ranker, encode_ranker_examples, split_labels
 from hiersum.data.schema import Example
 from hiersum.data.selection import (
     SCORERS,
@@ -143,7 +143,7 @@ def test_split_labels_are_computed_once_and_cached(tiny_corpus, tmp_path, monkey
     def fail(self, example):
         raise AssertionError("labels recomputed")
 
-    monkeypatch.setattr(ranking.Rouge2Recall, "labels", fail)
+    monkeypatch.setattr(ranker_data.Rouge2Recall, "labels", fail)
     assert split_labels(data, "validation") == first
     (cached,) = tmp_path.glob("ranker-labels-*/labels.json")
     assert json.loads(cached.read_text()) == [labels for _, labels in first]
@@ -165,7 +165,7 @@ def test_ranker_batches_hold_every_paragraph_with_its_example_and_label(tiny_cor
 
 
 def test_paragraph_features_are_length_tfidf_and_position_in_the_order_asked():
-    from hiersum.data.ranking import paragraph_features
+    from hiersum.data.ranker_data import paragraph_features
 
     example = Example(id="x", title=None, references=["r"],
                       documents=[["Ferries collided in the harbour.", "Nothing."], ["The harbour ferries collided."]])
@@ -185,7 +185,7 @@ def test_paragraph_features_are_length_tfidf_and_position_in_the_order_asked():
 
 
 def test_ranker_batches_carry_the_features_of_every_paragraph(tiny_corpus: Path):
-    from hiersum.data.ranking import paragraph_features
+    from hiersum.data.ranker_data import paragraph_features
 
     examples = read_split(tiny_corpus / "train.jsonl")[:2]
     tokenizer = train_tokenizer([p for e in examples for d in e.documents for p in d], vocab_size=200)

@@ -7,7 +7,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from hiersum.data.tokenizer import load_tokenizer, train_tokenizer
-from tests.conftest import SHARED_DIR
+from tests.helpers.paths import SHARED_DIR
 
 SPM = SHARED_DIR / "reference" / "hiersumm" / "spm9998_3.model"
 MULTI_NEWS = SHARED_DIR / "data" / "multi-news-sample" / "validation.jsonl"

@@ -1,4 +1,4 @@
-"""The ranked WikiSum reader (hiersum.data.wikisum): shards of paragraph and target ids."""
+"""The ranked WikiSum reader (hiersum.data.formats.wikisum): shards of paragraph and target ids."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import torch
 from hiersum.config import DataConfig, ModelConfig
 from hiersum.data.batching import SourceLayout
 from hiersum.data.datamodule import SummarizationDataModule
+from hiersum.data.formats.wikisum import load_shard, read_wikisum, shard_paths
 from hiersum.data.schema import RecordError
 from hiersum.data.selection import SelectionConfig
-from hiersum.data.wikisum import load_shard, read_wikisum, shard_paths
 
 
 def write_shards(folder: Path) -> None:

@@ -8,7 +8,7 @@ from torch.testing import assert_close
 
 from hiersum.decoding.attention import received_attention, top_paragraphs
 from hiersum.model.encoder import EncoderOutput
-from tests.model_testkit import make_batch, make_model
+from tests.helpers.model import make_batch, make_model
 
 
 def output_with(attention: torch.Tensor) -> EncoderOutput:

@@ -11,8 +11,7 @@ from torch.testing import assert_close
 
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.decoding.search import greedy_search, length_penalty
-from tests.decoding.test_search import repeated_ngrams
-from tests.model_testkit import BOS, EOS, make_batch, make_model
+from tests.helpers.model import BOS, EOS, make_batch, make_model, repeated_ngrams
 
 official = GenerationOptions.official
 """The official hiersumm search with changes: what these tests were written against."""
@@ -204,7 +203,7 @@ def test_the_python_api_and_the_command_line_decode_with_the_same_defaults():
     """One source of defaults: :class:`GenerationOptions` () equals the options the shipped decode config
     (``conf/decode/default.yaml``, :class:`DecodeConfig`) gives."""
     from hiersum.config import DecodeConfig, typed_config
-    from tests.conftest import compose_config
+    from tests.helpers.config import compose_config
 
     shipped = typed_config(compose_config("summarize", ["checkpoint=c", "input=i", "output=o"], "unused").decode)
     assert GenerationOptions() == GenerationOptions.from_config(shipped)

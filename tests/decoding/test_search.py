@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from hiersum.decoding.search import beam_search, length_penalty
+from tests.helpers.model import repeated_ngrams
 
 
 @dataclass
@@ -70,10 +71,6 @@ def test_official_rule_stops_when_top_beam_ends_and_keeps_earlier_hypotheses():
     expected = torch.tensor(0.27).log().item() / length_penalty(2, alpha)
     assert full.scores[0] == pytest.approx(expected, abs=1e-5)
 
-
-def repeated_ngrams(tokens: list[int], n: int) -> list[tuple[int, ...]]:
-    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
-    return [g for i, g in enumerate(grams) if g in grams[:i]]
 
 
 def cycling_step() -> MarkovStep:

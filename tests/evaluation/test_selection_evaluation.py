@@ -11,7 +11,7 @@ from hiersum.commands.evaluate_selection import evaluate_selection_command
 from hiersum.config import BootstrapConfig, UsageError
 from hiersum.data.schema import Example
 from hiersum.evaluation.selection import coverage_recall, evaluate_selection, strategy_orders
-from tests.conftest import compose_config
+from tests.helpers.config import compose_config
 
 EXAMPLES = [
     Example(id="a", title=None, references=["the ferry hit the harbour wall on tuesday"],

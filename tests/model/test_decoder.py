@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from tests.model_testkit import VOCAB
+from tests.helpers.model import VOCAB
 
 
 def test_log_probs_shape_and_normalisation(model, batch):

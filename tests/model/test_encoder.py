@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from hiersum.model.encoder import pack_real_tokens
-from tests.model_testkit import PAD, VOCAB, make_batch, make_model
+from tests.helpers.model import PAD, VOCAB, make_batch, make_model
 
 
 def test_encode_shapes(model, batch):

@@ -12,7 +12,7 @@ from torch import Tensor, nn
 from hiersum.config import ModelConfig
 from hiersum.data.batching import SourceLayout
 from hiersum.model.encoder import EncoderOutput, FlatEncoder, HierarchicalEncoder
-from hiersum.model.encoders import (
+from hiersum.model.encoder_registry import (
     ENCODERS,
     EncoderSpec,
     encoder_spec,

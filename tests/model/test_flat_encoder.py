@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from tests.model_testkit import PAD, make_batch, make_model
+from tests.helpers.model import PAD, make_batch, make_model
 
 
 def flat_batch():

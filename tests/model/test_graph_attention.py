@@ -6,17 +6,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from tests.model_testkit import PAD, make_model
-
-
-def random_graph(src_mask: torch.Tensor, seed: int = 0) -> torch.Tensor:
-    """[B, P, P] symmetric weights in [0, 1], zero diagonal and zero at empty paragraphs."""
-    generator = torch.Generator().manual_seed(seed)
-    B, P, _ = src_mask.shape
-    graph = torch.rand(B, P, P, generator=generator)
-    graph = (graph + graph.transpose(1, 2)) / 2 * (1 - torch.eye(P))
-    real = src_mask.any(-1).float()  # (B, P)
-    return graph * real.unsqueeze(1) * real.unsqueeze(2)
+from tests.helpers.model import PAD, make_model, random_graph
 
 
 def graph_model(kind: str = "similarity"):

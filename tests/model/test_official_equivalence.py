@@ -11,7 +11,7 @@ from torch.testing import assert_close
 
 from hiersum.checkpoints.official import OFFICIAL_PAD_ID, hiersum_from_official, parse_inter_layers
 from hiersum.decoding.generation import GenerationOptions, generate
-from tests import official_fixtures as fixtures
+from tests.helpers import official as fixtures
 
 NAME = "tiny_hier"
 

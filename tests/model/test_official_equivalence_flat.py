@@ -11,7 +11,7 @@ from torch.testing import assert_close
 from hiersum.checkpoints.official import official_key, official_key_to_ours
 from hiersum.config import ModelConfig
 from hiersum.model import FlatEncoder, HierSum
-from tests import official_fixtures as fixtures
+from tests.helpers import official as fixtures
 
 NAME = "tiny_flat"
 

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from hiersum.decoding.generation import GenerationOptions, generate
-from tests.model_testkit import EOS, PAD, make_batch, make_model
+from tests.helpers.model import EOS, PAD, make_batch, make_model
 
 
 def test_tiny_model_overfits_and_greedy_decodes_a_target():

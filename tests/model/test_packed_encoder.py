@@ -13,8 +13,7 @@ from torch.testing import assert_close
 from hiersum.model.encoder import pack_real_tokens
 from hiersum.model.packing import PackedGrid
 from hiersum.model.pooling import pooling_penalty
-from tests.model.test_graph_attention import random_graph
-from tests.model_testkit import PAD, VOCAB, make_model
+from tests.helpers.model import PAD, VOCAB, make_model, random_graph
 
 
 def ragged_batch(seed: int, *, B: int = 4, P: int = 5, T: int = 9, holes: bool = False):

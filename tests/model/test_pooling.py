@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from hiersum.model.pooling import pooling_penalty
-from tests.model_testkit import make_model
+from tests.helpers.model import make_model
 
 
 def test_pooling_penalty_values():

@@ -11,15 +11,19 @@ import torch
 
 from hiersum.config import ModelConfig, TokenizerConfig
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
-from hiersum.model.encoders import encoder_spec, run_tokenizer_config, validate_choices
+from hiersum.model.encoder_registry import encoder_spec, run_tokenizer_config, validate_choices
 from hiersum.model.pretrained import PretrainedEncoder
 from hiersum.model.summarizer import HierSum
-from tests.pretrained_testkit import TINY_BERT_SIZES, VOCAB, make_tiny_bert
-
-TEXTS = [
-    ["the cat sat on the mat.", "a dog barked at the cat all night long.", "rain fell."],
-    ["markets rose sharply on monday.", "investors cheered."],
-]
+from tests.helpers.pretrained import (
+    TEXTS,
+    TINY_BERT_SIZES,
+    VOCAB,
+    grid,
+    make_tiny_bert,
+    network,
+    pretrained_config,
+    target,
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,42 +34,6 @@ def bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def tokenizer(bert_dir: Path) -> SubwordTokenizer:
     return load_tokenizer(bert_dir)
-
-
-def pretrained_config(bert_dir: Path, **changes) -> ModelConfig:
-    """The tiny sizes of the new layers; d_model is left at its default, to be replaced by the encoder's 32."""
-    values = {"encoder": "pretrained", "pretrained_encoder": str(bert_dir), "heads": 2, "inter_heads": 2,
-              "ff_size": 64, "encoder_layers": 2, "inter_layers": [1], "decoder_layers": 1}
-    return ModelConfig(**{**values, **changes})
-
-
-def network(bert_dir: Path, tokenizer: SubwordTokenizer, **changes) -> HierSum:
-    torch.manual_seed(0)
-    special = tokenizer.special
-    return HierSum(pretrained_config(bert_dir, **changes), vocab_size=tokenizer.vocab_size, pad_id=special.pad,
-                   bos_id=special.bos, eos_id=special.eos).eval()
-
-
-def grid(tokenizer: SubwordTokenizer, texts: list[list[str]], *, P: int | None = None, T: int | None = None):
-    """src [B, P, T] (left-aligned paragraphs, PAD elsewhere) and its mask, from paragraph texts."""
-    ids = [tokenizer.encode_batch(paragraphs) for paragraphs in texts]
-    P = P or max(len(example) for example in ids)
-    T = T or max(len(paragraph) for example in ids for paragraph in example)
-    src = torch.full((len(ids), P, T), tokenizer.special.pad)
-    for b, example in enumerate(ids):
-        for p, paragraph in enumerate(example):
-            src[b, p, : len(paragraph)] = torch.tensor(paragraph)
-    return src, src != tokenizer.special.pad
-
-
-def target(tokenizer: SubwordTokenizer) -> torch.Tensor:
-    """tgt_in [2, S]: BOS then a short summary each."""
-    ids = tokenizer.encode_batch(["cats and dogs.", "markets rose."])
-    S = max(map(len, ids)) + 1
-    tgt = torch.full((2, S), tokenizer.special.pad)
-    for b, row in enumerate(ids):
-        tgt[b, : len(row) + 1] = torch.tensor([tokenizer.special.bos, *row])
-    return tgt
 
 
 def test_the_tokenizer_is_the_directorys_wordpiece_with_bert_special_tokens(bert_dir, tokenizer):

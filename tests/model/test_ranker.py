@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from hiersum.config import RankerModelConfig
-from hiersum.data.ranking import RankerExample, collate_ranker
+from hiersum.data.ranker_data import RankerExample, collate_ranker
 from hiersum.model.ranker import ParagraphRanker
 
 PAD = 0

@@ -14,8 +14,7 @@ from hiersum.config import DataConfig, OptimConfig, ParameterGroupConfig
 from hiersum.data.tokenizer import load_tokenizer
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.schedule import NoamSchedule
-from tests.model.test_pretrained_encoder import TEXTS, grid, pretrained_config, target
-from tests.pretrained_testkit import make_tiny_bert
+from tests.helpers.pretrained import TEXTS, grid, make_tiny_bert, pretrained_config, target
 
 PRESUMM_GROUP = ParameterGroupConfig(optimizer={"weight_decay": 0.01}, scheduler={"lr": 0.002, "warmup_steps": 20})
 
@@ -61,7 +60,7 @@ def test_two_parameter_groups_with_their_own_schedules(bert_dir):
 def test_one_group_by_default_and_a_group_needs_pretrained_weights(bert_dir):
     (group,) = pretrained_module(bert_dir).configure_optimizers()["optimizer"].param_groups
     assert len(group["params"]) == len(list(pretrained_module(bert_dir).parameters()))
-    from tests.training.test_module import module_and_batch
+    from tests.helpers.training import module_and_batch
 
     scratch, _, _ = module_and_batch(optim=presumm_optim())
     with pytest.raises(ValueError, match="optim.pretrained_group is set but model.encoder=hierarchical has no"):

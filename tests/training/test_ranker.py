@@ -9,11 +9,11 @@ import torch
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker, load_ranker_scorer, save_ranker
 from hiersum.commands.train_ranker import train_ranker
 from hiersum.config import RankerModelConfig
-from hiersum.data.ranking import RankerExample, collate_ranker
+from hiersum.data.ranker_data import RankerExample, collate_ranker
 from hiersum.data.selection import SelectionConfig, paragraph_scorer
 from hiersum.model.ranker import ParagraphRanker
 from hiersum.training.ranker import RankerModule, top_k_label_sum
-from tests.conftest import compose_config
+from tests.helpers.config import compose_config
 
 PAD = 0
 
@@ -49,7 +49,7 @@ def test_the_ranker_overfits_a_few_examples():
 
 
 def test_a_ranker_checkpoint_is_self_contained_and_scores_like_the_network(tmp_path, tiny_corpus):
-    from hiersum.data.corpora import read_split
+    from hiersum.data.corpus_splits import read_split
     from hiersum.data.tokenizer import train_tokenizer
 
     examples = read_split(tiny_corpus / "validation.jsonl")[:3]
@@ -86,7 +86,7 @@ def test_hiersum_train_ranker_writes_a_ranker_checkpoint_that_selection_can_use(
 
 
 def test_a_ranker_with_the_position_feature_generalizes_a_label_that_only_position_predicts():
-    from hiersum.data.ranking import paragraph_features
+    from hiersum.data.ranker_data import paragraph_features
     from hiersum.data.schema import Example
 
     # one document of 5 paragraphs of random tokens; the label falls with the paragraph's place, which the

@@ -1,8 +1,8 @@
 """Where the default corpus lives: ``<paths.data_dir>/sample`` when it is there, else a cached copy.
 
 ``conf/data/sample.yaml`` sets ``path: ${hiersum.sample_dir:${paths.data_dir}}``. In a checkout the
-resolver returns the committed ``data/sample``; anywhere else (``hiersum-train`` run from an empty
-folder with the wheel installed) it builds the corpus once with :mod:`hiersum.data.synthetic` (the
+resolver returns the committed ``data/sample``; anywhere else (``hiersum train`` run from an empty
+folder with the wheel installed) it builds the corpus once with :mod:`hiersum.data.sample_generator` (the
 generator of the committed files, with its defaults, so the bytes are the same) into
 ``$XDG_CACHE_HOME/hiersum/sample-<fingerprint>`` (``~/.cache/hiersum/...`` by default) and returns
 that folder. The fingerprint hashes the generator's source, so a changed generator gets a new
@@ -19,7 +19,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hiersum.data import synthetic
+from hiersum.data import sample_generator
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ def cache_root() -> Path:
 
 def generator_fingerprint() -> str:
     """12 hex digits of the SHA-256 of the generator's source (its seeds and sizes included)."""
-    source = Path(synthetic.__file__).read_bytes()
+    source = Path(sample_generator.__file__).read_bytes()
     return hashlib.sha256(source).hexdigest()[:12]
 
 
@@ -49,7 +49,7 @@ def cached_sample_dir(root: str | Path | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{target.name}.", suffix=".tmp"))
     try:
-        synthetic.write_sample_corpus(tmp)
+        sample_generator.write_sample_corpus(tmp)
         os.chmod(tmp, 0o755)  # mkdtemp makes the folder private
         try:
             os.rename(tmp, target)

@@ -1,15 +1,15 @@
-"""Tests of the split readers by data.format: SciTLDR, Multi-News (hiersum.data.formats), native."""
+"""The splits of a corpus folder read by data.format (hiersum.data.corpus_splits): SciTLDR, Multi-News, native."""
 
 import json
 
 import pytest
 
 from hiersum.config import DataConfig
-from hiersum.data.corpora import read_split
-from hiersum.data.registry import validate_format
+from hiersum.data.corpus_splits import read_split
+from hiersum.data.formats.registry import validate_format
+from hiersum.data.formats.scitldr import parse_scitldr_record
 from hiersum.data.schema import RecordError
-from hiersum.data.scitldr import parse_scitldr_record
-from tests.conftest import SHARED_DIR
+from tests.helpers.paths import SHARED_DIR
 
 SCITLDR = SHARED_DIR / "data" / "scitldr-a"
 MULTINEWS = SHARED_DIR / "data" / "multi-news-sample"

@@ -1,4 +1,4 @@
-"""Tiny models and ragged batches shared by the model, decoding and checkpoint tests."""
+"""Tiny models, ragged batches and paragraph graphs shared by the model, decoding and checkpoint tests."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import torch
 
 from hiersum.config import ModelConfig
 from hiersum.model import HierSum
-from tests.conftest import tiny_model_config
+from tests.helpers.config import tiny_model_config
 
 VOCAB, PAD, BOS, EOS = 64, 6, 4, 5
 
 
 def tiny_config(**overrides) -> ModelConfig:
-    """The suite's tiny model (``conf/model/tiny.yaml``, :func:`tests.conftest.tiny_model_config`) made
+    """The suite's tiny model (``conf/model/tiny.yaml``, :func:`tests.helpers.config.tiny_model_config`) made
     wide and deep enough for the model tests: 4 heads, two inter-paragraph layers, a 2-layer decoder."""
     sizes = dict(
         d_model=32,
@@ -47,3 +47,19 @@ def make_batch(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]
     tgt[1, 5:] = PAD
     tgt[2, 3:] = PAD
     return src, mask, tgt
+
+
+def random_graph(src_mask: torch.Tensor, seed: int = 0) -> torch.Tensor:
+    """[B, P, P] symmetric weights in [0, 1], zero diagonal and zero at empty paragraphs."""
+    generator = torch.Generator().manual_seed(seed)
+    B, P, _ = src_mask.shape
+    graph = torch.rand(B, P, P, generator=generator)
+    graph = (graph + graph.transpose(1, 2)) / 2 * (1 - torch.eye(P))
+    real = src_mask.any(-1).float()  # (B, P)
+    return graph * real.unsqueeze(1) * real.unsqueeze(2)
+
+
+def repeated_ngrams(tokens: list[int], n: int) -> list[tuple[int, ...]]:
+    """Every n-gram of ``tokens`` that already occurred earlier in it (once per repetition)."""
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    return [g for i, g in enumerate(grams) if g in grams[:i]]

@@ -1,4 +1,4 @@
-"""Readers of the native JSONL format, with validation that names file, line and field.
+"""The native JSONL format, with validation that names file, line and field.
 
 Native JSONL, one example a line::
 
@@ -12,24 +12,12 @@ Native JSONL, one example a line::
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hiersum.data.formats.lines import iter_records, load_json_object, split_paragraphs
 from hiersum.data.schema import Example, RecordError
-
-RecordParser = Callable[..., Example]
-"""``parse(text, *, path, line, require_summary) -> Example``, raising :class:`RecordError`."""
-
-_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-
-
-def split_paragraphs(document: str) -> list[str]:
-    """Split a document on blank lines; collapse inner whitespace; drop empty paragraphs."""
-    paragraphs = (" ".join(p.split()) for p in _PARAGRAPH_BREAK.split(document))
-    return [p for p in paragraphs if p]
 
 
 def _parse_documents(value: Any, path: str, line: int) -> list[list[str]]:
@@ -70,17 +58,6 @@ def _parse_references(value: Any, path: str, line: int, require: bool) -> list[s
     return references
 
 
-def load_json_object(text: str, *, path: str, line: int) -> dict[str, Any]:
-    """The JSON object on one line, or a :class:`RecordError` saying what was found instead."""
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RecordError(path, line, None, f"expected a JSON object, found invalid JSON ({error.msg})") from None
-    if not isinstance(record, dict):
-        raise RecordError(path, line, None, f"expected a JSON object, found {type(record).__name__}")
-    return record
-
-
 def parse_record(text: str, *, path: str, line: int, require_summary: bool) -> Example:
     """Parse and validate one JSONL line into an :class:`Example`."""
     record = load_json_object(text, path=path, line=line)
@@ -100,40 +77,8 @@ def parse_record(text: str, *, path: str, line: int, require_summary: bool) -> E
     )
 
 
-def decoded_lines(path: str, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, str] | RecordError]:
-    """(line number, text) of each non-blank line, or a :class:`RecordError` for invalid UTF-8."""
-    for line_number, raw in lines:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            yield RecordError(path, line_number, None, f"expected UTF-8 text, found invalid byte at {error.start}")
-            continue
-        if text.strip():
-            yield line_number, text
-
-
-def iter_records(
-    path: str | Path, parse: RecordParser, *, require_summary: bool = True
-) -> Iterator[Example | RecordError]:
-    """Yield ``parse(line)`` for each non-blank line of a JSONL file, or the :class:`RecordError`
-    describing the line. Yielding errors (instead of raising) lets batch summarization report
-    a bad line and carry on with the rest.
-    """
-    path = str(path)
-    with open(path, "rb") as handle:
-        for item in decoded_lines(path, enumerate(handle, start=1)):
-            if isinstance(item, RecordError):
-                yield item
-                continue
-            line_number, text = item
-            try:
-                yield parse(text, path=path, line=line_number, require_summary=require_summary)
-            except RecordError as error:
-                yield error
-
-
 def iter_jsonl(path: str | Path, *, require_summary: bool = True) -> Iterator[Example | RecordError]:
-    """Native JSONL records of ``path`` (see :func:`iter_records`)."""
+    """Native JSONL records of ``path`` (see :func:`hiersum.data.formats.lines.iter_records`)."""
     return iter_records(path, parse_record, require_summary=require_summary)
 
 

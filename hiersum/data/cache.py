@@ -1,4 +1,7 @@
-"""Prepared corpora: each split read, checked, tokenized and cut once, then kept on disk in
+"""The on-disk cache of hiersum's data: prepared corpora, the tokenizer trained on a corpus, the ranker's
+labels; each in a folder of ``data.cache_dir`` whose name hashes what its content depends on.
+
+Prepared corpora: each split read, checked, tokenized and cut once, then kept on disk in
 memory-mappable arrays that training and evaluation read lazily, one example at a time.
 
 A prepared split is a folder ``<data.cache_dir>/<corpus>-<split>-<key>`` whose ``key`` fingerprints what
@@ -26,7 +29,8 @@ A split is written into a temporary folder, streamed (a chunk of :data:`ENCODE_C
 WikiSum shard, in memory at a time), and renamed into place once complete, under a file lock: a killed
 preparation leaves no folder that looks complete, and the processes of a DDP run (or two runs) that
 want the same split wait for the first one instead of preparing it again. The tokenizer trained on a
-corpus is cached likewise (:func:`corpus_tokenizer`).
+corpus (:func:`corpus_tokenizer`) and the ranker's labels (:func:`hiersum.data.ranker_data.split_labels`)
+are cached likewise, one file in a folder (:func:`cached_text`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, BinaryIO, overload
@@ -47,8 +51,8 @@ from torch.utils.data import Dataset
 
 from hiersum.config import DataConfig, OnError, TokenizerConfig, UsageError
 from hiersum.data.batching import LENGTH_FIELDS
-from hiersum.data.registry import format_spec
-from hiersum.data.sample import cache_root
+from hiersum.data.formats.registry import format_spec
+from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig, encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
@@ -90,7 +94,8 @@ def tokenizer_digest(tokenizer: SubwordTokenizer) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _digest(value: Any) -> str:
+def key_digest(value: Any) -> str:
+    """16 hex digits of the SHA-256 of ``value`` as sorted JSON: the part of a cache folder's name its key makes."""
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
@@ -118,7 +123,7 @@ def split_manifest(
 def split_folder(config: DataConfig, manifest: dict[str, Any]) -> Path:
     """``<cache>/<corpus folder name>-<split>-<hash of the manifest>``."""
     corpus = Path(config.path).resolve().name or "corpus"
-    return prepared_root(config) / f"{corpus}-{manifest['split']}-{_digest(manifest)}"
+    return prepared_root(config) / f"{corpus}-{manifest['split']}-{key_digest(manifest)}"
 
 
 @contextlib.contextmanager
@@ -146,6 +151,20 @@ def _publishing(folder: Path) -> Iterator[Path]:
         os.replace(temporary, folder)
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
+
+
+def cached_text(folder: Path, name: str, key: dict[str, Any], make: Callable[[], str]) -> Path:
+    """``<folder>/<name>``, written once with the text ``make()`` returns (``key.json`` beside it: what the
+    folder's name hashes) by the first process to ask, the others waiting for it; found there afterwards."""
+    path = folder / name
+    if not path.is_file():
+        with _locked(folder.with_name(folder.name + ".lock")):
+            if not path.is_file():
+                text = make()
+                with _publishing(folder) as temporary:
+                    (temporary / "key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
+                    (temporary / name).write_text(text, encoding="utf-8")
+    return path
 
 
 # ---------------------------------------------------------------------------------------------- writing
@@ -475,16 +494,14 @@ def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokeni
     key = {"version": PREPARED_VERSION, "format": data.format,
            "inputs": file_fingerprints(spec.input_files(data.path, "train")),
            "vocab_size": config.vocab_size, "lowercase": config.lowercase}
-    folder = prepared_root(data) / f"tokenizer-{_digest(key)}"
-    if not (folder / "tokenizer.json").is_file():
-        with _locked(folder.with_name(folder.name + ".lock")):
-            if not (folder / "tokenizer.json").is_file():
-                texts = _training_texts(spec.iter_split(spec.split_path(data.path, "train")), data.on_error)
-                tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase)
-                with _publishing(folder) as temporary:
-                    (temporary / "key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
-                    (temporary / "tokenizer.json").write_text(tokenizer.to_str(), encoding="utf-8")
-    return SubwordTokenizer.from_str((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    folder = prepared_root(data) / f"tokenizer-{key_digest(key)}"
+
+    def train() -> str:
+        texts = _training_texts(spec.iter_split(spec.split_path(data.path, "train")), data.on_error)
+        return train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase).to_str()
+
+    path = cached_text(folder, "tokenizer.json", key, train)
+    return SubwordTokenizer.from_str(path.read_text(encoding="utf-8"))
 
 
 def _training_texts(records: Iterable[Example | RecordError], on_error: OnError) -> Iterator[str]:

@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from hiersum.data.readers import iter_jsonl, read_jsonl, split_paragraphs
+from hiersum.data.formats.lines import split_paragraphs
+from hiersum.data.formats.native import iter_jsonl, read_jsonl
 from hiersum.data.schema import RecordError
 
 

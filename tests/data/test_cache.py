@@ -1,4 +1,4 @@
-"""Prepared corpora (hiersum.data.prepared): the same examples and batches as encoding in memory, a cache
+"""Prepared corpora (hiersum.data.cache): the same examples and batches as encoding in memory, a cache
 keyed by the inputs, the selection and the tokenizer, atomic preparation, malformed records."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import pytest
 import torch
 
 from hiersum.config import DataConfig, TokenizerConfig, UsageError
-from hiersum.data import prepared as prepared_module
+from hiersum.data import cache as cache_module
 from hiersum.data.batching import TokenBudgetBatchSampler, example_lengths, make_token_budget_batches
-from hiersum.data.corpora import read_split
-from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split
+from hiersum.data.cache import PreparedSplit, corpus_tokenizer, prepare_split
+from hiersum.data.corpus_splits import CorpusSplits, read_split
 from hiersum.data.schema import RecordError
 from hiersum.data.selection import encode_examples, selection_config
-from hiersum.data.splits import CorpusSplits
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
+from tests.helpers.corpus import copy_corpus, write_with_bad_validation_line
 
 
 @pytest.fixture(scope="module")
@@ -31,13 +31,6 @@ def tokenizer(tiny_corpus: Path) -> SubwordTokenizer:
 def data_config(corpus: Path, cache: Path, **changes) -> DataConfig:
     return DataConfig(path=str(corpus), cache_dir=str(cache), max_paragraphs=5, max_paragraph_tokens=16,
                       max_target_tokens=20, batch_tokens=400, max_batch_size=6, **changes)
-
-
-def copy_corpus(source: Path, target: Path) -> Path:
-    target.mkdir()
-    for split in ("train", "validation", "test"):
-        (target / f"{split}.jsonl").write_bytes((source / f"{split}.jsonl").read_bytes())
-    return target
 
 
 @pytest.mark.parametrize("split", ["train", "validation"])
@@ -90,7 +83,7 @@ def test_a_prepared_split_is_reused_and_its_key_follows_inputs_selection_and_tok
         raise AssertionError("prepared again")
 
     with monkeypatch.context() as patch:
-        patch.setattr(prepared_module, "_write_split", refuse)
+        patch.setattr(cache_module, "_write_split", refuse)
         assert prepare_split(data, "validation", tokenizer).folder == first.folder  # found, not written
         assert CorpusSplits(data, tokenizer).load("validation").folder == first.folder
 
@@ -108,7 +101,7 @@ def test_a_prepared_split_is_reused_and_its_key_follows_inputs_selection_and_tok
 
 def test_a_killed_preparation_leaves_no_folder_that_looks_complete(tiny_corpus, tokenizer, tmp_path, monkeypatch):
     data = data_config(tiny_corpus, tmp_path)
-    original = prepared_module._ShardWriter.add
+    original = cache_module._ShardWriter.add
     calls = []
 
     def dies_on_the_fifth(self, *args, **kwargs):
@@ -117,11 +110,11 @@ def test_a_killed_preparation_leaves_no_folder_that_looks_complete(tiny_corpus, 
             raise KeyboardInterrupt  # as a kill would stop it: mid-split, files half written
         original(self, *args, **kwargs)
 
-    monkeypatch.setattr(prepared_module._ShardWriter, "add", dies_on_the_fifth)
+    monkeypatch.setattr(cache_module._ShardWriter, "add", dies_on_the_fifth)
     with pytest.raises(KeyboardInterrupt):
         prepare_split(data, "train", tokenizer)
     assert not [path for path in tmp_path.iterdir() if path.is_dir()]  # neither the folder nor its temporary
-    monkeypatch.setattr(prepared_module._ShardWriter, "add", original)
+    monkeypatch.setattr(cache_module._ShardWriter, "add", original)
     assert len(prepare_split(data, "train", tokenizer)) == 40
 
 
@@ -133,9 +126,9 @@ def test_the_trained_tokenizer_is_cached_and_equals_a_fresh_training(tiny_corpus
         (t for e in read_split(tiny_corpus / "train.jsonl") for t in
          [e.title, *e.references, *(p for d in e.documents for p in d)] if t), vocab_size=300)
     assert tokenizer.to_str() == SubwordTokenizer.from_str(fresh.to_str()).to_str()
-    monkeypatch.setattr(prepared_module, "train_tokenizer", lambda *a, **k: pytest.fail("trained again"))
+    monkeypatch.setattr(cache_module, "train_tokenizer", lambda *a, **k: pytest.fail("trained again"))
     assert corpus_tokenizer(config, data).to_str() == tokenizer.to_str()
-    digest = prepared_module.tokenizer_digest
+    digest = cache_module.tokenizer_digest
     assert digest(corpus_tokenizer(config, data)) == digest(tokenizer)
 
 
@@ -152,17 +145,6 @@ class IdTokenizer:
 
     def decode(self, ids) -> str:
         return " ".join(f"W{i}" for i in ids)
-
-
-def write_with_bad_validation_line(source: Path, target: Path) -> Path:
-    """A copy of ``source`` whose validation line 3 has a number for its summary."""
-    copy_corpus(source, target)
-    lines = (target / "validation.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    record = json.loads(lines[2])
-    record["summary"] = 42
-    lines[2] = json.dumps(record) + "\n"
-    (target / "validation.jsonl").write_text("".join(lines), encoding="utf-8")
-    return target
 
 
 def test_a_malformed_record_fails_in_one_line_or_is_skipped_and_listed(tiny_corpus, tokenizer, tmp_path):
@@ -225,7 +207,7 @@ def test_a_prepared_split_pickles_without_its_memory_maps(tiny_corpus, tokenizer
 
 
 def test_every_reference_trains_on_each_reference_as_its_own_target(tmp_path):
-    from hiersum.data.scitldr import iter_scitldr
+    from hiersum.data.formats.scitldr import iter_scitldr
 
     corpus = tmp_path / "scitldr"
     corpus.mkdir()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hiersum.data.readers import load_json_object, split_paragraphs
+from hiersum.data.formats.lines import load_json_object, split_paragraphs
 from hiersum.data.schema import Example, RecordError
 
 MULTINEWS_ARTICLE_SEPARATOR = "|||||"

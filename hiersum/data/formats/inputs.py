@@ -1,14 +1,15 @@
 """Input formats of batch summarization: the line formats of the registry, and plain text.
 
 ``native`` (or ``jsonl``)
-    One JSON object a line, see :mod:`hiersum.data.readers`.
+    One JSON object a line, see :mod:`hiersum.data.formats.native`.
 ``multinews``
-    One JSON object a line, as the Multi-News release (:mod:`hiersum.data.multinews`).
+    One JSON object a line, as the Multi-News release (:mod:`hiersum.data.formats.multinews`).
 ``scitldr``, and any format registered with a line parser
-    See :mod:`hiersum.data.registry` (``FormatSpec.parse_line``).
+    See :mod:`hiersum.data.formats.registry` (``FormatSpec.parse_line``).
 ``text``
     A ``.txt`` file is one example: one document, paragraphs separated by blank lines, id = file
-    stem. A folder holds one example per ``*.txt`` file, in file-name order.
+    stem (:mod:`hiersum.data.formats.text`). A folder holds one example per ``*.txt`` file, in
+    file-name order.
 
 ``-`` reads standard input (a text input on stdin is one example with id ``stdin``).
 ``auto`` picks ``text`` for a folder or a ``.txt`` file, otherwise looks at the first JSON
@@ -19,7 +20,7 @@ with a :class:`RecordError` (field ``id``); the first record with that id is kep
 
 Every reader yields an :class:`Example` per record, or the :class:`RecordError` saying why a
 record was refused (file, line, field, reason; and its id when it could be read), like
-:func:`hiersum.data.readers.iter_jsonl`. A problem with the input as a whole (missing file,
+:func:`hiersum.data.formats.native.iter_jsonl`. A problem with the input as a whole (missing file,
 folder without ``.txt`` files, unknown format) raises :class:`InputError` at once.
 """
 
@@ -30,21 +31,15 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hiersum.data.multinews import MULTINEWS_ARTICLE_SEPARATOR, parse_multinews_record
-from hiersum.data.readers import split_paragraphs
-from hiersum.data.registry import FORMATS as DATA_FORMATS
-from hiersum.data.registry import iter_line_records, line_formats
-from hiersum.data.schema import Example, RecordError
+from hiersum.data.formats.lines import Record, iter_line_records
+from hiersum.data.formats.registry import FORMATS as DATA_FORMATS
+from hiersum.data.formats.registry import line_formats
+from hiersum.data.formats.text import parse_text, read_text_file
 
 INPUT_MODES = ("auto", "text")
 """Inputs that are not a registered line format: detection, and plain text."""
 STDIN = "-"
 STDIN_NAME = "stdin"
-
-__all__ = ["MULTINEWS_ARTICLE_SEPARATOR", "InputError", "detect_json_format", "input_formats",
-           "parse_multinews_record", "parse_text", "read_records", "read_text_file"]
-
-Record = Example | RecordError
 
 
 class InputError(ValueError):
@@ -119,26 +114,3 @@ def _iter_line_records(
     parse = DATA_FORMATS[line_formats()[fmt]].parse_line
     assert parse is not None
     return iter_line_records(path, parse, require_summary=require_summary, lines=lines)
-
-
-def parse_text(data: bytes, *, path: str, record_id: str) -> Record:
-    """One plain-text example: a single document, paragraphs separated by blank lines."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        return RecordError(path, line, None, f"expected UTF-8 text, found invalid byte at {error.start}",
-                           record_id=record_id)
-    paragraphs = split_paragraphs(text)
-    if not paragraphs:
-        return RecordError(path, 1, None, "expected some text, found an empty document", record_id=record_id)
-    return Example(id=record_id, title="", documents=[paragraphs])
-
-
-def read_text_file(path: Path) -> Record:
-    """The example of one ``.txt`` file (id = file stem)."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        return RecordError(str(path), 1, None, f"cannot read the file ({error.strerror})", record_id=path.stem)
-    return parse_text(data, path=str(path), record_id=path.stem)

@@ -23,11 +23,11 @@ import torch
 from rouge_score.tokenizers import DefaultTokenizer
 
 from hiersum.config import DataConfig
-from hiersum.data.prepared import _digest, _locked, _publishing, file_fingerprints, prepared_root
-from hiersum.data.registry import format_spec
+from hiersum.data.cache import cached_text, file_fingerprints, key_digest, prepared_root
+from hiersum.data.corpus_splits import read_text_split
+from hiersum.data.formats.registry import format_spec
 from hiersum.data.schema import Example
 from hiersum.data.selection import TfidfScorer, words
-from hiersum.data.splits import read_text_split
 from hiersum.data.tokenizer import SubwordTokenizer
 
 LABELS_VERSION = 1
@@ -74,17 +74,15 @@ def split_labels(config: DataConfig, split: str) -> list[tuple[Example, list[flo
     key = {"version": LABELS_VERSION, "format": config.format, "split": split,
            "inputs": file_fingerprints(spec.input_files(config.path, split))}
     corpus = Path(config.path).resolve().name or "corpus"
-    folder = prepared_root(config) / f"ranker-labels-{corpus}-{split}-{_digest(key)}"
+    folder = prepared_root(config) / f"ranker-labels-{corpus}-{split}-{key_digest(key)}"
     examples, _ = read_text_split(config, split)
-    if not (folder / "labels.json").is_file():
-        with _locked(folder.with_name(folder.name + ".lock")):
-            if not (folder / "labels.json").is_file():
-                scorer = Rouge2Recall()
-                labels = [scorer.labels(example) for example in examples]
-                with _publishing(folder) as temporary:
-                    (temporary / "key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
-                    (temporary / "labels.json").write_text(json.dumps(labels), encoding="utf-8")
-    labels = json.loads((folder / "labels.json").read_text(encoding="utf-8"))
+
+    def label() -> str:
+        scorer = Rouge2Recall()
+        return json.dumps([scorer.labels(example) for example in examples])
+
+    path = cached_text(folder, "labels.json", key, label)
+    labels = json.loads(path.read_text(encoding="utf-8"))
     if len(labels) != len(examples):
         raise ValueError(f"{folder}: {len(labels)} cached label lists for {len(examples)} examples; remove the folder")
     return list(zip(examples, labels, strict=True))

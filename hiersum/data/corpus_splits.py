@@ -1,8 +1,10 @@
-"""The splits of a corpus folder, prepared on disk once (:mod:`hiersum.data.prepared`) and read lazily,
-without Lightning.
+"""The train / validation / test splits of a corpus folder: read as text, or prepared on disk once
+(:mod:`hiersum.data.cache`) and read lazily, without Lightning.
 
-Training reaches them through :class:`hiersum.data.datamodule.SummarizationDataModule`; evaluation
-and scripts use :class:`CorpusSplits` directly, so scoring a split never imports Lightning.
+A split file is ``<data.path>/<split file>`` of the format (:mod:`hiersum.data.formats.registry`):
+``<split>.jsonl``, except SciTLDR's validation split ``dev.jsonl``; WikiSum's splits are shards.
+Training reaches the prepared splits through :class:`hiersum.data.datamodule.SummarizationDataModule`;
+evaluation and scripts use :class:`CorpusSplits` directly, so scoring a split never imports Lightning.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from hiersum.config import DataConfig, ModelConfig, OnError, UsageError
+from hiersum.data.cache import PreparedSplit, prepare_split
+from hiersum.data.formats.registry import format_spec, text_format
 from hiersum.data.jsonl_output import write_jsonl_atomically
-from hiersum.data.prepared import PreparedSplit, prepare_split
-from hiersum.data.registry import format_spec
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.tokenizer import SubwordTokenizer
 
@@ -20,10 +22,21 @@ DATA_ERRORS = "data_errors.jsonl"
 """The file of a run directory listing the records ``data.on_error=skip`` left out."""
 
 
-def split_path(data_dir: str | Path, split: str, data_format: str = "jsonl") -> Path:
-    """The file of ``split`` in ``data_dir`` for ``data_format`` (``<split>.jsonl``; SciTLDR's
-    validation split is ``dev.jsonl``), with a clear error when it is missing."""
-    return format_spec(data_format).split_path(data_dir, split)
+def read_split(path: str | Path, data_format: str = "jsonl") -> list[Example]:
+    """The examples of the split file ``path`` in the text format ``data_format`` (references required);
+    the first malformed record raises its :class:`RecordError`."""
+    examples = []
+    for item in text_format(data_format).iter_split(path):
+        if isinstance(item, RecordError):
+            raise item
+        examples.append(item)
+    return examples
+
+
+def read_corpus_split(data_dir: str | Path, split: str, data_format: str = "jsonl") -> list[Example]:
+    """The examples of ``split`` (train / validation / test, or a file stem such as ``dev``) of the
+    corpus folder ``data_dir`` in ``data_format``; a missing split file raises FileNotFoundError."""
+    return read_split(text_format(data_format).split_path(data_dir, split), data_format)
 
 
 def existing_split_files(config: DataConfig, splits: list[str]) -> dict[str, list[Path]]:
@@ -76,7 +89,7 @@ class CorpusSplits:
     ``tokenizer`` for ``model`` (whether examples carry a paragraph graph: ``model.graph``).
 
     ``load(split)`` prepares a split on disk the first time any run asks for it (then reuses the
-    prepared folder) and returns it as a lazy :class:`~hiersum.data.prepared.PreparedSplit`. A missing
+    prepared folder) and returns it as a lazy :class:`~hiersum.data.cache.PreparedSplit`. A missing
     split file is a :class:`UsageError`; a malformed record a :class:`~hiersum.data.schema.RecordError`
     unless ``data.on_error=skip`` (:meth:`write_errors` lists the records left out).
     """

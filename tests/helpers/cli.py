@@ -11,7 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT, train_overrides
+from tests.helpers.config import train_overrides
+from tests.helpers.paths import PROJECT_ROOT
 
 BIN = Path(sys.executable).parent
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hiersum.data import synthetic
-from hiersum.data.synthetic import (
+from hiersum.data import sample_generator
+from hiersum.data.sample_generator import (
     DEFAULT_SIZES,
     SPLIT_SEEDS,
     SyntheticExample,
@@ -63,14 +63,14 @@ def test_regenerating_gives_the_committed_bytes(tmp_path: Path) -> None:
         committed = SAMPLE / f"{split}.jsonl"
         assert path.read_bytes() == committed.read_bytes(), (
             f"{committed} differs from the generator's output; rebuild it with "
-            "`hiersum-make-sample --output data/sample`"
+            "`hiersum make-sample --output data/sample`"
         )
     assert not list(tmp_path.glob("*.tmp")), "temporary files were left behind"
 
 
 def test_generation_does_not_depend_on_hash_seed() -> None:
     code = (
-        "import sys; from hiersum.data.synthetic import generate_split, to_jsonl; "
+        "import sys; from hiersum.data.sample_generator import generate_split, to_jsonl; "
         "sys.stdout.buffer.write(to_jsonl(generate_split('test', 20, 7)))"
     )
     outputs = []
@@ -199,7 +199,7 @@ def test_unknown_split_is_rejected(tmp_path: Path) -> None:
 
 
 def test_pools_are_fixed() -> None:
-    pools = synthetic.build_pools()
-    assert pools == synthetic.POOLS
+    pools = sample_generator.build_pools()
+    assert pools == sample_generator.POOLS
     assert len({nat for _, nat in pools.countries}) == len(pools.countries)
     assert all(len(values) == len(set(values)) for values in (pools.cities, pools.awards))

@@ -14,7 +14,7 @@ import torch
 
 from hiersum.checkpoints.official import OFFICIAL_PAD_ID, load_official_hiersumm
 from hiersum.model import HierSum
-from tests.conftest import SHARED_DIR
+from tests.helpers.paths import SHARED_DIR
 
 REFERENCE = SHARED_DIR / "reference" / "hiersumm"
 FIXTURE_NAMES = ("tiny_hier", "tiny_flat")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiersum.data.readers import iter_records, load_json_object
+from hiersum.data.formats.lines import iter_records, load_json_object
 from hiersum.data.schema import Example, RecordError
 
 

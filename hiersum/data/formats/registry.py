@@ -1,0 +1,164 @@
+"""The registry of data formats: one entry per ``data.format`` value.
+
+A new format is one :func:`register_format` call plus one ``conf/data/<name>.yaml`` (``format: <name>``).
+An entry (:class:`FormatSpec`) declares everything the rest of the code asks about a format:
+
+- how to read a split: ``parse_line`` (one line of a split file -> :class:`Example`; the split reader
+  is then every non-blank line of ``<data.path>/<split file><suffix>``) or its own ``read_split``; or,
+  for a format that holds token ids instead of text (``wikisum``), ``read_encoded``, which reads and
+  encodes a split record by record with the tokenizer the ids come from, and ``split_inputs``, the
+  files of a split (what a prepared corpus fingerprints, :mod:`hiersum.data.cache`). Such a format cannot train a
+  tokenizer nor be scored from predictions (no reference text on the command line);
+- its split file names (``split_files``: SciTLDR ships ``train/dev/test``, so its validation split
+  is ``dev.jsonl``) and their ``suffix``;
+- whether ``hiersum summarize`` can read it (every format with ``parse_line``, under its name and
+  its ``input_aliases``; see :mod:`hiersum.data.formats.inputs`, which adds the ``auto`` and ``text`` inputs).
+
+Built in: ``jsonl`` (native JSONL, :mod:`hiersum.data.formats.native`), ``multinews``
+(:mod:`hiersum.data.formats.multinews`), ``scitldr`` (:mod:`hiersum.data.formats.scitldr`) and ``wikisum``
+(:mod:`hiersum.data.formats.wikisum`). ``DataConfig.format`` stays a string: :func:`format_spec` is the
+one lookup, and it refuses an unknown name in one line that lists the registered ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from hiersum.data.formats.lines import Record, RecordParser, iter_line_records
+from hiersum.data.formats.multinews import parse_multinews_record
+from hiersum.data.formats.native import iter_jsonl, parse_record
+from hiersum.data.formats.scitldr import iter_scitldr, parse_scitldr_record
+from hiersum.data.formats.wikisum import SPLIT_NAMES as WIKISUM_SPLIT_NAMES
+from hiersum.data.formats.wikisum import iter_wikisum, shard_paths
+from hiersum.data.schema import EncodedExample, Example, RecordError
+from hiersum.registry import Registry
+
+SplitReader = Callable[[Path], Iterable[Record]]
+"""``read(path) -> records`` of one split file, references required."""
+EncodedReader = Callable[..., Iterable[tuple[Example, EncodedExample] | RecordError]]
+"""``read(data_path, split, tokenizer, selection, *, with_text) -> (example, encoded) pairs or errors``,
+one record at a time, as :func:`hiersum.data.formats.wikisum.iter_wikisum`."""
+
+SPLIT_FILES = MappingProxyType({"train": "train", "validation": "validation", "test": "test"})
+"""The default file stem of each hiersum split."""
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """What a data format is (see the module docstring). Give ``parse_line`` and/or ``read_split``
+    (a text format), or ``read_encoded`` (a format of token ids)."""
+
+    description: str
+    """One line for listings and error messages."""
+    parse_line: RecordParser | None = None
+    """``parse(text, *, path, line, require_summary) -> Example`` of one non-blank line, raising
+    :class:`RecordError`. Makes the format a ``hiersum summarize`` input format too."""
+    read_split: SplitReader | None = None
+    """The records of one split file (default: :func:`iter_line_records` with ``parse_line``)."""
+    read_encoded: EncodedReader | None = None
+    """A format of token ids: reads and encodes a split of ``data.path`` (e.g. WikiSum shards)."""
+    split_inputs: Callable[[Path, str], list[Path]] | None = None
+    """The files of a split of ``data.path`` (default: the one file :meth:`split_path`)."""
+    split_files: Mapping[str, str] = field(default_factory=lambda: SPLIT_FILES)
+    """hiersum split (train / validation / test) -> file stem; another split name is a stem itself."""
+    suffix: str = ".jsonl"
+    """Suffix of a split file."""
+    input_aliases: tuple[str, ...] = ()
+    """Other names of the format as a ``hiersum summarize`` ``input_format`` (``native`` for ``jsonl``)."""
+
+    def __post_init__(self) -> None:
+        text = self.parse_line is not None or self.read_split is not None
+        if text == (self.read_encoded is not None):
+            raise ValueError("a format gives parse_line and/or read_split (text) or read_encoded (token ids)")
+
+    @property
+    def token_ids(self) -> bool:
+        """True for a format of token ids, not text (needs the ids' tokenizer: ``tokenizer=official_spm``)."""
+        return self.read_encoded is not None
+
+    def split_file(self, split: str) -> str:
+        """The file name of ``split``: ``validation`` -> ``dev.jsonl`` for SciTLDR."""
+        return self.split_files.get(split, split) + self.suffix
+
+    def split_path(self, data_dir: str | Path, split: str) -> Path:
+        """``<data_dir>/<split file>``, with a clear error when it is missing."""
+        path = Path(data_dir) / self.split_file(split)
+        if not path.is_file():
+            raise FileNotFoundError(f"data split '{split}' not found: expected the file {path}")
+        return path
+
+    def input_files(self, data_dir: str | Path, split: str) -> list[Path]:
+        """Every file ``split`` of ``data_dir`` is read from (a missing one raises FileNotFoundError)."""
+        if self.split_inputs is not None:
+            return self.split_inputs(Path(data_dir), split)
+        return [self.split_path(data_dir, split)]
+
+    def iter_split(self, path: str | Path) -> Iterator[Record]:
+        """Every record of the split file ``path`` (references required)."""
+        if self.read_split is not None:
+            return iter(self.read_split(Path(path)))
+        if self.parse_line is not None:
+            return iter_line_records(path, self.parse_line, require_summary=True)
+        raise ValueError(f"{self.description}: token ids, not text; it is read with its tokenizer")
+
+
+def _not_an_input_mode(name: str) -> None:
+    if name in ("auto", "text"):
+        raise ValueError(f"{name!r} is a hiersum summarize input mode, not a format name")
+
+
+FORMATS: Registry[FormatSpec] = Registry("data.format", "format", check_name=_not_an_input_mode)
+"""Every registered data format, by name (the value of ``data.format``)."""
+register_format = FORMATS.register
+unregister_format = FORMATS.unregister
+
+
+def format_spec(name: str, *, field_name: str = "data.format") -> FormatSpec:
+    """The entry of format ``name`` (one-line ``ValueError`` naming the registered ones if unknown)."""
+    return FORMATS.lookup(name, field=field_name)
+
+
+def validate_format(config: Any) -> None:
+    """Check ``config.format`` (a :class:`~hiersum.config.DataConfig` or its DictConfig) against the registry."""
+    format_spec(str(config.format))
+
+
+def text_format(name: str) -> FormatSpec:
+    """The entry of a text format (read from split files); a token-id format raises ValueError."""
+    spec = format_spec(name)
+    if spec.token_ids:
+        text = sorted(n for n, s in FORMATS.items() if not s.token_ids)
+        raise ValueError(f"data.format={name!r} is not a text format: expected one of {', '.join(text)}")
+    return spec
+
+
+def line_formats() -> dict[str, str]:
+    """``hiersum summarize`` input format name (or alias) -> registered format, for every line format."""
+    names: dict[str, str] = {}
+    for name, spec in FORMATS.items():
+        if spec.parse_line is not None:
+            names.update({alias: name for alias in spec.input_aliases})
+            names[name] = name
+    return names
+
+
+register_format("jsonl", FormatSpec(
+    "native JSONL text ({id, title, documents, summary} a line)", parse_line=parse_record,
+    read_split=iter_jsonl, input_aliases=("native",),
+))
+register_format("multinews", FormatSpec(
+    "Multi-News JSONL ({document: articles joined by ' ||||| ', summary} a line)",
+    parse_line=parse_multinews_record,
+))
+register_format("scitldr", FormatSpec(
+    "SciTLDR JSONL ({paper_id, source: sentences, target: TLDRs} a line; splits train/dev/test)",
+    parse_line=parse_scitldr_record, read_split=iter_scitldr, split_files={**SPLIT_FILES, "validation": "dev"},
+))
+register_format("wikisum", FormatSpec(
+    "the ranked WikiSum release (shards WIKI.{train,valid,test}.N.pt of SentencePiece ids)",
+    read_encoded=iter_wikisum, split_inputs=shard_paths, split_files=WIKISUM_SPLIT_NAMES,
+))

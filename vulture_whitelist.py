@@ -1,0 +1,26 @@
+"""Names that vulture (``make lint``; settings in ``[tool.vulture]`` of pyproject.toml) finds unused but that are
+used by name: by a config (``_target_``), by a library that reads them, or by a protocol. Vulture only parses
+this file (``_`` stands for any object); nothing imports it."""
+# ruff: noqa
+
+# classes named by a config's _target_
+_.EpochSummary  # conf/callbacks/default.yaml
+_.ValidationRouge  # conf/callbacks/val_rouge.yaml
+_.RunProbe  # tests/cli/probes.py: +callbacks.probe._target_=tests.cli.probes.RunProbe
+
+# attributes a library reads
+_.normalizer  # tokenizers.Tokenizer (hiersum/data/tokenizer.py, tests/pretrained_testkit.py)
+_.pre_tokenizer  # tokenizers.Tokenizer
+_.post_processor  # tokenizers.Tokenizer
+_.metrics_keys  # Lightning's CSV ExperimentWriter (hiersum/training/resume.py)
+_.render  # rich's ProgressColumn (hiersum/decoding/inference.py)
+_._missing_  # enum.Enum (hiersum/config.py ConfigEnum)
+
+# config fields and enum values read through Hydra / OmegaConf (hiersum/config.py)
+_.input  # SummarizeConfig.input, RankConfig.input
+_.tfidf  # Selection.tfidf
+
+# parameters a protocol fixes
+_.traceback  # __exit__ (hiersum/data/jsonl_output.py)
+_.mtime_ns  # part of functools.lru_cache's key (hiersum/checkpoints/ranker.py _cached_scorer)
+_.out_shape  # torch's flop counter calls the registered formulas with it (scripts/bench_train.py)
