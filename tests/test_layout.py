@@ -1,6 +1,6 @@
 """The package's dependency direction, read from the source with ``ast`` (no import is executed).
 
-config <- data <- model <- checkpoints <- decoding <- {training, evaluation} <- commands <- cli: a module
+config <- data <- model <- checkpoints <- decoding <- inference <- {training, evaluation} <- commands <- cli: a module
 imports only from its own stage or the stages left of it; training and evaluation never import each other;
 Lightning is imported only by ``hiersum/training/`` and the datamodule; decoding knows neither configs
 (omegaconf, hydra) nor checkpoints.
@@ -15,16 +15,21 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
-STAGES = {"config": 0, "registry": 0, "data": 1, "model": 2, "checkpoints": 3, "decoding": 4, "training": 5,
-          "evaluation": 5, "commands": 6, "cli": 7}
+STAGES = {"config": 0, "registry": 0, "data": 1, "model": 2, "checkpoints": 3, "decoding": 4, "inference": 5,
+          "training": 6, "evaluation": 6, "commands": 7, "cli": 8}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""
 ALIASES = {"convert": "checkpoints", "__main__": "cli"}
 """Top-level modules kept for compatibility, and the stage they re-export."""
+MODULE_ALIASES = {"hiersum.decoding.inference": "inference"}
+"""Modules of a stage kept for compatibility after their content moved to a later stage: the stage they
+re-export (their old name stays importable; nothing of hiersum imports them)."""
 LIGHTNING = ("pytorch_lightning", "lightning")
 LIGHTNING_USERS = ("hiersum.training", "hiersum.data.datamodule")
-FORBIDDEN = {"hiersum.decoding": ("omegaconf", "hydra", "hiersum.checkpoints")}
+FORBIDDEN = {"hiersum.decoding": ("omegaconf", "hydra", "hiersum.checkpoints", "hiersum.data.batching",
+                                  "hiersum.data.selection")}
 """Imports a package may not make even where the dependency direction allows them: decoding receives
-tensors and search settings, never a config node or a checkpoint."""
+tensors and search settings, never a config node or a checkpoint, and batches no records and selects no
+paragraphs (:mod:`hiersum.inference` and the commands do)."""
 
 
 def module_name(path: Path) -> str:
@@ -34,6 +39,8 @@ def module_name(path: Path) -> str:
 
 def stage_of(module: str) -> str | None:
     """``hiersum.data.schema`` -> ``data``; None for the package root and non-hiersum modules."""
+    if module in MODULE_ALIASES:
+        return MODULE_ALIASES[module]
     parts = module.split(".")
     if parts[0] != "hiersum" or len(parts) < 2:
         return None
@@ -65,7 +72,8 @@ def violations(source: str, module: str) -> list[str]:
             problems.append(f"{module}:{line} imports {name}: Lightning is for training/ and the datamodule only")
         for package, forbidden in FORBIDDEN.items():
             if module.startswith(package) and name.startswith(forbidden):
-                problems.append(f"{module}:{line} imports {name}: {package} imports none of {', '.join(forbidden)}")
+                problems.append(f"{module}:{line} imports {name}: {package} imports none of {', '.join(forbidden)} "
+                                "(it batches no records and selects no paragraphs)")
         target = stage_of(name)
         if own is None or target is None or target == own:
             continue
@@ -100,8 +108,10 @@ def test_imports_follow_the_dependency_direction(path):
         ("hiersum.evaluation.split", "import pytorch_lightning as pl", "Lightning is for training/"),
         ("hiersum.checkpoints.io", "from lightning.pytorch import Trainer", "Lightning is for training/"),
         ("hiersum.decoding.generation", "from omegaconf import DictConfig", "imports none of"),
-        ("hiersum.decoding.inference", "import hydra", "imports none of"),
-        ("hiersum.decoding.inference", "from hiersum.checkpoints.io import load_summarizer", "imports none of"),
+        ("hiersum.decoding.search", "import hydra", "imports none of"),
+        ("hiersum.decoding.generation", "from hiersum.checkpoints.io import load_summarizer", "imports none of"),
+        ("hiersum.decoding.generation", "from hiersum.inference import summarize_encoded", "against the dependency"),
+        ("hiersum.decoding.generation", "from hiersum.data.batching import collate", "batches no records"),
         ("hiersum.commands.summarize", "from hiersum.cli.common import task", "against the dependency"),
     ],
 )

@@ -17,7 +17,7 @@ from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import OutputError, completed_ids, write_jsonl_atomically
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import Example, RecordError
-from hiersum.decoding.inference import PRECISIONS
+from hiersum.inference.batched import PRECISIONS
 
 
 def checked_device(device: str, precision: str = "32") -> str:

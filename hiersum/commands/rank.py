@@ -29,7 +29,7 @@ from hiersum.config import RankConfig, UsageError, command_config
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
-from hiersum.decoding.inference import progress_bar
+from hiersum.inference.batched import progress_bar
 
 TFIDF = "tfidf"
 """``ranker=tfidf``: rank by tf-idf similarity, no checkpoint."""

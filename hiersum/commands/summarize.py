@@ -3,7 +3,7 @@
 The story of :func:`summarize`: typed config -> the output checked against the inputs -> load the model
 (:mod:`hiersum.checkpoints`) -> read the records still to write (:mod:`hiersum.data.formats`) -> select
 and encode their paragraphs (:mod:`hiersum.data.selection`) -> decode them in token-budget batches
-(:mod:`hiersum.decoding.inference`) -> write each summary, in input order, as soon as every earlier one
+(:mod:`hiersum.inference`) -> write each summary, in input order, as soon as every earlier one
 is done.
 
 Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, or ``-`` (stdin);
@@ -42,7 +42,7 @@ from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import EncodedExample
 from hiersum.data.selection import SELECTION_FIELDS, SelectionConfig, encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.decoding.inference import Summary, progress_bar, summarize_encoded
+from hiersum.inference.batched import Summary, progress_bar, summarize_encoded
 from hiersum.model.encoder_registry import encoder_spec
 
 USAGE = "hiersum summarize checkpoint=CKPT input=IN output=OUT"

@@ -13,9 +13,9 @@ from torchmetrics.text import Perplexity
 from hiersum.config import DecodeConfig
 from hiersum.data.schema import IGNORE_INDEX, EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.decoding.inference import iter_batches, progress_bar, summarize_encoded
 from hiersum.evaluation.report import library_versions
 from hiersum.evaluation.scoring import ScoringConfig, score_split
+from hiersum.inference.batched import iter_batches, progress_bar, summarize_encoded
 from hiersum.model.encoder_registry import batch_layout
 from hiersum.model.summarizer import HierSum
 

@@ -23,7 +23,7 @@ import pytorch_lightning as pl
 
 from hiersum.config import DecodeConfig
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.decoding.inference import summarize_encoded
+from hiersum.inference.batched import summarize_encoded
 from hiersum.training.module import HierSumModule
 
 log = logging.getLogger(__name__)

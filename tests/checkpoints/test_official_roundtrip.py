@@ -149,7 +149,7 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     from hiersum.config import DataConfig, DecodeConfig
     from hiersum.data.schema import Example
     from hiersum.data.selection import encode_examples, selection_config
-    from hiersum.decoding.inference import summarize_encoded
+    from hiersum.inference.batched import summarize_encoded
 
     torch.manual_seed(0)
     config = ModelConfig(d_model=8, heads=2, ff_size=8, encoder_layers=2, inter_layers=[1], inter_heads=2,
