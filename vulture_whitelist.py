@@ -13,12 +13,16 @@ _.normalizer  # tokenizers.Tokenizer (hiersum/data/tokenizer.py, tests/pretraine
 _.pre_tokenizer  # tokenizers.Tokenizer
 _.post_processor  # tokenizers.Tokenizer
 _.metrics_keys  # Lightning's CSV ExperimentWriter (hiersum/training/resume.py)
-_.render  # rich's ProgressColumn (hiersum/decoding/inference.py)
+_.render  # rich's ProgressColumn (hiersum/inference/batched.py)
 _._missing_  # enum.Enum (hiersum/config.py ConfigEnum)
 
 # config fields and enum values read through Hydra / OmegaConf (hiersum/config.py)
 _.input  # SummarizeConfig.input, RankConfig.input
 _.tfidf  # Selection.tfidf
+
+# dataclass fields written out by dataclasses.asdict
+_.model_sha256  # Provenance (hiersum/commands/record_output.py): out.provenance.json
+_.hiersum_version  # Provenance
 
 # parameters a protocol fixes
 _.traceback  # __exit__ (hiersum/data/jsonl_output.py)

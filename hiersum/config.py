@@ -524,6 +524,10 @@ class SummarizeConfig:
     ranker: str | None = None
     attention: bool = MISSING
     attention_top_k: int = MISSING
+    overwrite: bool = MISSING
+    """Start the output afresh even when it holds another run's summaries (``resume`` is then ignored)."""
+    strict: bool = MISSING
+    """An input without any record is an error (exit 2) instead of a warning."""
     decode: DecodeConfig = MISSING
     paths: dict[str, Any] = MISSING
 
@@ -604,6 +608,10 @@ class RankConfig:
     top_k: int = MISSING
     """L: paragraphs kept per record, in rank order."""
     resume: bool = MISSING
+    overwrite: bool = MISSING
+    """Start the output afresh even when it holds another run's records (``resume`` is then ignored)."""
+    strict: bool = MISSING
+    """An input without any record is an error (exit 2) instead of a warning."""
     device: str = MISSING
     batch_examples: int = MISSING
     paths: dict[str, Any] = MISSING
@@ -662,6 +670,30 @@ def register_configs() -> None:
 class UsageError(ValueError):
     """A problem with the command itself (a bad option or value, a missing or unreadable file): the
     entry points report it in one line on stderr and exit with status 2 (``hiersum.cli.common``)."""
+
+
+class RunStopped(Exception):
+    """A run that stopped before its end (Ctrl-C, SIGTERM, a failed write) and says in one line what it saved
+    and how to go on: the entry points print the message and exit with ``exit_status``."""
+
+    def __init__(self, message: str, *, exit_status: int) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the commands install its handler, handled like Ctrl-C."""
+
+
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT)."""
+EXIT_TERMINATED = 143
+"""Exit status after SIGTERM (128 + SIGTERM)."""
+
+
+def interruption_status(error: KeyboardInterrupt) -> int:
+    """:data:`EXIT_TERMINATED` for :class:`Terminated`, :data:`EXIT_INTERRUPTED` for Ctrl-C."""
+    return EXIT_TERMINATED if isinstance(error, Terminated) else EXIT_INTERRUPTED
 
 
 class TrainingDiverged(RuntimeError):

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 from omegaconf.errors import OmegaConfBaseException
 
-from hiersum.config import UsageError, register_configs
+from hiersum.config import RunStopped, UsageError, interruption_status, register_configs
 from hiersum.data.sample_location import register_resolver
 
 # The configs ship in the package as ``hiersum.conf`` (pyproject.toml maps it to the top-level conf/):
@@ -76,11 +76,20 @@ def usage_errors(prog: str, *also: type[Exception]) -> Iterator[None]:
 def task(prog: str) -> Iterator[None]:
     """The body of every ``@hydra.main`` task: Hydra has composed the config, so its own reporting of
     an unexpected error is back (see :func:`run_entry_point`), and the task's usage errors go through
-    :func:`usage_error`."""
+    :func:`usage_error`. A :class:`RunStopped` prints its one line and exits with its status; Ctrl-C
+    (and SIGTERM where a command raises it) anywhere else ends in one line too (exit 130 / 143)."""
     _task_started.append(True)
     _restore_full_error()
-    with usage_errors(_invoked_as[-1] if _invoked_as else prog):
-        yield
+    name = _invoked_as[-1] if _invoked_as else prog
+    try:
+        with usage_errors(name):
+            yield
+    except RunStopped as stopped:  # what it saved and how to go on, in one line
+        print(f"{name}: {stopped}", file=sys.stderr)
+        sys.exit(stopped.exit_status)
+    except KeyboardInterrupt as error:
+        print(f"{name}: interrupted before the end; rerun the command to run it again", file=sys.stderr)
+        sys.exit(interruption_status(error))
 
 
 HELP_FLAGS = ("--help", "-h")

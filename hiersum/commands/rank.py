@@ -11,8 +11,9 @@ Output: one native-JSONL record per valid input record, in input order: ``id``, 
 none), ``summary`` (when the input has references: a string, or a list when several), ``documents`` =
 ``[[top-L paragraphs in rank order]]`` (one document, pre-split), and ``ranking`` = ``[{document,
 paragraph, score}, ...]`` giving each kept paragraph's place in the input (0-based) and its score.
-Resume, malformed records and the errors file behave as in :mod:`hiersum.commands.summarize`; the
-machinery both use is :mod:`hiersum.commands.common`.
+Resume (with the output's provenance), ``overwrite``, ``strict``, malformed records, the errors file and a
+stopped run behave as in :mod:`hiersum.commands.summarize`; the machinery both use is
+:mod:`hiersum.commands.record_output`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,16 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker
-from hiersum.commands.common import checked_device, pending_records, refuse_record_output_over_inputs
+from hiersum.commands.common import checked_device
+from hiersum.commands.record_output import (
+    Provenance,
+    begin_output,
+    pending_records,
+    refuse_empty_input,
+    refuse_record_output_over_inputs,
+    start_output,
+    stopping_in_one_line,
+)
 from hiersum.config import RankConfig, UsageError, command_config
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import Example
@@ -78,17 +88,24 @@ def rank(cfg: RankConfig | DictConfig) -> RankResult:
     ranker_file = None if cfg.ranker == TFIDF else cfg.ranker
     refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "ranker": ranker_file})
     scorer = load_scorer(cfg.ranker, device=cfg.device, batch_examples=cfg.batch_examples)
-    records = pending_records(cfg.input, cfg.output, input_format=cfg.input_format, resume=cfg.resume)
-    pending, errors, output = records.pending, records.errors, records.output
-    with JsonlAppender(output, truncate=not cfg.resume) as writer, progress_bar("ranking") as bar:
+    options = {"input_format": cfg.input_format, "top_k": cfg.top_k, "ranker": cfg.ranker}
+    provenance = Provenance.of("rank", model=ranker_file, source=cfg.input, options=options)
+    afresh = start_output(cfg.output, provenance, resume=cfg.resume and not cfg.overwrite)
+    records = pending_records(cfg.input, cfg.output, input_format=cfg.input_format, resume=not afresh)
+    refuse_empty_input(records, cfg.input, strict=cfg.strict)
+    begin_output(cfg.output, provenance, afresh=afresh)
+    pending = records.pending
+    with (stopping_in_one_line("rank", cfg.output, "ranked records") as written,
+          JsonlAppender(records.output) as writer, progress_bar("ranking") as bar):
         task = bar.add_task("rank", total=len(pending))
         for start in range(0, len(pending), cfg.batch_examples):
             chunk = pending[start : start + cfg.batch_examples]
             for example, scores in zip(chunk, scorer.score(chunk), strict=True):
                 writer.write(ranked_record(example, scores, cfg.top_k))
+                written.lines += 1
             writer.sync()
             bar.advance(task, len(chunk))
-    result = RankResult(written=len(pending), already_done=records.already_done, errors=len(errors))
-    print(f"wrote {result.written} ranked records to {'stdout' if output is None else output} "
+    result = RankResult(written=written.lines, already_done=records.already_done, errors=len(records.errors))
+    print(f"wrote {result.written} ranked records to {records.output or 'stdout'} "
           f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
     return result

@@ -16,9 +16,12 @@ writes to stdout.
 
 Resume: with ``resume=true`` (default) the ids already in the output file are skipped and the
 others appended, so rerunning a killed command completes the file with every id exactly once
-(each line is written with a single write, a partial last line is cut on start). An output (or its
-errors file) that is the input or the checkpoint is refused before anything is written
-(:mod:`hiersum.data.overwrite`).
+(each line is written with a single write, a partial last line is cut on start); the output's
+``<stem>.provenance.json`` must say it was made by the same checkpoint, input and options, or the run stops
+in one line (``overwrite=true`` starts afresh). An output (or a file beside it) that is the input or the
+checkpoint, or that cannot be written, is refused before anything is written; Ctrl-C, SIGTERM or a full
+disk stop the run in one line with every written line complete (:mod:`hiersum.commands.record_output`).
+An input with no record is a one-line warning (an error with ``strict=true``).
 
 Malformed records (bad JSON, missing or wrong-typed field, empty document, invalid UTF-8) and
 repeated ids (every occurrence after the first; see :mod:`hiersum.data.formats`) are reported on stderr and in
@@ -30,13 +33,22 @@ checkpoint, unreadable input, bad option) raises :class:`hiersum.config.UsageErr
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import Summarizer
-from hiersum.commands.common import checked_device, load_checkpoint, pending_records, refuse_record_output_over_inputs
+from hiersum.commands.common import checked_device, load_checkpoint
+from hiersum.commands.record_output import (
+    Provenance,
+    begin_output,
+    pending_records,
+    refuse_empty_input,
+    refuse_record_output_over_inputs,
+    start_output,
+    stopping_in_one_line,
+)
 from hiersum.config import DataConfig, SummarizeConfig, UsageError, command_config
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import EncodedExample
@@ -67,17 +79,29 @@ def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
     summarizer = load_checkpoint(cfg.checkpoint)
     tokenizer = _tokenizer(summarizer, cfg)
     selection = _selection(cfg, summarizer)
-    records = pending_records(cfg.input, cfg.output, input_format=cfg.input_format, resume=cfg.resume)
-    written = 0
-    with JsonlAppender(records.output, truncate=not cfg.resume) as writer, progress_bar("summarizing") as bar:
+    provenance = Provenance.of("summarize", model=cfg.checkpoint, source=cfg.input, options=_output_options(cfg))
+    afresh = start_output(cfg.output, provenance, resume=cfg.resume and not cfg.overwrite)
+    records = pending_records(cfg.input, cfg.output, input_format=cfg.input_format, resume=not afresh)
+    refuse_empty_input(records, cfg.input, strict=cfg.strict)
+    begin_output(cfg.output, provenance, afresh=afresh)
+    with (stopping_in_one_line("summarize", cfg.output, "summaries") as written,
+          JsonlAppender(records.output) as writer, progress_bar("summarizing") as bar):
         task = bar.add_task("summarize", total=len(records.pending))
         for start in range(0, len(records.pending), cfg.sort_window):
             encoded = encode_examples(records.pending[start : start + cfg.sort_window], tokenizer, selection)
-            written += _summarize_window(summarizer, encoded, tokenizer, cfg, writer, lambda n: bar.advance(task, n))
-    result = SummarizeResult(written=written, already_done=records.already_done, errors=len(records.errors))
+            written.lines += _summarize_window(summarizer, encoded, tokenizer, cfg, writer,
+                                               lambda n: bar.advance(task, n))
+    result = SummarizeResult(written=written.lines, already_done=records.already_done, errors=len(records.errors))
     print(f"wrote {result.written} summaries to {records.output or 'stdout'} "
           f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
     return result
+
+
+def _output_options(cfg: SummarizeConfig) -> dict[str, Any]:
+    """The options that change a summary line (recorded in the output's provenance)."""
+    names = ("input_format", "precision", "max_paragraphs", "max_paragraph_tokens", "selection", "ranker",
+             "attention", "attention_top_k")
+    return {"decode": asdict(cfg.decode), **{name: getattr(cfg, name) for name in names}}
 
 
 def _tokenizer(summarizer: Summarizer, cfg: SummarizeConfig) -> SubwordTokenizer:

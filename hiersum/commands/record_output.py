@@ -1,0 +1,297 @@
+"""The record-by-record outputs of ``summarize`` and ``rank``: what they read still to write, the files beside
+an output, and a run that stops in the middle.
+
+Beside ``out.jsonl``:
+
+``out.errors.jsonl``
+    The input records refused (malformed, repeated id), rewritten by every run; a side file, whose failure
+    to be written is reported in one line and never stops the output.
+``out.provenance.json``
+    What made the output (:class:`Provenance`: the checkpoint's SHA-256, the input, the options that change
+    an output line, the hiersum version). A resumed run (``resume=true``) whose provenance differs stops in
+    one line naming what differs, before anything is written: two models' outputs never mix in one file.
+    ``overwrite=true`` (or ``resume=false``) starts the output afresh: an empty file renamed over it once the
+    run has checked everything else.
+
+The output is checked to be writable before the work starts. A run stopped by Ctrl-C, SIGTERM or a
+failed write (a full disk) leaves every line written so far complete (one ``write`` a line, see
+:mod:`hiersum.data.jsonl_output`), and says so in one line with the command that resumes it
+(:class:`hiersum.config.RunStopped`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import os
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from hiersum.config import RunStopped, Terminated, UsageError, interruption_status
+from hiersum.data.formats import STDIN, InputError, read_records
+from hiersum.data.jsonl_output import OutputError, completed_ids, write_jsonl_atomically
+from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.data.schema import Example, RecordError
+
+CHUNK = 1 << 20
+
+
+def errors_path(output: Path) -> Path:
+    """``out.jsonl`` -> ``out.errors.jsonl``."""
+    return output.with_name(output.stem + ".errors.jsonl")
+
+
+def provenance_path(output: Path) -> Path:
+    """``out.jsonl`` -> ``out.provenance.json``."""
+    return output.with_name(output.stem + ".provenance.json")
+
+
+def refuse_record_output_over_inputs(target: str, inputs: dict[str, str | None]) -> None:
+    """:func:`refuse_overwriting_inputs` for a record-by-record output ``target`` and the files beside it."""
+    if target == STDIN:
+        return
+    output = Path(target)
+    outputs = {"output": output, "the errors file of output": errors_path(output),
+               "the provenance file of output": provenance_path(output)}
+    refuse_overwriting_inputs(outputs, inputs)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (read in 1 MiB chunks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What made a record-by-record output: equal provenances give the same lines for the same input."""
+
+    command: str
+    """``summarize`` or ``rank``."""
+    model_sha256: str | None
+    """SHA-256 of the checkpoint (summarize) or ranker checkpoint (rank); None for ``ranker=tfidf``."""
+    input: str
+    """The input, as an absolute path (``-`` for standard input)."""
+    options: dict[str, Any]
+    """The options that change an output line (decoding, paragraph selection, precision, ...)."""
+    hiersum_version: str
+
+    @classmethod
+    def of(cls, command: str, *, model: str | None, source: str, options: dict[str, Any]) -> Provenance:
+        return cls(command=command, model_sha256=file_sha256(model) if model else None,
+                   input=source if source == STDIN else str(Path(source).resolve()),
+                   options=json.loads(json.dumps(options, default=str)),
+                   hiersum_version=importlib.metadata.version("hiersum"))
+
+    def differences(self, other: dict[str, Any]) -> list[str]:
+        """The names of what differs from ``other`` (a provenance as read from its file); options by key."""
+        mine = asdict(self)
+        names = [key for key in mine if key != "options" and mine[key] != other.get(key)]
+        theirs = other.get("options") if isinstance(other.get("options"), dict) else {}
+        names += [f"options.{key}" for key in sorted(set(self.options) | set(theirs))
+                  if self.options.get(key) != theirs.get(key)]
+        return names
+
+
+def check_writable(path: Path, what: str) -> None:
+    """A :class:`UsageError` unless ``path`` can be written (created, or appended to when it exists)."""
+    parent = next((folder for folder in [path.parent, *path.parent.parents] if folder.exists()), Path("/"))
+    if path.exists():
+        writable, place = path.is_file() and os.access(path, os.W_OK), path
+    else:
+        writable, place = parent.is_dir() and os.access(parent, os.W_OK | os.X_OK), parent
+    if not writable:
+        kind = "not a writable folder" if place == parent and not path.exists() else "not writable"
+        raise UsageError(f"cannot write {what} {path}: {place} is {kind}; choose another output (nothing was written)")
+
+
+def start_output(target: str, provenance: Provenance, *, resume: bool) -> bool:
+    """Check, before any work, that ``target`` can be written and, when resuming an existing output, that
+    it was made as this run would make it. Returns whether the output starts afresh
+    (a new file, ``resume=false`` or ``overwrite=true``). Standard output: nothing to check."""
+    if target == STDIN:
+        return not resume
+    output = Path(target)
+    check_writable(output, "output")  # the files beside it are side files: see _write_side_file
+    if not resume or not output.is_file() or output.stat().st_size == 0:
+        return True
+    recorded = _read_provenance(output)
+    differences = provenance.differences(recorded)
+    if differences:
+        raise UsageError(
+            f"{output} was written with another {', '.join(differences)} (see {provenance_path(output)}); "
+            "resuming would mix two runs' outputs: choose another output, or pass overwrite=true to start afresh"
+        )
+    return False
+
+
+def _read_provenance(output: Path) -> dict[str, Any]:
+    path = provenance_path(output)
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{output} holds records but no {path.name} says what made them, so resuming could mix "
+                         "two runs' outputs: choose another output, or pass overwrite=true to start afresh") from None
+    except (OSError, ValueError) as error:
+        raise UsageError(f"{path}: expected the JSON provenance of {output.name}, found unreadable content "
+                         f"({error}); pass overwrite=true to start afresh") from None
+    if not isinstance(recorded, dict):
+        raise UsageError(f"{path}: expected a JSON object, found {type(recorded).__name__}; pass overwrite=true")
+    return recorded
+
+
+def begin_output(target: str, provenance: Provenance, *, afresh: bool) -> None:
+    """Once everything is checked: an afresh output becomes an empty file (renamed over the old one, so the
+    old one stays whole until then), and the provenance file is (re)written. A provenance file that cannot
+    be written is reported in one line; the output goes on."""
+    if target == STDIN:
+        return
+    output = Path(target)
+    if afresh:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        empty = output.with_name(f".{output.name}.new-{os.getpid()}")
+        empty.write_bytes(b"")
+        os.replace(empty, output)
+    _write_side_file(provenance_path(output), lambda path: _write_json_atomically(path, asdict(provenance)))
+
+
+def _write_json_atomically(path: Path, value: dict[str, Any]) -> None:
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _write_side_file(path: Path, write: Any) -> None:
+    try:
+        write(path)
+    except OSError as error:
+        print(f"warning: cannot write {path} ({error.strerror or error}); the output goes on without it",
+              file=sys.stderr)
+
+
+def collect(records: Iterable[Example | RecordError]) -> tuple[list[Example], list[RecordError]]:
+    """Split valid examples from refused records, each in input order."""
+    examples: list[Example] = []
+    errors: list[RecordError] = []
+    for item in records:
+        (errors if isinstance(item, RecordError) else examples).append(item)
+    return examples, errors
+
+
+@dataclass
+class PendingRecords:
+    """What :func:`pending_records` returns."""
+
+    pending: list[Example]
+    """The records of the input still to write, in input order."""
+    errors: list[RecordError]
+    """Its malformed records."""
+    output: Path | None
+    """The output file; None for stdout."""
+    already_done: int
+    """Records the output already held (``resume``)."""
+
+    @property
+    def n_records(self) -> int:
+        """Records the input holds, valid or not."""
+        return len(self.pending) + self.already_done + len(self.errors)
+
+
+def pending_records(source: str, target: str, *, input_format: str, resume: bool) -> PendingRecords:
+    """The records of ``source`` still to write to ``target``: a malformed record is reported on stderr
+    and listed in the errors file beside the output; with ``resume``, the ids the output already holds
+    are left out."""
+    try:
+        examples, errors = collect(read_records(source, input_format=input_format))
+    except InputError as error:
+        raise UsageError(str(error)) from None
+    output = None if target == STDIN else Path(target)
+    try:
+        done = set(completed_ids(output)) if output is not None and resume else set()
+    except OutputError as error:
+        raise UsageError(str(error)) from None
+    for error in errors:
+        print(f"skipped malformed record: {error}", file=sys.stderr)
+    if output is not None:
+        _write_side_file(errors_path(output), lambda path: write_errors(path, errors))
+    pending = [example for example in examples if example.id not in done]
+    return PendingRecords(pending, errors, output, already_done=len(examples) - len(pending))
+
+
+def refuse_empty_input(records: PendingRecords, source: str, *, strict: bool) -> None:
+    """An input that holds no record at all: a one-line warning, or with ``strict`` a :class:`UsageError`."""
+    if records.n_records:
+        return
+    message = f"{source} holds no record: nothing to write"
+    if strict:
+        raise UsageError(f"{message} (strict=true)")
+    print(f"warning: {message} (strict=true makes this an error)", file=sys.stderr)
+
+
+def write_errors(path: Path, errors: list[RecordError]) -> None:
+    """The errors of this run replace those of an earlier one (the same input gives the same errors)."""
+    if errors:
+        write_jsonl_atomically(path, [e.as_record() for e in errors])
+    else:
+        path.unlink(missing_ok=True)
+
+
+def rerun_command(action: str) -> str:
+    """The command line that runs ``action`` again with this run's options (Hydra's task overrides), or a
+    description when the action was called in process without Hydra."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        overrides = list(HydraConfig.get().overrides.task)
+    except ValueError:  # not under Hydra
+        return "the same command"
+    return shlex.join(["hiersum", action, *overrides])
+
+
+@dataclass
+class Written:
+    """How many output lines a run has written so far (what :func:`stopping_in_one_line` reports)."""
+
+    lines: int = 0
+
+
+@contextlib.contextmanager
+def stopping_in_one_line(action: str, target: str, noun: str) -> Iterator[Written]:
+    """Run the write loop of ``action`` (which counts its lines in the :class:`Written` it is given): SIGTERM
+    is raised as :class:`Terminated`; Ctrl-C, SIGTERM and a failed write end in :class:`RunStopped`, saying
+    how many ``noun`` were written (each line complete) and the command that resumes (exit status 130, 143,
+    or 1 for a failed write)."""
+    where = "stdout" if target == STDIN else target
+    resume = f"rerun {rerun_command(action)} to resume (every record once)"
+    written = Written()
+    on_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if on_main_thread else None
+    try:
+        yield written
+    except KeyboardInterrupt as error:
+        signal_name = "SIGTERM" if isinstance(error, Terminated) else "Ctrl-C"
+        raise RunStopped(f"stopped by {signal_name}: {written.lines} {noun} written to {where}, each line "
+                         f"complete; {resume}", exit_status=interruption_status(error)) from None
+    except OSError as error:
+        raise RunStopped(f"cannot write {where} ({error.strerror or error}): {written.lines} {noun} written, "
+                         f"each line complete; free the space or fix the folder, then {resume}",
+                         exit_status=1) from None
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_terminated(*_signal_and_frame: Any) -> None:
+    """The SIGTERM handler: raise :class:`Terminated` where the program is."""
+    raise Terminated()
