@@ -55,7 +55,7 @@ from hiersum.data.formats.registry import format_spec
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig, encode_examples, selection_config
-from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
+from hiersum.data.tokenizer import SPECIAL_TOKENS, SubwordTokenizer, load_tokenizer, train_tokenizer
 
 PREPARED_VERSION = 1
 """Version of the on-disk layout (part of every key: a new layout never reads an old folder)."""
@@ -497,11 +497,22 @@ def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokeni
     folder = prepared_root(data) / f"tokenizer-{key_digest(key)}"
 
     def train() -> str:
-        texts = _training_texts(spec.iter_split(spec.split_path(data.path, "train")), data.on_error)
-        return train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase).to_str()
+        train_file = spec.split_path(data.path, "train")
+        texts = list(_training_texts(spec.iter_split(train_file), data.on_error))
+        tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase)
+        learned = tokenizer.vocab_size - len(SPECIAL_TOKENS)
+        if learned < MIN_LEARNED_TOKENS:
+            raise UsageError(f"{train_file}: expected text to train the tokenizer on, found {len(texts)} texts giving "
+                             f"{learned} tokens (at least {MIN_LEARNED_TOKENS}); check data.path, or give "
+                             "tokenizer.path")
+        return tokenizer.to_str()
 
     path = cached_text(folder, "tokenizer.json", key, train)
     return SubwordTokenizer.from_str(path.read_text(encoding="utf-8"))
+
+
+MIN_LEARNED_TOKENS = 16
+"""A corpus tokenizer that learns fewer tokens than this (beyond the special ones) was trained on (near) nothing."""
 
 
 def _training_texts(records: Iterable[Example | RecordError], on_error: OnError) -> Iterator[str]:

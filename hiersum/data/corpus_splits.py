@@ -64,6 +64,12 @@ def write_data_errors(run_dir: str | Path, errors: dict[str, list[RecordError]])
     return path
 
 
+def _none_because(prepared: PreparedSplit) -> str:
+    if prepared.n_errors:
+        return f"all {prepared.n_errors} records were malformed and skipped (data.on_error=skip; see {DATA_ERRORS})"
+    return "the split holds no record"
+
+
 def read_text_split(config: DataConfig, split: str) -> tuple[list[Example], list[RecordError]]:
     """The examples of a text split, without tokenizing them (scoring given predictions), and the
     malformed records left out (``data.on_error=skip``; with ``fail`` the first one raises)."""
@@ -81,6 +87,9 @@ def read_text_split(config: DataConfig, split: str) -> tuple[list[Example], list
                 examples.append(item)
     except FileNotFoundError as error:
         raise UsageError(str(error)) from None
+    if not examples:
+        reason = f"all {len(errors)} records were malformed and skipped" if errors else "the split holds no record"
+        raise UsageError(f"{spec.split_path(config.path, split)}: expected {split} examples, found none ({reason})")
     return examples, errors
 
 
@@ -90,8 +99,9 @@ class CorpusSplits:
 
     ``load(split)`` prepares a split on disk the first time any run asks for it (then reuses the
     prepared folder) and returns it as a lazy :class:`~hiersum.data.cache.PreparedSplit`. A missing
-    split file is a :class:`UsageError`; a malformed record a :class:`~hiersum.data.schema.RecordError`
-    unless ``data.on_error=skip`` (:meth:`write_errors` lists the records left out).
+    split file, or a split without any example, is a :class:`UsageError`; a malformed record a
+    :class:`~hiersum.data.schema.RecordError` unless ``data.on_error=skip`` (:meth:`write_errors` lists the
+    records left out).
     """
 
     def __init__(self, config: DataConfig, tokenizer: SubwordTokenizer, model: ModelConfig | None = None) -> None:
@@ -102,12 +112,17 @@ class CorpusSplits:
         self.prepared: dict[str, PreparedSplit] = {}
 
     def load(self, split: str) -> PreparedSplit:
-        """The prepared ``split`` (prepared, or found prepared, on the first call)."""
+        """The prepared ``split`` (prepared, or found prepared, on the first call). A split without any
+        example (an empty file, or every record skipped) is a :class:`UsageError` naming its file."""
         if split not in self.prepared:
             try:
-                self.prepared[split] = prepare_split(self.config, split, self.tokenizer, graph=self.model.graph)
+                prepared = prepare_split(self.config, split, self.tokenizer, graph=self.model.graph)
             except FileNotFoundError as error:
                 raise UsageError(str(error)) from None
+            if len(prepared) == 0:
+                files = ", ".join(str(path) for path in self.format.input_files(self.config.path, split))
+                raise UsageError(f"{files}: expected {split} examples, found none ({_none_because(prepared)})")
+            self.prepared[split] = prepared
         return self.prepared[split]
 
     def prepare(self, splits: list[str]) -> None:

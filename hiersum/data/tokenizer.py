@@ -23,6 +23,8 @@ from pathlib import Path
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 PAD, UNK, BOS, EOS, PARAGRAPH = "<pad>", "<unk>", "<s>", "</s>", "<p>"
+SPECIAL_TOKENS = (PAD, UNK, BOS, EOS, PARAGRAPH)
+"""The special tokens of a tokenizer trained by :func:`train_tokenizer`, its first ids."""
 OFFICIAL_TOKENS = ("<PAD>", "<S>", "</S>")
 """pad, bos and eos of the official SentencePiece vocabulary (ids 6, 4, 5)."""
 OFFICIAL_PARAGRAPH = "<P>"
@@ -130,7 +132,7 @@ def train_tokenizer(texts: Iterable[str], *, vocab_size: int, lowercase: bool = 
     )
     backend.decoder = decoders.Metaspace()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=[PAD, UNK, BOS, EOS, PARAGRAPH], show_progress=False
+        vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS), show_progress=False
     )
     backend.train_from_iterator(texts, trainer=trainer)
     return SubwordTokenizer(backend)
