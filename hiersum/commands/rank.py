@@ -95,7 +95,8 @@ def rank(cfg: RankConfig | DictConfig) -> RankResult:
     refuse_empty_input(records, cfg.input, strict=cfg.strict)
     begin_output(cfg.output, provenance, afresh=afresh)
     pending = records.pending
-    with (stopping_in_one_line("rank", cfg.output, "ranked records") as written,
+    memory_hint = f"lower batch_examples (now {cfg.batch_examples})"
+    with (stopping_in_one_line("rank", cfg.output, "ranked records", memory_hint=memory_hint) as written,
           JsonlAppender(records.output) as writer, progress_bar("ranking") as bar):
         task = bar.add_task("rank", total=len(pending))
         for start in range(0, len(pending), cfg.batch_examples):

@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from hiersum.config import RunStopped, Terminated, UsageError, interruption_status
 from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import OutputError, completed_ids, write_jsonl_atomically
@@ -266,12 +268,18 @@ class Written:
     lines: int = 0
 
 
+def is_out_of_memory(error: BaseException) -> bool:
+    """A failed allocation: CUDA's ``OutOfMemoryError``, or the CPU allocator's ``RuntimeError``."""
+    return isinstance(error, torch.cuda.OutOfMemoryError) or (
+        isinstance(error, RuntimeError) and "can't allocate memory" in str(error))
+
+
 @contextlib.contextmanager
-def stopping_in_one_line(action: str, target: str, noun: str) -> Iterator[Written]:
+def stopping_in_one_line(action: str, target: str, noun: str, *, memory_hint: str) -> Iterator[Written]:
     """Run the write loop of ``action`` (which counts its lines in the :class:`Written` it is given): SIGTERM
-    is raised as :class:`Terminated`; Ctrl-C, SIGTERM and a failed write end in :class:`RunStopped`, saying
-    how many ``noun`` were written (each line complete) and the command that resumes (exit status 130, 143,
-    or 1 for a failed write)."""
+    is raised as :class:`Terminated`; Ctrl-C, SIGTERM, a failed write and running out of memory end in
+    :class:`RunStopped`, saying how many ``noun`` were written (each line complete), what to change
+    (``memory_hint``: the batch settings to lower) and the command that resumes (exit status 130, 143, or 1)."""
     where = "stdout" if target == STDIN else target
     resume = f"rerun {rerun_command(action)} to resume (every record once)"
     written = Written()
@@ -287,6 +295,11 @@ def stopping_in_one_line(action: str, target: str, noun: str) -> Iterator[Writte
         raise RunStopped(f"cannot write {where} ({error.strerror or error}): {written.lines} {noun} written, "
                          f"each line complete; free the space or fix the folder, then {resume}",
                          exit_status=1) from None
+    except (RuntimeError, torch.cuda.OutOfMemoryError) as error:
+        if not is_out_of_memory(error):
+            raise
+        raise RunStopped(f"out of memory: {memory_hint}; {written.lines} {noun} written to {where}, each line "
+                         f"complete; {resume} with the lower setting", exit_status=1) from None
     finally:
         if on_main_thread:
             signal.signal(signal.SIGTERM, previous)

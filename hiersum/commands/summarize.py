@@ -84,7 +84,9 @@ def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
     records = pending_records(cfg.input, cfg.output, input_format=cfg.input_format, resume=not afresh)
     refuse_empty_input(records, cfg.input, strict=cfg.strict)
     begin_output(cfg.output, provenance, afresh=afresh)
-    with (stopping_in_one_line("summarize", cfg.output, "summaries") as written,
+    memory_hint = (f"lower batch_tokens (now {cfg.batch_tokens}) or decode.batch_size (now {cfg.decode.batch_size}); "
+                   f"beams multiply it (decode.beam_size={cfg.decode.beam_size})")
+    with (stopping_in_one_line("summarize", cfg.output, "summaries", memory_hint=memory_hint) as written,
           JsonlAppender(records.output) as writer, progress_bar("summarizing") as bar):
         task = bar.add_task("summarize", total=len(records.pending))
         for start in range(0, len(records.pending), cfg.sort_window):

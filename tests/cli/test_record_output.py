@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from hiersum.cli.summarize import PROG
 from hiersum.commands.rank import rank
@@ -144,6 +145,32 @@ def test_a_full_disk_stops_in_one_line_and_the_rerun_completes_every_record_once
     result = summarize_with("sort_window=1")
     assert (result.written, result.already_done) == (4, 2)
     assert read_ids(output) == [json.loads(line)["id"] for line in (SAMPLE_DIR / "test.jsonl").open()][:6]
+
+
+@pytest.mark.parametrize("error", [RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't "
+                                                "allocate memory: you tried to allocate 93898752 bytes"),
+                                   torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")])
+def test_running_out_of_memory_names_the_batch_setting_to_lower(run, monkeypatch, error):
+    summarize_with, output = run
+    from hiersum.commands import summarize as module
+
+    real, calls = module._summarize_window, []
+
+    def out_of_memory_in_the_second_window(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > 1:
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "_summarize_window", out_of_memory_in_the_second_window)
+    with pytest.raises(RunStopped, match=r"out of memory: lower batch_tokens \(now 8192\) or decode.batch_size "
+                                         r"\(now 32\).*1 summaries written") as info:
+        summarize_with("sort_window=1")
+    assert info.value.exit_status == 1 and len(read_ids(output)) == 1
+    monkeypatch.setattr(module, "_summarize_window", lambda *args, **kwargs: (_ for _ in ()).throw(
+        RuntimeError("shape mismatch")))
+    with pytest.raises(RuntimeError, match="shape mismatch"):  # another error is not taken for a lack of memory
+        summarize_with("overwrite=true")
 
 
 def test_ctrl_c_stops_in_one_line_with_what_was_written(run, monkeypatch):
