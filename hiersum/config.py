@@ -528,11 +528,15 @@ class SummarizeConfig:
     """Start the output afresh even when it holds another run's summaries (``resume`` is then ignored)."""
     strict: bool = MISSING
     """An input without any record is an error (exit 2) instead of a warning."""
+    devices: int = MISSING
+    """Processes that summarize the input's shards (one per GPU, or sharing the CPU), merged in input order."""
+    shard: str | None = MISSING
+    """``I/N``: summarize only shard I of N into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
     decode: DecodeConfig = MISSING
     paths: dict[str, Any] = MISSING
 
     def __post_init__(self) -> None:
-        _at_least_one(self, "batch_tokens", "sort_window", "attention_top_k")
+        _at_least_one(self, "batch_tokens", "sort_window", "attention_top_k", "devices")
 
 
 RANKER_FEATURES = ("length", "tfidf", "position")

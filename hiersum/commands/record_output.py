@@ -30,7 +30,7 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -210,12 +210,14 @@ class PendingRecords:
         return len(self.pending) + self.already_done + len(self.errors)
 
 
-def pending_records(source: str, target: str, *, input_format: str, resume: bool) -> PendingRecords:
+def pending_records(source: str, target: str, *, input_format: str, resume: bool,
+                    keeps: Callable[[int], bool] | None = None) -> PendingRecords:
     """The records of ``source`` still to write to ``target``: a malformed record is reported on stderr
     and listed in the errors file beside the output; with ``resume``, the ids the output already holds
-    are left out."""
+    are left out; with ``keeps``, only the records at the positions it keeps (a shard) are read."""
     try:
-        examples, errors = collect(read_records(source, input_format=input_format))
+        records = read_records(source, input_format=input_format)
+        examples, errors = collect(item for position, item in enumerate(records) if keeps is None or keeps(position))
     except InputError as error:
         raise UsageError(str(error)) from None
     output = None if target == STDIN else Path(target)

@@ -49,7 +49,9 @@ from hiersum.commands.record_output import (
     start_output,
     stopping_in_one_line,
 )
+from hiersum.commands.shards import Shard, summarize_on_devices
 from hiersum.config import DataConfig, SummarizeConfig, UsageError, command_config
+from hiersum.data.formats import STDIN
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import EncodedExample
 from hiersum.data.selection import SELECTION_FIELDS, SelectionConfig, encode_examples, selection_config
@@ -75,18 +77,26 @@ def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
     or the composed Hydra config it is converted from."""
     cfg = command_config(cfg, SummarizeConfig, usage=USAGE)
     refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "checkpoint": cfg.checkpoint})
+    if cfg.devices > 1:
+        return _summarize_on_devices(cfg)
+    shard = Shard.parse(cfg.shard) if cfg.shard is not None else None
+    if shard and cfg.output == STDIN:
+        raise UsageError("shard=I/N writes <output stem>.shard-I-of-N.jsonl: give output=FILE, not -")
     checked_device(cfg.device, cfg.precision)
     summarizer = load_checkpoint(cfg.checkpoint)
     tokenizer = _tokenizer(summarizer, cfg)
     selection = _selection(cfg, summarizer)
-    provenance = Provenance.of("summarize", model=cfg.checkpoint, source=cfg.input, options=_output_options(cfg))
-    afresh = start_output(cfg.output, provenance, resume=cfg.resume and not cfg.overwrite)
-    records = pending_records(cfg.input, cfg.output, input_format=cfg.input_format, resume=not afresh)
+    output = str(shard.output(cfg.output)) if shard else cfg.output
+    options = {**_output_options(cfg), **({"shard": str(shard)} if shard else {})}
+    provenance = Provenance.of("summarize", model=cfg.checkpoint, source=cfg.input, options=options)
+    afresh = start_output(output, provenance, resume=cfg.resume and not cfg.overwrite)
+    records = pending_records(cfg.input, output, input_format=cfg.input_format, resume=not afresh,
+                              keeps=shard.keeps if shard else None)
     refuse_empty_input(records, cfg.input, strict=cfg.strict)
-    begin_output(cfg.output, provenance, afresh=afresh)
+    begin_output(output, provenance, afresh=afresh)
     memory_hint = (f"lower batch_tokens (now {cfg.batch_tokens}) or decode.batch_size (now {cfg.decode.batch_size}); "
                    f"beams multiply it (decode.beam_size={cfg.decode.beam_size})")
-    with (stopping_in_one_line("summarize", cfg.output, "summaries", memory_hint=memory_hint) as written,
+    with (stopping_in_one_line("summarize", output, "summaries", memory_hint=memory_hint) as written,
           JsonlAppender(records.output) as writer, progress_bar("summarizing") as bar):
         task = bar.add_task("summarize", total=len(records.pending))
         for start in range(0, len(records.pending), cfg.sort_window):
@@ -97,6 +107,13 @@ def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
     print(f"wrote {result.written} summaries to {records.output or 'stdout'} "
           f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
     return result
+
+
+def _summarize_on_devices(cfg: SummarizeConfig) -> SummarizeResult:
+    """``devices=N``: the shards in N processes, merged into the output (:mod:`hiersum.commands.shards`)."""
+    merged = summarize_on_devices(cfg, summarize)
+    print(f"merged the {cfg.devices} shards ({merged} summaries) into {cfg.output}", file=sys.stderr)
+    return SummarizeResult(written=merged, already_done=0, errors=0)
 
 
 def _output_options(cfg: SummarizeConfig) -> dict[str, Any]:

@@ -1,0 +1,156 @@
+"""Summarizing on several devices, or as several jobs: the input split by record into N shards.
+
+``shard=I/N`` summarizes the records at positions I, I + N, I + 2N, ... of the input (valid or not: a
+malformed record is reported by the shard it falls in) into ``<output stem>.shard-I-of-N.jsonl``, with
+its own errors and provenance files and its own exactly-once resume: the array jobs of a cluster each run
+one shard (fairseq-generate's ``--num-shards/--shard-id``).
+
+``devices=N`` runs the N shards in N processes on this machine (``cuda:0`` ... ``cuda:N-1``, or N CPU
+processes sharing the cores) and then merges them into the one output, in input order (:func:`merge`):
+an output line is exactly what one process writes for that record. Shards already complete are not run
+again, so after array jobs, ``devices=N`` with the same options merges their shards without decoding. The
+shard files stay beside the output (they are what a rerun resumes from); delete them when done.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hiersum.commands.record_output import errors_path, provenance_path, write_errors
+from hiersum.config import RunStopped, SummarizeConfig, UsageError
+from hiersum.data.formats import STDIN, InputError, read_records
+from hiersum.data.jsonl_output import completed_ids
+from hiersum.data.schema import RecordError
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count``: the records at positions ``index``, ``index + count``, ..."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"I/N"`` -> ``Shard(I, N)``; anything else is a :class:`UsageError`."""
+        try:
+            index, count = (int(part) for part in text.split("/"))
+        except ValueError:
+            index, count = -1, 0
+        if not 0 <= index < count:
+            raise UsageError(f"shard must be I/N with 0 <= I < N (e.g. shard=0/4), found {text!r}")
+        return cls(index, count)
+
+    def keeps(self, position: int) -> bool:
+        """Whether the record at ``position`` (0-based, in the input) belongs to this shard."""
+        return position % self.count == self.index
+
+    def output(self, output: str | Path) -> Path:
+        """``out.jsonl`` -> ``out.shard-I-of-N.jsonl``."""
+        output = Path(output)
+        return output.with_name(f"{output.stem}.shard-{self.index}-of-{self.count}{output.suffix}")
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def shard_devices(device: str, count: int) -> list[str]:
+    """The device of each of ``count`` shard processes: ``cuda:0`` ... for CUDA, ``cpu`` for the CPU."""
+    if device.startswith("cuda"):
+        if torch.cuda.device_count() < count:
+            raise UsageError(f"devices={count} asked for, but {torch.cuda.device_count()} CUDA devices are visible")
+        return [f"cuda:{index}" for index in range(count)]
+    return ["cpu"] * count
+
+
+def summarize_on_devices(cfg: SummarizeConfig, summarize: Callable[[SummarizeConfig], Any]) -> int:
+    """Run the shards of ``cfg.devices`` not yet complete in as many processes, each ``summarize`` of its
+    shard, then :func:`merge` them into ``cfg.output``; returns the number of records merged."""
+    if cfg.output == STDIN or cfg.shard is not None:
+        raise UsageError("devices=N writes one output file from N shards: give output=FILE and no shard=")
+    shards = [Shard(index, cfg.devices) for index in range(cfg.devices)]
+    order = _input_order(cfg.input, cfg.input_format)
+    devices = shard_devices(cfg.device, cfg.devices)
+    threads = max(1, (os.cpu_count() or 1) // cfg.devices)
+    context = multiprocessing.get_context("spawn")
+    workers = []
+    for shard, device in zip(shards, devices, strict=True):
+        if cfg.resume and not cfg.overwrite and _complete(shard, cfg.output, order):
+            continue
+        shard_cfg = replace(cfg, devices=1, shard=str(shard), device=device)
+        workers.append((shard, context.Process(target=_run_shard, args=(summarize, shard_cfg, threads))))
+    for _, worker in workers:
+        worker.start()
+    failed = []
+    for shard, worker in workers:
+        worker.join()
+        if worker.exitcode != 0:
+            failed.append(f"shard {shard} (exit status {worker.exitcode})")
+    if failed:
+        raise RunStopped(f"{', '.join(failed)} did not finish; the other shards are complete: rerun the same "
+                         "command to resume and merge", exit_status=1)
+    return merge(cfg.output, shards, order)
+
+
+def _run_shard(summarize: Callable[[SummarizeConfig], Any], cfg: SummarizeConfig, threads: int) -> None:
+    """A shard process: its one-line errors as the command's, its exit status as the command's."""
+    if cfg.device == "cpu":
+        torch.set_num_threads(threads)
+    try:
+        summarize(cfg)
+    except UsageError as error:
+        print(f"hiersum summarize shard={cfg.shard}: error: {error}", file=sys.stderr)
+        sys.exit(2)
+    except RunStopped as stopped:
+        print(f"hiersum summarize shard={cfg.shard}: {stopped}", file=sys.stderr)
+        sys.exit(stopped.exit_status)
+
+
+def _input_order(source: str, input_format: str) -> list[str | None]:
+    """The id of each record of the input, in input order (None for a malformed one)."""
+    try:
+        records = list(read_records(source, input_format=input_format))
+    except InputError as error:
+        raise UsageError(str(error)) from None
+    return [None if isinstance(item, RecordError) else item.id for item in records]
+
+
+def _complete(shard: Shard, output: str, order: list[str | None]) -> bool:
+    path = shard.output(output)
+    wanted = {record_id for position, record_id in enumerate(order) if record_id and shard.keeps(position)}
+    return path.is_file() and wanted <= set(completed_ids(path))
+
+
+def merge(output: str | Path, shards: list[Shard], order: list[str | None]) -> int:
+    """Write the lines of the shards' outputs into ``output`` in input order (``order``: the input's ids,
+    None for a malformed record), and their errors and the first shard's provenance (less ``shard``) beside
+    it; each file replaced at once. Returns the number of lines written."""
+    output = Path(output)
+    lines: dict[str, bytes] = {}
+    errors: list[dict[str, Any]] = []
+    for shard in shards:
+        path = shard.output(output)
+        lines.update((json.loads(line)["id"], line) for line in path.read_bytes().splitlines(keepends=True))
+        if errors_path(path).is_file():
+            errors += [json.loads(line) for line in errors_path(path).read_text(encoding="utf-8").splitlines()]
+    missing = [record_id for record_id in order if record_id is not None and record_id not in lines]
+    if missing:
+        raise RunStopped(f"the shards lack {len(missing)} records (e.g. {missing[0]!r}); rerun the same command "
+                         "to complete them", exit_status=1)
+    merged = output.with_name(f".{output.name}.merged-{os.getpid()}")
+    merged.write_bytes(b"".join(lines[record_id] for record_id in order if record_id is not None))
+    os.replace(merged, output)
+    write_errors(errors_path(output), [RecordError.from_record(e) for e in sorted(errors, key=lambda e: e["line"])])
+    provenance = json.loads(provenance_path(shards[0].output(output)).read_text(encoding="utf-8"))
+    provenance["options"].pop("shard", None)
+    provenance_path(output).write_text(json.dumps(provenance, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return sum(record_id is not None for record_id in order)
