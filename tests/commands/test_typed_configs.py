@@ -13,13 +13,21 @@ import pytest
 from omegaconf import OmegaConf
 
 from hiersum.commands.evaluate_selection import evaluate_selection_command
+from hiersum.commands.prepare import prepare
 from hiersum.config import (
     BootstrapConfig,
     DataConfig,
     EvaluateSelectionConfig,
+    ModelConfig,
+    PrepareConfig,
+    TokenizerConfig,
     UsageError,
     command_config,
 )
+from tests.helpers.config import compose_config
+
+SMALL_DATA = {"max_paragraphs": 6, "max_paragraph_tokens": 24, "max_target_tokens": 32}
+"""The tiny grid of the suite (``TINY_OVERRIDES``) as :class:`DataConfig` fields."""
 
 
 def selection_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> EvaluateSelectionConfig:
@@ -58,3 +66,14 @@ def test_evaluate_selection_runs_on_its_typed_config(tiny_corpus, tmp_path):
     assert report["examples"] == 4 and set(report["recall"]) == {"first", "tfidf"}
     assert json.loads((tmp_path / "run" / "selection.json").read_text()) == json.loads(json.dumps(report))
 
+
+def test_prepare_runs_on_its_typed_config_as_on_the_composed_one(tiny_corpus, tmp_path):
+    typed = PrepareConfig(task_name="prepare", splits=["validation"], model=ModelConfig(),
+                          tokenizer=TokenizerConfig(vocab_size=300),
+                          data=DataConfig(path=str(tiny_corpus), **SMALL_DATA),
+                          paths={"output_dir": str(tmp_path / "typed")})
+    options = [f"data.path={tiny_corpus}", "splits=[validation]", "tokenizer.vocab_size=300",
+               *(f"data.{name}={value}" for name, value in SMALL_DATA.items())]
+    report = prepare(typed)
+    assert report["validation"]["examples"] == 8
+    assert report == prepare(compose_config("prepare", options, tmp_path / "composed"))
