@@ -512,6 +512,16 @@ class EvaluateConfig:
     paths: dict[str, Any] = MISSING
     """``output_dir`` (the run directory, where the reports go) and the project's folders."""
 
+    def __post_init__(self) -> None:
+        self.baselines = [Baseline.coerce(name, "baselines") for name in self.baselines]
+        if (self.checkpoint is None) == (self.predictions is None):
+            found = "neither" if self.checkpoint is None else "both"
+            raise ValueError("give exactly one of checkpoint=PATH (decode the split) and predictions=FILE "
+                             f"(score outputs), found {found}")
+        if self.name in self.baselines:
+            raise ValueError(f"name must not be the name of a baseline ({', '.join(self.baselines)}), "
+                             f"found {self.name!r}; choose another")
+
 
 @dataclass
 class PrepareConfig:

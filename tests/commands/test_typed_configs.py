@@ -12,11 +12,15 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
+from hiersum.commands.evaluate import evaluate
 from hiersum.commands.evaluate_selection import evaluate_selection_command
 from hiersum.commands.prepare import prepare
 from hiersum.config import (
+    Baseline,
     BootstrapConfig,
     DataConfig,
+    DecodeConfig,
+    EvaluateConfig,
     EvaluateSelectionConfig,
     ModelConfig,
     PrepareConfig,
@@ -38,7 +42,21 @@ def selection_config(corpus: Path | str, run_dir: Path | str, **changes: Any) ->
     return EvaluateSelectionConfig(**{**values, **changes})
 
 
+def evaluate_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> EvaluateConfig:
+    """``hiersum evaluate`` of ``predictions.jsonl`` in ``run_dir``'s parent on ``corpus``'s validation split,
+    with the lead baseline, no bootstrap."""
+    values = dict(task_name="evaluate", checkpoint=None, predictions=str(Path(run_dir).parent / "predictions.jsonl"),
+                  name="model", compare=None, split="validation", device="cpu", run_dir=None, attention_examples=0,
+                  baselines=[Baseline.lead], bootstrap=BootstrapConfig(samples=0), data=DataConfig(path=str(corpus)),
+                  decode=DecodeConfig(), paths={"output_dir": str(run_dir)})
+    return EvaluateConfig(**{**values, **changes})
+
+
 CHECKS = [  # (what builds a valid config, the change it refuses, the option named, a part of the message)
+    (evaluate_config, {"predictions": None}, "checkpoint=PATH", "exactly one of checkpoint=PATH (decode the split) "
+                                                                 "and predictions=FILE (score outputs), found neither"),
+    (evaluate_config, {"checkpoint": "model.ckpt"}, "predictions=FILE", "found both"),
+    (evaluate_config, {"name": "lead"}, "name", "must not be the name of a baseline (lead), found 'lead'"),
     (selection_config, {"strategies": ["first", "best"]}, "strategies", "found ['first', 'best']"),
     (selection_config, {"strategies": []}, "strategies", "one or more of first, round_robin, tfidf, ranker, oracle"),
     (selection_config, {"budgets": [3, 0]}, "budgets", "integers >= 1, found [3, 0]"),
@@ -77,3 +95,15 @@ def test_prepare_runs_on_its_typed_config_as_on_the_composed_one(tiny_corpus, tm
     report = prepare(typed)
     assert report["validation"]["examples"] == 8
     assert report == prepare(compose_config("prepare", options, tmp_path / "composed"))
+
+
+def test_evaluate_runs_on_its_typed_config_as_on_the_composed_one(tiny_corpus, tmp_path):
+    records = [json.loads(line) for line in (tiny_corpus / "validation.jsonl").read_text().splitlines()]
+    (tmp_path / "predictions.jsonl").write_text("".join(
+        json.dumps({"id": record["id"], "summary": record["documents"][0].split("\n\n")[0]}) + "\n"
+        for record in records))
+    metrics = evaluate(evaluate_config(tiny_corpus, tmp_path / "typed"))
+    assert metrics["n_examples"] == 8 and set(metrics["validation"]) == {"model", "lead"}
+    options = [f"data.path={tiny_corpus}", f"predictions={tmp_path / 'predictions.jsonl'}", "split=validation",
+               "baselines=[lead]", "bootstrap.samples=0", "attention_examples=0"]
+    assert metrics == evaluate(compose_config("evaluate", options, tmp_path / "composed"), options)
