@@ -637,6 +637,9 @@ class RankerTrainConfig:
     paths: dict[str, Any] = MISSING
     """``output_dir`` (the run directory: ``checkpoints/ranker-best.pt``) and the project's folders."""
 
+    def __post_init__(self) -> None:
+        _at_least_one(self, "batch_examples", "top_k")
+
 
 @dataclass
 class RankConfig:

@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.evaluate_selection import evaluate_selection_command
 from hiersum.commands.prepare import prepare
+from hiersum.commands.train_ranker import train_ranker
 from hiersum.config import (
     Baseline,
     BootstrapConfig,
@@ -24,6 +25,8 @@ from hiersum.config import (
     EvaluateSelectionConfig,
     ModelConfig,
     PrepareConfig,
+    RankerModelConfig,
+    RankerTrainConfig,
     TokenizerConfig,
     UsageError,
     command_config,
@@ -52,11 +55,30 @@ def evaluate_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> 
     return EvaluateConfig(**{**values, **changes})
 
 
+RANKER_OPTIMIZER = {"_target_": "torch.optim.Adam", "_partial_": True, "lr": 0.001}
+"""``optimizer`` of ``conf/ranker.yaml``."""
+
+
+def ranker_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> RankerTrainConfig:
+    """``hiersum train-ranker ranker_model=tiny`` on ``corpus`` for one epoch of 8 paragraphs per example."""
+    trainer = {"_target_": "pytorch_lightning.Trainer", "default_root_dir": str(run_dir), "accelerator": "cpu",
+               "devices": 1, "max_epochs": 1, "enable_checkpointing": False, "logger": False,
+               "num_sanity_val_steps": 0, "enable_progress_bar": False, "enable_model_summary": False}
+    values = dict(task_name="train_ranker", seed=1234, optimizer=dict(RANKER_OPTIMIZER), batch_examples=4,
+                  max_train_paragraphs=8, top_k=8, tokenizer=TokenizerConfig(vocab_size=300),
+                  ranker_model=RankerModelConfig(embedding_dim=16, hidden_size=16, dropout=0.0,
+                                                 max_paragraph_tokens=24, max_title_tokens=8),
+                  data=DataConfig(path=str(corpus)), trainer=trainer, paths={"output_dir": str(run_dir)})
+    return RankerTrainConfig(**{**values, **changes})
+
+
 CHECKS = [  # (what builds a valid config, the change it refuses, the option named, a part of the message)
     (evaluate_config, {"predictions": None}, "checkpoint=PATH", "exactly one of checkpoint=PATH (decode the split) "
                                                                  "and predictions=FILE (score outputs), found neither"),
     (evaluate_config, {"checkpoint": "model.ckpt"}, "predictions=FILE", "found both"),
     (evaluate_config, {"name": "lead"}, "name", "must not be the name of a baseline (lead), found 'lead'"),
+    (ranker_config, {"batch_examples": 0}, "batch_examples", ">= 1, found 0"),
+    (ranker_config, {"top_k": 0}, "top_k", ">= 1, found 0"),
     (selection_config, {"strategies": ["first", "best"]}, "strategies", "found ['first', 'best']"),
     (selection_config, {"strategies": []}, "strategies", "one or more of first, round_robin, tfidf, ranker, oracle"),
     (selection_config, {"budgets": [3, 0]}, "budgets", "integers >= 1, found [3, 0]"),
@@ -107,3 +129,12 @@ def test_evaluate_runs_on_its_typed_config_as_on_the_composed_one(tiny_corpus, t
     options = [f"data.path={tiny_corpus}", f"predictions={tmp_path / 'predictions.jsonl'}", "split=validation",
                "baselines=[lead]", "bootstrap.samples=0", "attention_examples=0"]
     assert metrics == evaluate(compose_config("evaluate", options, tmp_path / "composed"), options)
+
+
+def test_train_ranker_runs_on_its_typed_config_as_on_the_composed_one(tiny_corpus, tmp_path):
+    result = train_ranker(ranker_config(tiny_corpus, tmp_path / "typed"))
+    assert result["checkpoint"] == str(tmp_path / "typed" / "checkpoints" / "ranker-best.pt")
+    options = [f"data.path={tiny_corpus}", "ranker_model=tiny", "tokenizer.vocab_size=300", "trainer.max_epochs=1",
+               "trainer.accelerator=cpu", "batch_examples=4", "max_train_paragraphs=8"]
+    composed = train_ranker(compose_config("ranker", options, tmp_path / "composed"))
+    assert {**result, "checkpoint": None} == {**composed, "checkpoint": None}
