@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.evaluate_selection import evaluate_selection_command
 from hiersum.commands.prepare import prepare
+from hiersum.commands.train import train
 from hiersum.commands.train_ranker import train_ranker
 from hiersum.config import (
     Baseline,
@@ -24,10 +25,12 @@ from hiersum.config import (
     EvaluateConfig,
     EvaluateSelectionConfig,
     ModelConfig,
+    OptimConfig,
     PrepareConfig,
     RankerModelConfig,
     RankerTrainConfig,
     TokenizerConfig,
+    TrainConfig,
     UsageError,
     command_config,
 )
@@ -70,6 +73,20 @@ def ranker_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> Ra
                                                  max_paragraph_tokens=24, max_title_tokens=8),
                   data=DataConfig(path=str(corpus)), trainer=trainer, paths={"output_dir": str(run_dir)})
     return RankerTrainConfig(**{**values, **changes})
+
+
+def train_config(corpus: Path | str, run_dir: Path | str) -> TrainConfig:
+    """``hiersum train model=tiny debug=fast_dev_run callbacks=none logger={}`` on ``corpus`` with the suite's tiny
+    settings (``TINY_OVERRIDES``), built in Python."""
+    trainer = {"_target_": "pytorch_lightning.Trainer", "default_root_dir": str(run_dir), "accelerator": "cpu",
+               "devices": 1, "fast_dev_run": True, "use_distributed_sampler": False}
+    model = ModelConfig(d_model=16, heads=2, ff_size=32, encoder_layers=2, inter_layers=[1], inter_heads=2,
+                        decoder_layers=1)
+    return TrainConfig(task_name="train", seed=1234, eval_split="test", ckpt_path=None, model=model,
+                       tokenizer=TokenizerConfig(vocab_size=300), optim=OptimConfig(),
+                       data=DataConfig(path=str(corpus), batch_tokens=2048, limit_eval_examples=4, **SMALL_DATA),
+                       decode=DecodeConfig(beam_size=2, max_length=12, min_length=0), trainer=trainer,
+                       paths={"output_dir": str(run_dir)})
 
 
 CHECKS = [  # (what builds a valid config, the change it refuses, the option named, a part of the message)
@@ -138,3 +155,11 @@ def test_train_ranker_runs_on_its_typed_config_as_on_the_composed_one(tiny_corpu
                "trainer.accelerator=cpu", "batch_examples=4", "max_train_paragraphs=8"]
     composed = train_ranker(compose_config("ranker", options, tmp_path / "composed"))
     assert {**result, "checkpoint": None} == {**composed, "checkpoint": None}
+
+
+@pytest.mark.slow
+def test_train_runs_on_its_typed_config_as_on_the_composed_one(tiny_cfg, tiny_corpus, tmp_path):
+    metrics = train(train_config(tiny_corpus, tmp_path / "typed"))
+    assert metrics["run_dir"] == str(tmp_path / "typed") and metrics["best_checkpoint"] is None
+    composed = train(tiny_cfg("debug=fast_dev_run", "callbacks=none", output_dir=tmp_path / "composed"))
+    assert {**metrics, "run_dir": None} == {**composed, "run_dir": None}
