@@ -451,21 +451,32 @@ class TrainConfig:
     groups. ``trainer``, ``callbacks`` and ``logger`` are ``_target_`` nodes for ``hydra.utils.instantiate``."""
 
     task_name: str = MISSING
+    """The run directory's task folder (``outputs/<task_name>/...``); ``train``."""
     seed: int = MISSING
+    """Seed of every random generator (``pytorch_lightning.seed_everything``, DataLoader workers included)."""
     eval_split: str | None = MISSING
     """After fitting, decode and score this split with the best checkpoint (None: skip)."""
     ckpt_path: str | None = MISSING
     """Resume from this checkpoint; ``last``: the newest checkpoint of the run directory (a fresh start
     when it has none). None: a fresh run."""
     model: ModelConfig = MISSING
+    """The summarizer's sizes and encoder (``model=small|tiny|paper|flat|pretrained...``)."""
     tokenizer: TokenizerConfig = MISSING
+    """The subword tokenizer, loaded or trained on the train split."""
     data: DataConfig = MISSING
+    """The corpus and how an example becomes a [P, T] grid."""
     optim: OptimConfig = MISSING
+    """The optimizer and its learning-rate schedule."""
     decode: DecodeConfig = MISSING
+    """The beam search of the evaluation after fitting."""
     trainer: dict[str, Any] = MISSING
+    """``pytorch_lightning.Trainer`` options with its ``_target_`` (``trainer=cpu|gpu|ddp``)."""
     callbacks: dict[str, Any] = field(default_factory=dict)
+    """Lightning callbacks by name, each a ``_target_`` node (null or without ``_target_``: left out)."""
     logger: dict[str, Any] = field(default_factory=dict)
+    """Lightning loggers by name, each a ``_target_`` node (null or without ``_target_``: left out)."""
     paths: dict[str, Any] = MISSING
+    """``output_dir`` (the run directory) and the project's folders (``conf/paths/default.yaml``)."""
 
 
 @dataclass
@@ -473,19 +484,43 @@ class EvaluateConfig:
     """``conf/evaluate.yaml`` (``hiersum evaluate``): its top-level keys, whose values the YAML gives."""
 
     task_name: str = MISSING
+    """The run directory's task folder (``outputs/<task_name>/...``); ``evaluate``."""
     checkpoint: str | None = MISSING
+    """A hiersum checkpoint that decodes the split; exactly one of ``checkpoint`` and ``predictions``."""
     predictions: str | None = MISSING
+    """A JSONL of ``{"id", "summary"}`` (as ``hiersum summarize`` writes) scored without a model."""
     name: str = MISSING
+    """The evaluated system's name in ``metrics.json`` and the reports; not a baseline's name."""
     compare: str | None = MISSING
+    """Another predictions JSONL of the same examples, tested against the system (paired bootstrap; None: none)."""
     split: str = MISSING
+    """The split of ``data`` scored (``test``, ``validation``, ``train``; ``dev`` for SciTLDR)."""
     device: str = MISSING
+    """Where a checkpoint decodes: ``cpu`` or ``cuda[:N]``."""
     run_dir: str | None = MISSING
+    """The training run whose ``csv/metrics.csv`` curves the HTML report draws (None: the checkpoint's run)."""
     attention_examples: int = MISSING
+    """Attention heatmaps of the first N examples (checkpoints with inter-paragraph attention; 0: none)."""
     baselines: list[Baseline] = MISSING
+    """The baselines scored beside the system: ``lead``, ``oracle``, ``lexrank``."""
     bootstrap: BootstrapConfig = MISSING
+    """Bootstrap intervals and the paired test of ``compare``."""
     data: DataConfig = MISSING
+    """The corpus; with a checkpoint, its paragraph selection unless given on the command line."""
     decode: DecodeConfig = MISSING
+    """The beam search of a checkpoint."""
     paths: dict[str, Any] = MISSING
+    """``output_dir`` (the run directory, where the reports go) and the project's folders."""
+
+    def __post_init__(self) -> None:
+        self.baselines = [Baseline.coerce(name, "baselines") for name in self.baselines]
+        if (self.checkpoint is None) == (self.predictions is None):
+            found = "neither" if self.checkpoint is None else "both"
+            raise ValueError("give exactly one of checkpoint=PATH (decode the split) and predictions=FILE "
+                             f"(score outputs), found {found}")
+        if self.name in self.baselines:
+            raise ValueError(f"name must not be the name of a baseline ({', '.join(self.baselines)}), "
+                             f"found {self.name!r}; choose another")
 
 
 @dataclass
@@ -494,12 +529,17 @@ class PrepareConfig:
     groups (those of ``hiersum train``: the same data, tokenizer and model give the same prepared corpus)."""
 
     task_name: str = MISSING
+    """The run directory's task folder (``outputs/<task_name>/...``); ``prepare``."""
     splits: list[str] = MISSING
     """The splits to prepare (train, validation, test)."""
     model: ModelConfig = MISSING
+    """The model whose source layout (grid or flat) and pretrained tokenizer the prepared corpus is for."""
     tokenizer: TokenizerConfig = MISSING
+    """The subword tokenizer, loaded or trained on the train split (and cached with the prepared corpus)."""
     data: DataConfig = MISSING
+    """The corpus and how an example becomes a [P, T] grid."""
     paths: dict[str, Any] = MISSING
+    """``output_dir`` (the run directory, where ``data_errors.jsonl`` goes) and the project's folders."""
 
 
 @dataclass
@@ -583,20 +623,30 @@ class RankerTrainConfig:
     """``conf/ranker.yaml`` (``hiersum train-ranker``): its top-level keys and groups."""
 
     task_name: str = MISSING
+    """The run directory's task folder (``outputs/<task_name>/...``); ``train_ranker``."""
     seed: int = MISSING
+    """Seed of every random generator (``pytorch_lightning.seed_everything``)."""
     optimizer: dict[str, Any] = MISSING
     """A partial optimizer (``_partial_: true``), called with the ranker's parameters."""
     batch_examples: int = MISSING
-    """Examples per batch (every paragraph of each)."""
+    """Examples per batch (every paragraph of each); >= 1."""
     max_train_paragraphs: int | None = MISSING
     """Paragraphs of a training example the ranker reads (document order; None: all)."""
     top_k: int = MISSING
-    """Validation: the summed ROUGE-2 recall labels of the ranker's top-k paragraphs (``val_top_k_recall``)."""
+    """Validation: the summed ROUGE-2 recall labels of the ranker's top-k paragraphs (``val_top_k_recall``); >= 1."""
     ranker_model: RankerModelConfig = MISSING
+    """The ranker's sizes and features (``ranker_model=small|tiny|features``)."""
     tokenizer: TokenizerConfig = MISSING
+    """The subword tokenizer, loaded or trained on the train split."""
     data: DataConfig = MISSING
+    """The corpus (its train and validation splits)."""
     trainer: dict[str, Any] = MISSING
+    """``pytorch_lightning.Trainer`` options with its ``_target_``."""
     paths: dict[str, Any] = MISSING
+    """``output_dir`` (the run directory: ``checkpoints/ranker-best.pt``) and the project's folders."""
+
+    def __post_init__(self) -> None:
+        _at_least_one(self, "batch_examples", "top_k")
 
 
 @dataclass
@@ -624,26 +674,45 @@ class RankConfig:
         _at_least_one(self, "top_k", "batch_examples")
 
 
+SELECTION_STRATEGIES = ("first", "round_robin", "tfidf", "ranker", "oracle")
+"""The paragraph selection strategies ``hiersum evaluate-selection`` compares (``EvaluateSelectionConfig.strategies``;
+run by :func:`hiersum.evaluation.selection.strategy_orders`)."""
+
+
 @dataclass
 class EvaluateSelectionConfig:
     """``conf/evaluate_selection.yaml`` (``hiersum evaluate-selection``): how much of the references the
     selected paragraphs cover, per selection strategy and paragraph budget (Liu & Lapata's Table 1)."""
 
     task_name: str = MISSING
+    """The run directory's task folder (``outputs/<task_name>/...``); ``evaluate_selection``."""
     split: str = MISSING
     """The split of ``data`` evaluated."""
     strategies: list[str] = MISSING
-    """Among ``first``, ``round_robin``, ``tfidf``, ``ranker`` (needs ``ranker``) and ``oracle`` (paragraphs by
-    their own ROUGE-2 recall against the reference)."""
+    """One or more of :data:`SELECTION_STRATEGIES`: ``first``, ``round_robin``, ``tfidf``, ``ranker`` (needs
+    ``ranker``) and ``oracle`` (paragraphs by their own ROUGE-2 recall against the reference)."""
     ranker: str | None = MISSING
     """A ranker checkpoint (``hiersum train-ranker``) for the ``ranker`` strategy."""
     budgets: list[int] = MISSING
-    """L': the numbers of top paragraphs evaluated."""
+    """L': the numbers of top paragraphs evaluated, each >= 1."""
     limit_examples: int | None = MISSING
     """Evaluate only the first N examples (None: all)."""
     bootstrap: BootstrapConfig = MISSING
+    """The bootstrap intervals of the recalls."""
     data: DataConfig = MISSING
+    """The corpus, read as text (its paragraphs, titles and references)."""
     paths: dict[str, Any] = MISSING
+    """``output_dir`` (the run directory: ``selection.json``, ``selection.md``) and the project's folders."""
+
+    def __post_init__(self) -> None:
+        if not self.strategies or any(name not in SELECTION_STRATEGIES for name in self.strategies):
+            raise ValueError(f"strategies must be one or more of {', '.join(SELECTION_STRATEGIES)}, "
+                             f"found {list(self.strategies)}")
+        if not self.budgets or min(self.budgets) < 1:
+            raise ValueError(f"budgets must be one or more integers >= 1, found {list(self.budgets)}")
+        if "ranker" in self.strategies and not self.ranker:
+            raise ValueError("strategies holds ranker: give ranker=PATH (a checkpoint of hiersum train-ranker), "
+                             f"found ranker={self.ranker!r}")
 
 
 _registered: list[bool] = []

@@ -57,7 +57,7 @@ TRAIN_GROUPS = ("model", "tokenizer", "data", "optim", "decode", "trainer", "cal
                 "experiment")
 ENTRY_POINTS = {  # primary config -> (schema, overrides that give its mandatory values)
     "train": (TrainConfig, []),
-    "evaluate": (EvaluateConfig, []),
+    "evaluate": (EvaluateConfig, ["predictions=p.jsonl"]),  # exactly one of checkpoint= and predictions=
     "summarize": (SummarizeConfig, ["checkpoint=x.ckpt", "input=in.jsonl", "output=out.jsonl"]),
 }
 
@@ -111,14 +111,15 @@ def test_every_entry_point_config_composes_and_validates(name, tmp_path):
     assert typed.task_name == name and isinstance(typed.decode, DecodeConfig)
     if name == "evaluate":
         assert typed.bootstrap == BootstrapConfig() and typed.baselines == list(Baseline)
-        assert typed.checkpoint is None and typed.data.path == "/tmp/corpus"
+        assert (typed.checkpoint, typed.predictions, typed.data.path) == (None, "p.jsonl", "/tmp/corpus")
     if name == "summarize":
         assert (typed.checkpoint, typed.precision, typed.selection) == ("x.ckpt", "32", None)
 
 
 @pytest.mark.parametrize("data", group_options("data"))
 def test_data_presets_compose_in_evaluate(data, tmp_path):
-    typed = OmegaConf.to_object(compose_config("evaluate", [f"data={data}", "data.path=/x", "decode=greedy"], tmp_path))
+    options = [*ENTRY_POINTS["evaluate"][1], f"data={data}", "data.path=/x", "decode=greedy"]
+    typed = OmegaConf.to_object(compose_config("evaluate", options, tmp_path))
     assert isinstance(typed.data, DataConfig) and typed.decode.greedy
 
 
@@ -255,7 +256,8 @@ def test_each_dataclass_default_is_its_default_preset(group, tmp_path):
 
 
 def test_evaluate_bootstrap_defaults_are_bootstrap_config(tmp_path):
-    assert OmegaConf.to_object(compose_config("evaluate", [], tmp_path)).bootstrap == BootstrapConfig()
+    typed = OmegaConf.to_object(compose_config("evaluate", ENTRY_POINTS["evaluate"][1], tmp_path))
+    assert typed.bootstrap == BootstrapConfig()
 
 
 def _parent_values(group: str, parent: str, tmp_path: Path) -> dict[str, Any]:

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import torch
-from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf import DictConfig
 
 from hiersum.commands.common import load_checkpoint
-from hiersum.config import DataConfig, DecodeConfig, UsageError, typed_config
+from hiersum.config import DataConfig, EvaluateConfig, UsageError, command_config, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.formats.registry import format_spec
@@ -30,12 +29,13 @@ from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
-from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
+from hiersum.evaluation.scoring import ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
 from hiersum.model.encoder_registry import encoder_spec, validate_choices
 from hiersum.model.summarizer import HierSum
 
 N_IDS_SHOWN = 10
+USAGE = "hiersum evaluate (checkpoint=CKPT | predictions=FILE) [split=test]"
 
 
 def effective_data_config(trained: DataConfig | None, given: DataConfig, overrides: list[str]) -> DataConfig:
@@ -127,94 +127,111 @@ def _system_name(path: str, taken: Sequence[str]) -> str:
     return name if name not in taken else f"{name} (compare)"
 
 
-def _scoring(cfg: DictConfig) -> ScoringConfig:
-    """``baselines`` and ``bootstrap``, typed by their dataclasses; a bad value is a usage error."""
+def _scoring(cfg: EvaluateConfig) -> ScoringConfig:
+    """``baselines`` and ``bootstrap`` as a :class:`ScoringConfig`; a baseline it does not know is a usage error."""
     try:
-        bootstrap = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(BootstrapConfig), cfg.bootstrap))
-        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=bootstrap)
-    except OmegaConfBaseException as error:
-        raise UsageError(f"bootstrap.{error.key}: {str(error).splitlines()[0]}") from None
+        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=cfg.bootstrap)
     except ValueError as error:
         raise UsageError(str(error)) from None
 
 
-def _refuse_overwriting_inputs(cfg: DictConfig, data: DataConfig) -> None:
+def _refuse_overwriting_inputs(cfg: EvaluateConfig, data: DataConfig) -> None:
     """No report file of the run directory may be the checkpoint, a predictions file or the split's data."""
-    inputs = {name: cfg.get(name) for name in ("checkpoint", "predictions", "compare")}
+    inputs = {name: getattr(cfg, name) for name in ("checkpoint", "predictions", "compare")}
     inputs.update(existing_split_files(data, [cfg.split]))
-    refuse_overwriting_inputs(report_outputs(cfg.paths.output_dir), inputs)
+    refuse_overwriting_inputs(report_outputs(cfg.paths["output_dir"]), inputs)
 
 
-def evaluate(cfg: DictConfig, overrides: list[str] | None = None) -> dict[str, Any]:
-    """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics."""
-    if (cfg.checkpoint is None) == (cfg.get("predictions") is None):
-        raise UsageError("give exactly one of checkpoint=PATH (decode the split) and predictions=FILE (score outputs)")
+@dataclass
+class _System:
+    """The evaluated system's outputs on the split, and what its mode adds to the metrics and the report."""
+
+    data: DataConfig
+    """The data options the split was read with."""
+    examples: list[Example]
+    outputs: list[str]
+    """The summary of each example, in order."""
+    metrics: dict[str, Any]
+    """``checkpoint`` and ``decode``, or ``predictions``."""
+    curves: str | Path | None
+    """The training run whose curves the HTML report draws (None: none)."""
+    attention: list[Attention] = field(default_factory=list)
+    token_scores: dict[str, float] = field(default_factory=dict)
+    """Perplexity and token accuracy of the references (checkpoint mode)."""
+
+
+def _with_checkpoint(cfg: EvaluateConfig, overrides: list[str]) -> _System:
+    """Checkpoint mode: the split decoded by ``cfg.checkpoint``."""
+    summarizer = load_checkpoint(cfg.checkpoint)
+    model, tokenizer = summarizer.model, summarizer.tokenizer()
+    data = effective_data_config(summarizer.data_config, cfg.data, overrides)
+    _refuse_overwriting_inputs(cfg, data)
+    splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused
+    examples, encoded = splits.evaluation_split(cfg.split)
+    splits.write_errors(Path(cfg.paths["output_dir"]))
+    outputs = decode_split(model, encoded, tokenizer, cfg.decode, split=cfg.split, batch_tokens=data.batch_tokens,
+                           device=cfg.device)
+    token_scores = reference_token_scores(model, encoded, tokenizer, batch_tokens=data.batch_tokens,
+                                          device=cfg.device)
+    attention = attention_maps(model, encoded[: cfg.attention_examples], tokenizer, device=cfg.device)
+    return _System(data, examples, outputs, {"checkpoint": str(cfg.checkpoint), "decode": config_dict(cfg.decode)},
+                   curves=cfg.run_dir or Path(cfg.checkpoint).resolve().parent.parent, attention=attention,
+                   token_scores=token_scores)
+
+
+def _with_predictions(cfg: EvaluateConfig) -> _System:
+    """Predictions mode: the summaries of ``cfg.predictions``, matched to the split's examples."""
+    data = cfg.data
+    _refuse_overwriting_inputs(cfg, data)
+    if format_spec(data.format).token_ids:
+        raise UsageError(f"predictions= needs reference text: data.format={data.format} holds token ids")
+    examples, errors = read_text_split(data, cfg.split)
+    write_data_errors(Path(cfg.paths["output_dir"]), {cfg.split: errors})
+    if data.limit_eval_examples:
+        examples = examples[: data.limit_eval_examples]
+    outputs = _matched(cfg.predictions, examples, data)
+    return _System(data, examples, outputs, {"predictions": str(cfg.predictions)}, curves=cfg.run_dir)
+
+
+def _matched(path: str, examples: Sequence[Example], data: DataConfig) -> list[str]:
+    """:func:`match_predictions` of the predictions file ``path`` (extra ids allowed when the split is cut)."""
+    return match_predictions(read_predictions(path), examples, source=str(path),
+                             allow_extra=bool(data.limit_eval_examples))
+
+
+def evaluate(cfg: EvaluateConfig | DictConfig, overrides: list[str] | None = None) -> dict[str, Any]:
+    """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics.
+    ``cfg``: the typed config, or the composed Hydra config it is converted from; ``overrides``: the
+    command line's options (a ``data.<field>=`` among them replaces the checkpoint's paragraph selection)."""
+    cfg = command_config(cfg, EvaluateConfig, usage=USAGE)
     try:
         validate_choices(cfg)
     except ValueError as error:
         raise UsageError(str(error)) from None
     scoring = _scoring(cfg)
-    run_dir = Path(cfg.paths.output_dir)
-    metrics: dict[str, Any] = {}
-    attention: list[Attention] = []
-    token_scores: dict[str, float] = {}
-    curves = cfg.get("run_dir")
-
-    if cfg.checkpoint is not None:
-        summarizer = load_checkpoint(cfg.checkpoint)
-        model, tokenizer = summarizer.model, summarizer.tokenizer()
-        data = effective_data_config(summarizer.data_config, typed_config(cfg.data), overrides or [])
-        _refuse_overwriting_inputs(cfg, data)
-        decode: DecodeConfig = typed_config(cfg.decode)
-        splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused
-        examples, encoded = splits.evaluation_split(cfg.split)
-        splits.write_errors(run_dir)
-        outputs = decode_split(model, encoded, tokenizer, decode, split=cfg.split, batch_tokens=data.batch_tokens,
-                               device=cfg.device)
-        token_scores = reference_token_scores(model, encoded, tokenizer, batch_tokens=data.batch_tokens,
-                                              device=cfg.device)
-        attention = attention_maps(model, encoded[: cfg.attention_examples], tokenizer, device=cfg.device)
-        metrics.update({"checkpoint": str(cfg.checkpoint), "decode": OmegaConf.to_container(cfg.decode)})
-        curves = curves or Path(cfg.checkpoint).resolve().parent.parent
-    else:
-        data = typed_config(cfg.data)
-        _refuse_overwriting_inputs(cfg, data)
-        if format_spec(data.format).token_ids:
-            raise UsageError(f"predictions= needs reference text: data.format={data.format} holds token ids")
-        examples, errors = read_text_split(data, cfg.split)
-        write_data_errors(run_dir, {cfg.split: errors})
-        if data.limit_eval_examples:
-            examples = examples[: data.limit_eval_examples]
-        outputs = match_predictions(read_predictions(cfg.predictions), examples, source=str(cfg.predictions),
-                                    allow_extra=bool(data.limit_eval_examples))
-        metrics["predictions"] = str(cfg.predictions)
-
-    name = cfg.name
-    if name in scoring.baselines:
-        raise UsageError(f"name={name!r} is the name of a baseline; choose another")
-    systems = {name: outputs}
+    system = _with_checkpoint(cfg, overrides or []) if cfg.checkpoint is not None else _with_predictions(cfg)
+    systems = {cfg.name: system.outputs}
     compare = []
-    if cfg.get("compare"):
-        other = _system_name(cfg.compare, [name, *scoring.baselines])
-        systems[other] = match_predictions(read_predictions(cfg.compare), examples, source=str(cfg.compare),
-                                           allow_extra=bool(data.limit_eval_examples))
-        compare.append((name, other))
-    scored = score_split(examples, systems, scoring, compare=compare)
-    scored.systems[name].update(token_scores)
-
+    if cfg.compare:
+        other = _system_name(cfg.compare, [cfg.name, *scoring.baselines])
+        systems[other] = _matched(cfg.compare, system.examples, system.data)
+        compare.append((cfg.name, other))
+    scored = score_split(system.examples, systems, scoring, compare=compare)
+    scored.systems[cfg.name].update(system.token_scores)
     metrics = {
-        cfg.split: scored.systems, "n_examples": len(examples), **metrics, "split": cfg.split,
-        "data_path": data.path, "data_format": data.format,
-        "bootstrap": OmegaConf.to_container(cfg.bootstrap), "versions": library_versions(),
+        cfg.split: scored.systems, "n_examples": len(system.examples), **system.metrics, "split": cfg.split,
+        "data_path": system.data.path, "data_format": system.data.format,
+        "bootstrap": config_dict(cfg.bootstrap), "versions": library_versions(),
     }
     if scored.comparisons:
         metrics["significance"] = {cfg.split: scored.comparisons}
     records = [
         {"id": example.id, "summary": output, "reference": example.references[0],
          **({"references": example.references} if len(example.references) > 1 else {})}
-        for example, output in zip(examples, outputs, strict=True)
+        for example, output in zip(system.examples, system.outputs, strict=True)
     ]
-    curves_csv = Path(curves) / "csv" / "metrics.csv" if curves else None
-    write_report(run_dir, metrics, records, rows=scored.rows, curves_csv=curves_csv, attention=attention)
+    run_dir = Path(cfg.paths["output_dir"])
+    curves_csv = Path(system.curves) / "csv" / "metrics.csv" if system.curves else None
+    write_report(run_dir, metrics, records, rows=scored.rows, curves_csv=curves_csv, attention=system.attention)
     print(f"run directory: {run_dir}")
     return metrics

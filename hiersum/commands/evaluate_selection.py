@@ -18,41 +18,38 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.ranker import load_ranker_scorer
-from hiersum.config import BootstrapConfig, DataConfig, UsageError, typed_config
+from hiersum.checkpoints.ranker import RankerScorer, load_ranker_scorer
+from hiersum.config import EvaluateSelectionConfig, UsageError, command_config
 from hiersum.data.corpus_splits import read_text_split
-from hiersum.evaluation.selection import STRATEGIES, evaluate_selection, selection_json, selection_markdown
+from hiersum.evaluation.selection import evaluate_selection, selection_json, selection_markdown
+
+USAGE = "hiersum evaluate-selection data=FORMAT data.path=DIR [strategies=[...]] [budgets=[...]]"
 
 
-def evaluate_selection_command(cfg: DictConfig) -> dict[str, Any]:
-    """Evaluate ``cfg.strategies`` on ``cfg.split`` of ``cfg.data``; write and return the JSON report."""
-    data: DataConfig = typed_config(cfg.data)
-    bootstrap: BootstrapConfig = typed_config(cfg.bootstrap)
-    strategies, budgets = list(cfg.strategies), [int(budget) for budget in cfg.budgets]
-    unknown = [name for name in strategies if name not in STRATEGIES]
-    if unknown or not strategies:
-        raise UsageError(f"strategies: unknown {unknown} (expected some of {', '.join(STRATEGIES)})")
-    if not budgets or min(budgets) < 1:
-        raise UsageError(f"budgets must be integers >= 1, found {budgets}")
-    ranker = None
-    if "ranker" in strategies:
-        if not cfg.ranker:
-            raise UsageError("strategies holds ranker: give ranker=PATH (a checkpoint of hiersum train-ranker)")
-        try:
-            ranker = load_ranker_scorer(cfg.ranker)
-        except (OSError, ValueError) as error:
-            raise UsageError(str(error)) from None
-    examples, _ = read_text_split(data, cfg.split)
+def evaluate_selection_command(cfg: EvaluateSelectionConfig | DictConfig) -> dict[str, Any]:
+    """Evaluate ``cfg.strategies`` on ``cfg.split`` of ``cfg.data``; write and return the JSON report.
+    ``cfg``: the typed config, or the composed Hydra config it is converted from."""
+    cfg = command_config(cfg, EvaluateSelectionConfig, usage=USAGE)
+    ranker = _ranker(cfg.ranker) if "ranker" in cfg.strategies else None
+    examples, _ = read_text_split(cfg.data, cfg.split)
     examples = examples[: cfg.limit_examples] if cfg.limit_examples else examples
-    results = evaluate_selection(examples, strategies, budgets, ranker=ranker, bootstrap=bootstrap)
-    report = {"data": data.path, "split": cfg.split, "examples": len(examples), "ranker": cfg.ranker,
-              "bootstrap": {"samples": bootstrap.samples, "level": bootstrap.level},
+    results = evaluate_selection(examples, cfg.strategies, cfg.budgets, ranker=ranker, bootstrap=cfg.bootstrap)
+    report = {"data": cfg.data.path, "split": cfg.split, "examples": len(examples), "ranker": cfg.ranker,
+              "bootstrap": {"samples": cfg.bootstrap.samples, "level": cfg.bootstrap.level},
               "recall": selection_json(results)}
-    output = Path(cfg.paths.output_dir)
+    output = Path(cfg.paths["output_dir"])
     output.mkdir(parents=True, exist_ok=True)
     (output / "selection.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
-    markdown = selection_markdown(results, title=f"Paragraph selection: {Path(data.path).name} {cfg.split} "
+    markdown = selection_markdown(results, title=f"Paragraph selection: {Path(cfg.data.path).name} {cfg.split} "
                                                  f"({len(examples)} examples)")
     (output / "selection.md").write_text(markdown, encoding="utf-8")
     print(markdown)
     return report
+
+
+def _ranker(checkpoint: str) -> RankerScorer:
+    """The scorer of a ranker checkpoint; a missing or wrong file is a :class:`UsageError`."""
+    try:
+        return load_ranker_scorer(checkpoint)
+    except (OSError, ValueError) as error:
+        raise UsageError(str(error)) from None

@@ -20,24 +20,27 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from hiersum.config import DataConfig, ModelConfig, typed_config
+from hiersum.config import PrepareConfig, command_config
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.corpus_splits import DATA_ERRORS, CorpusSplits, existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.model.encoder_registry import run_tokenizer_config
 
+USAGE = "hiersum prepare [data=FORMAT data.path=DIR] [splits=[train,validation,test]]"
 
-def prepare(cfg: DictConfig) -> dict[str, Any]:
+
+def prepare(cfg: PrepareConfig | DictConfig) -> dict[str, Any]:
     """Prepare (or find prepared) the tokenizer and ``cfg.splits``; write ``data_errors.jsonl`` in the run
-    directory when records were left out; return ``{split: {folder, examples, errors}}``."""
-    data: DataConfig = typed_config(cfg.data)
-    model: ModelConfig = typed_config(cfg.model)
-    inputs = {"tokenizer.path": cfg.tokenizer.path, **existing_split_files(data, list(cfg.splits))}
-    refuse_overwriting_inputs({DATA_ERRORS: Path(cfg.paths.output_dir) / DATA_ERRORS}, inputs)
-    tokenizer = prepare_tokenizer(run_tokenizer_config(typed_config(cfg.tokenizer), model), data)
-    splits = CorpusSplits(data, tokenizer, model)
-    splits.prepare(list(cfg.splits))
-    errors_file = splits.write_errors(Path(cfg.paths.output_dir))
+    directory when records were left out; return ``{split: {folder, examples, errors}}``. ``cfg``: the typed
+    config, or the composed Hydra config it is converted from."""
+    cfg = command_config(cfg, PrepareConfig, usage=USAGE)
+    run_dir = Path(cfg.paths["output_dir"])
+    inputs = {"tokenizer.path": cfg.tokenizer.path, **existing_split_files(cfg.data, cfg.splits)}
+    refuse_overwriting_inputs({DATA_ERRORS: run_dir / DATA_ERRORS}, inputs)
+    tokenizer = prepare_tokenizer(run_tokenizer_config(cfg.tokenizer, cfg.model), cfg.data)
+    splits = CorpusSplits(cfg.data, tokenizer, cfg.model)
+    splits.prepare(cfg.splits)
+    errors_file = splits.write_errors(run_dir)
     report = {split: {"folder": str(prepared.folder), "examples": len(prepared), "errors": prepared.n_errors}
               for split, prepared in splits.prepared.items()}
     for split, entry in report.items():

@@ -19,7 +19,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import load_summarizer
-from hiersum.config import DecodeConfig, typed_config
+from hiersum.config import TrainConfig, command_config
 from hiersum.data.corpus_splits import existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.evaluation.report import report_outputs, write_report
@@ -27,14 +27,16 @@ from hiersum.evaluation.split import evaluate_split
 from hiersum.training.fit import fit
 
 log = logging.getLogger(__name__)
+USAGE = "hiersum train [group=option ...] [key=value ...]"
 
 
-def train(cfg: DictConfig) -> dict[str, Any]:
-    """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics."""
-    decode: DecodeConfig = typed_config(cfg.decode)  # a bad value fails before the fit
+def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
+    """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics. ``cfg``: the
+    typed config, or the composed Hydra config it is converted from (a bad value fails before the fit)."""
+    cfg = command_config(cfg, TrainConfig, usage=USAGE)
     inputs = {"tokenizer.path": cfg.tokenizer.path,
-              **existing_split_files(typed_config(cfg.data), ["train", "validation", str(cfg.eval_split or "test")])}
-    refuse_overwriting_inputs(report_outputs(cfg.paths.output_dir), inputs)
+              **existing_split_files(cfg.data, ["train", "validation", str(cfg.eval_split or "test")])}
+    refuse_overwriting_inputs(report_outputs(cfg.paths["output_dir"]), inputs)
     fitted = fit(cfg)
     run_dir = fitted.run_dir
     metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": fitted.best_checkpoint,
@@ -43,7 +45,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model
         examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)
         evaluation = evaluate_split(
-            model, examples, encoded, fitted.tokenizer, decode, split=cfg.eval_split,
+            model, examples, encoded, fitted.tokenizer, cfg.decode, split=cfg.eval_split,
             batch_tokens=fitted.datamodule.config.batch_tokens, device=fitted.device,
         )
         metrics.update(evaluation.metrics)

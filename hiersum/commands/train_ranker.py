@@ -16,11 +16,16 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hiersum.config import RankerTrainConfig, command_config
 from hiersum.training.ranker import fit_ranker
 
+USAGE = "hiersum train-ranker data=FORMAT data.path=DIR"
 
-def train_ranker(cfg: DictConfig) -> dict[str, Any]:
-    """Fit the ranker; print and return where its checkpoint is and the recall it reached."""
+
+def train_ranker(cfg: RankerTrainConfig | DictConfig) -> dict[str, Any]:
+    """Fit the ranker; print and return where its checkpoint is and the recall it reached. ``cfg``: the typed
+    config, or the composed Hydra config it is converted from."""
+    cfg = command_config(cfg, RankerTrainConfig, usage=USAGE)
     result = fit_ranker(cfg)
     print(f"ranker: {result['checkpoint']} (val_top_k_recall {result['val_top_k_recall']:.4f}, top_k {cfg.top_k})")
     return result

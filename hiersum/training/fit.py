@@ -8,6 +8,7 @@ A problem with the command itself (a bad value, a missing split, a malformed rec
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,9 @@ from typing import Any
 import pytorch_lightning as pl
 import torch
 from hydra.utils import instantiate
-from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import checkpoint_tokenizer_json, read_checkpoint, tokenizer_from_json
-from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig, UsageError, typed_config
+from hiersum.config import DataConfig, TokenizerConfig, TrainConfig, UsageError
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -57,7 +57,7 @@ def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) ->
     return tokenizer
 
 
-def instantiate_group(group: DictConfig | None) -> list[Any]:
+def instantiate_group(group: Mapping[str, Any] | None) -> list[Any]:
     """Instantiate every ``_target_`` entry of a callbacks/logger group."""
     return [instantiate(node) for node in (group or {}).values() if node is not None and "_target_" in node]
 
@@ -69,7 +69,7 @@ def best_checkpoint(trainer: pl.Trainer) -> str | None:
     return next((path for path in candidates if path and Path(path).is_file()), None)
 
 
-def fit(cfg: DictConfig) -> FitResult:
+def fit(cfg: TrainConfig) -> FitResult:
     """Seed, build the tokenizer (saved in the run directory), the datamodule and the module, and fit
     them with the Trainer of ``cfg.trainer``."""
     try:
@@ -77,13 +77,11 @@ def fit(cfg: DictConfig) -> FitResult:
     except ValueError as error:
         raise UsageError(str(error)) from None
     pl.seed_everything(cfg.seed, workers=True)
-    run_dir = Path(cfg.paths.output_dir)
-    data: DataConfig = typed_config(cfg.data)
-    model_config: ModelConfig = typed_config(cfg.model)
-    optim: OptimConfig = typed_config(cfg.optim)
+    run_dir = Path(cfg.paths["output_dir"])
+    data, model_config = cfg.data, cfg.model
 
     try:
-        resume = find_checkpoint(cfg.get("ckpt_path"), run_dir)
+        resume = find_checkpoint(cfg.ckpt_path, run_dir)
     except FileNotFoundError as error:
         raise UsageError(str(error)) from None
     try:
@@ -94,22 +92,22 @@ def fit(cfg: DictConfig) -> FitResult:
         tokenizer = tokenizer_from_json(checkpoint_tokenizer_json(checkpoint))
         tokenizer.save(run_dir / "tokenizer")
     else:
-        tokenizer = build_tokenizer(run_tokenizer_config(typed_config(cfg.tokenizer), model_config), data, run_dir)
+        tokenizer = build_tokenizer(run_tokenizer_config(cfg.tokenizer, model_config), data, run_dir)
     datamodule = SummarizationDataModule(data, tokenizer, seed=cfg.seed, model=model_config,
                                          layout=source_layout(model_config))
     # every split prepared on disk (or found prepared) before the Trainer starts: its DDP processes find
     # them there, and a missing file or a malformed record is reported in one line
-    datamodule.splits.prepare(["train", "validation", *([cfg.eval_split] if cfg.get("eval_split") else [])])
+    datamodule.splits.prepare(["train", "validation", *([cfg.eval_split] if cfg.eval_split else [])])
     datamodule.splits.write_errors(run_dir)
-    module = HierSumModule(**module_hparams(model_config, optim, data, tokenizer))
-    loggers = instantiate_group(cfg.get("logger"))
+    module = HierSumModule(**module_hparams(model_config, cfg.optim, data, tokenizer))
+    loggers = instantiate_group(cfg.logger)
     if checkpoint is not None:
         for logger in loggers:
             if isinstance(logger, ResumableCSVLogger):
                 logger.continue_from(checkpoint["global_step"])
         log.info("resuming from %s (epoch %d, global step %d)", resume, checkpoint["epoch"], checkpoint["global_step"])
     del checkpoint
-    trainer: pl.Trainer = instantiate(cfg.trainer, callbacks=instantiate_group(cfg.get("callbacks")), logger=loggers)
+    trainer: pl.Trainer = instantiate(cfg.trainer, callbacks=instantiate_group(cfg.callbacks), logger=loggers)
     trainer.fit(module, datamodule=datamodule, ckpt_path=resume, weights_only=True)
     loss = trainer.callback_metrics.get("val/loss")
     return FitResult(

@@ -13,11 +13,10 @@ import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader
 
 from hiersum.checkpoints.ranker import save_ranker
-from hiersum.config import DataConfig, RankerModelConfig, TokenizerConfig, typed_config
+from hiersum.config import DataConfig, RankerModelConfig, RankerTrainConfig, config_dict
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.ranker_data import RankerBatch, RankerExample, collate_ranker, encode_ranker_examples, split_labels
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -100,23 +99,19 @@ def ranker_examples(data: DataConfig, split: str, tokenizer: SubwordTokenizer, m
     return [example.first(len(example.labels)) for example in encoded if example.labels]
 
 
-def fit_ranker(cfg: DictConfig) -> dict[str, Any]:
+def fit_ranker(cfg: RankerTrainConfig) -> dict[str, Any]:
     """Train a ranker on ``data``'s train split, validate on its validation split; write
     ``<run>/checkpoints/ranker-best.pt``. Returns ``{"checkpoint": path, "val_top_k_recall": best, ...}``."""
     pl.seed_everything(cfg.seed, workers=True)
-    data: DataConfig = typed_config(cfg.data)
-    model: RankerModelConfig = typed_config(cfg.ranker_model)
-    tokenizer_config: TokenizerConfig = typed_config(cfg.tokenizer)
-    tokenizer = prepare_tokenizer(tokenizer_config, data)
-    train = ranker_examples(data, "train", tokenizer, model, max_paragraphs=cfg.max_train_paragraphs)
-    validation = ranker_examples(data, "validation", tokenizer, model, max_paragraphs=None)
+    tokenizer = prepare_tokenizer(cfg.tokenizer, cfg.data)
+    train = ranker_examples(cfg.data, "train", tokenizer, cfg.ranker_model, max_paragraphs=cfg.max_train_paragraphs)
+    validation = ranker_examples(cfg.data, "validation", tokenizer, cfg.ranker_model, max_paragraphs=None)
     collate = functools.partial(collate_ranker, pad=tokenizer.special.pad)
     loaders = (DataLoader(train, batch_size=cfg.batch_examples, shuffle=True, collate_fn=collate),
                DataLoader(validation, batch_size=cfg.batch_examples, collate_fn=collate))
-    module = RankerModule(model=OmegaConf.to_container(cfg.ranker_model, resolve=True),
-                          vocab_size=tokenizer.vocab_size, pad_id=tokenizer.special.pad,
-                          optimizer=OmegaConf.to_container(cfg.optimizer, resolve=True), top_k=cfg.top_k)
-    path = Path(cfg.paths.output_dir) / "checkpoints" / RANKER_FILE
+    module = RankerModule(model=config_dict(cfg.ranker_model), vocab_size=tokenizer.vocab_size,
+                          pad_id=tokenizer.special.pad, optimizer=dict(cfg.optimizer), top_k=cfg.top_k)
+    path = Path(cfg.paths["output_dir"]) / "checkpoints" / RANKER_FILE
     saver = SaveBestRanker(path, tokenizer)
     trainer: pl.Trainer = instantiate(cfg.trainer, callbacks=[saver])
     trainer.fit(module, *loaders)
