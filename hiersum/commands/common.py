@@ -37,11 +37,9 @@ def checked_device(device: str, precision: str = "32") -> str:
 
 
 def load_checkpoint(checkpoint: str) -> Summarizer:
-    """:func:`load_summarizer`; a missing, unreadable or mismatched checkpoint is a :class:`UsageError`."""
-    try:
-        return load_summarizer(checkpoint)
-    except (OSError, ValueError, RuntimeError) as error:
-        raise UsageError(f"cannot load checkpoint: {error}") from None
+    """:func:`load_summarizer`: a missing, unreadable or mismatched checkpoint raises its
+    :class:`~hiersum.checkpoints.io.CheckpointError`, a :class:`UsageError` (one line, exit status 2)."""
+    return load_summarizer(checkpoint)
 
 
 def errors_path(output: Path) -> Path:

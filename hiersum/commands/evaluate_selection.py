@@ -38,10 +38,7 @@ def evaluate_selection_command(cfg: DictConfig) -> dict[str, Any]:
     if "ranker" in strategies:
         if not cfg.ranker:
             raise UsageError("strategies holds ranker: give ranker=PATH (a checkpoint of hiersum train-ranker)")
-        try:
-            ranker = load_ranker_scorer(cfg.ranker)
-        except (OSError, ValueError) as error:
-            raise UsageError(str(error)) from None
+        ranker = load_ranker_scorer(cfg.ranker)  # a file that is no ranker: its CheckpointError (a UsageError)
     examples, _ = read_text_split(data, cfg.split)
     examples = examples[: cfg.limit_examples] if cfg.limit_examples else examples
     results = evaluate_selection(examples, strategies, budgets, ranker=ranker, bootstrap=bootstrap)

@@ -17,7 +17,7 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.io import checkpoint_tokenizer_json, read_checkpoint, tokenizer_from_json
+from hiersum.checkpoints.io import RESUME, check_weights, checkpoint_tokenizer, read_training_checkpoint
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TokenizerConfig, UsageError, typed_config
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
@@ -82,16 +82,11 @@ def fit(cfg: DictConfig) -> FitResult:
     model_config: ModelConfig = typed_config(cfg.model)
     optim: OptimConfig = typed_config(cfg.optim)
 
-    try:
-        resume = find_checkpoint(cfg.get("ckpt_path"), run_dir)
-    except FileNotFoundError as error:
-        raise UsageError(str(error)) from None
-    try:
-        checkpoint = read_checkpoint(resume) if resume else None
-    except (ValueError, RuntimeError, EOFError) as error:
-        raise UsageError(f"ckpt_path={resume}: not a readable hiersum checkpoint ({error})") from None
+    resume = find_checkpoint(cfg.get("ckpt_path"), run_dir)
+    # a file that is no training checkpoint: its CheckpointError (one line) before anything is prepared
+    checkpoint = read_training_checkpoint(resume) if resume else None
     if checkpoint is not None:  # the run's own tokenizer, never retrained
-        tokenizer = tokenizer_from_json(checkpoint_tokenizer_json(checkpoint))
+        tokenizer = checkpoint_tokenizer(resume, checkpoint, RESUME)
         tokenizer.save(run_dir / "tokenizer")
     else:
         tokenizer = build_tokenizer(run_tokenizer_config(typed_config(cfg.tokenizer), model_config), data, run_dir)
@@ -104,6 +99,7 @@ def fit(cfg: DictConfig) -> FitResult:
     module = HierSumModule(**module_hparams(model_config, optim, data, tokenizer))
     loggers = instantiate_group(cfg.get("logger"))
     if checkpoint is not None:
+        check_weights(resume, module, checkpoint["state_dict"], RESUME)  # not Lightning's multi-line refusal
         for logger in loggers:
             if isinstance(logger, ResumableCSVLogger):
                 logger.continue_from(checkpoint["global_step"])
