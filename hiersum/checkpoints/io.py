@@ -210,13 +210,18 @@ def checkpoint_tokenizer_json(checkpoint: dict[str, Any]) -> str | None:
 
 
 def tokenizer_from_json(tokenizer_json: str | None) -> SubwordTokenizer:
-    """The tokenizer of a checkpoint; ``ValueError`` naming the fix when it carries none."""
+    """The tokenizer of a checkpoint; ``ValueError`` naming the fix when it carries none, or saying why the
+    one it carries does not load (the ``tokenizers`` library raises a bare ``Exception``)."""
     if not tokenizer_json:
         raise ValueError(
             "this checkpoint carries no tokenizer; import it again with "
             "hiersum import-hiersumm --tokenizer SPM_MODEL_OR_TOKENIZER_JSON"
         )
-    return SubwordTokenizer.from_str(tokenizer_json)
+    try:
+        return SubwordTokenizer.from_str(tokenizer_json)
+    except Exception as error:  # tokenizers' parse errors are plain Exceptions
+        raise ValueError(f"the checkpoint's tokenizer (hiersum.tokenizer_json) does not load: {one_line(error)}"
+                         ) from error
 
 
 def network_from_hparams(hparams: Mapping[str, Any], *, pretrained_weights: bool = True) -> HierSum:
@@ -266,7 +271,7 @@ def checkpoint_tokenizer(path: str | Path, checkpoint: dict[str, Any], kind: Che
     if not tokenizer_json:
         raise CheckpointError(path, "carries no tokenizer", kind.expected)
     with rebuilding(path, kind, "tokenizer ('hiersum.tokenizer_json')"):
-        return SubwordTokenizer.from_str(tokenizer_json)
+        return tokenizer_from_json(tokenizer_json)
 
 
 def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu") -> Summarizer:
