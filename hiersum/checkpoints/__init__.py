@@ -1,6 +1,7 @@
 """hiersum checkpoints: reading them (``weights_only=True``), the network they carry, official import, averaging."""
 
-from hiersum.checkpoints.io import Summarizer, load_summarizer, read_checkpoint
+from hiersum.checkpoints.io import CheckpointError, Summarizer, load_checkpoint_file, load_summarizer, read_checkpoint
 from hiersum.checkpoints.official import load_official_hiersumm
 
-__all__ = ["Summarizer", "load_official_hiersumm", "load_summarizer", "read_checkpoint"]
+__all__ = ["CheckpointError", "Summarizer", "load_checkpoint_file", "load_official_hiersumm", "load_summarizer",
+           "read_checkpoint"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -23,14 +22,8 @@ DROPPED_KEYS = ("optimizer_states", "lr_schedulers", "callbacks", "loops")
 
 
 class AverageError(UsageError):
-    """Checkpoints that cannot be averaged (missing, incompatible, no ranking)."""
-
-
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        return read_checkpoint(path)
-    except (FileNotFoundError, ValueError) as error:
-        raise AverageError(str(error)) from None
+    """Checkpoints that cannot be averaged (incompatible, no ranking); one that cannot be read at all raises
+    :class:`hiersum.checkpoints.io.CheckpointError`."""
 
 
 def ranked_checkpoints(run_dir: str | Path) -> tuple[list[Path], str]:
@@ -39,7 +32,7 @@ def ranked_checkpoints(run_dir: str | Path) -> tuple[list[Path], str]:
     files = sorted(folder.glob("*.ckpt"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
     if not files:
         raise AverageError(f"{run_dir}: expected checkpoints in {folder}, found none")
-    callbacks = _load(files[-1]).get("callbacks", {})
+    callbacks = read_checkpoint(files[-1]).get("callbacks", {})
     states = [state for key, state in callbacks.items() if key.startswith("ModelCheckpoint") and state.get("monitor")]
     if not states or not states[0].get("best_k_models"):
         raise AverageError(f"{files[-1]}: no ModelCheckpoint ranking (best_k_models) with a monitored metric; "
@@ -57,7 +50,7 @@ def average_checkpoints(paths: Sequence[str | Path], output: str | Path) -> Path
     paths = [Path(p) for p in paths]
     if not paths:
         raise AverageError("expected at least one checkpoint to average, found none")
-    checkpoints = [_load(path) for path in paths]
+    checkpoints = [read_checkpoint(path) for path in paths]
     first = checkpoints[0]
     keys = set(first["state_dict"])
     for path, checkpoint in zip(paths[1:], checkpoints[1:], strict=True):

@@ -5,13 +5,19 @@ A checkpoint is what Lightning's ``ModelCheckpoint`` saves for a
 format): ``hyper_parameters`` (the module's keyword arguments: model, optim and data configs as
 dicts, vocabulary size, special ids), ``state_dict`` (the network under ``model.``) and
 ``hiersum.tokenizer_json``. :func:`load_summarizer` rebuilds the network alone, without
-importing Lightning, for the summarization script; training and evaluation use
-:func:`hiersum.training.module.load_checkpoint`.
+importing Lightning, for the commands and the Python API.
+
+Every checkpoint hiersum reads (a summarizer, a ranker, an official hiersumm checkpoint, one to resume
+training from) goes through :func:`load_checkpoint_file` (``torch.load(weights_only=True)``); any failure to
+read a file as the checkpoint expected raises :class:`CheckpointError`, in one line naming the file, what it
+is and what was expected.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import argparse
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +26,7 @@ import torch
 
 from hiersum.config import DataConfig, ModelConfig
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.data.torch_files import TorchFileError, describe_object, file_problem, load_torch_file
 from hiersum.model.summarizer import HierSum
 
 CHECKPOINT_EXTRA_KEY = "hiersum"
@@ -28,20 +35,174 @@ MODEL_PREFIX = "model."
 """Prefix of the network's parameters in the checkpoint's ``state_dict``."""
 
 
-def read_checkpoint(path: str | Path, *, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """The checkpoint dict, loaded with ``weights_only=True``.
+class CheckpointError(TorchFileError):
+    """Any failure to read a file as the hiersum checkpoint expected (missing, a directory, not a torch file,
+    another kind of checkpoint, missing entries, weights that do not fit the model): one line naming the file,
+    what it is and what was expected (a :class:`~hiersum.config.UsageError`: the commands print it and exit
+    with status 2); the original exception, if any, is its ``__cause__``."""
 
-    Raises ``FileNotFoundError`` / ``ValueError`` naming the path when the file is missing or is
-    not a hiersum checkpoint.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    checkpoint = torch.load(path, map_location=map_location, weights_only=True)
-    if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint or "hyper_parameters" not in checkpoint:
-        raise ValueError(f"{path}: expected a hiersum checkpoint with 'state_dict' and 'hyper_parameters'")
+
+@dataclass(frozen=True)
+class CheckpointKind:
+    """A kind of checkpoint hiersum reads: what it is called, what the commands expect, how it is used."""
+
+    name: str
+    """What a file of this kind is: ``a ranker checkpoint of hiersum train-ranker``."""
+    noun: str
+    """What a missing file of this kind is called: ``ranker checkpoint`` (``ranker checkpoint not found``)."""
+    expected: str
+    """The ``expected ...`` of an error message."""
+    hint: str
+    """How a file of this kind is used, when it is found where another kind is expected (``{path}``: its path)."""
+
+
+SUMMARIZER = CheckpointKind(
+    "a hiersum checkpoint", "checkpoint",
+    "a hiersum checkpoint (the .ckpt of hiersum train, import-hiersumm or average-checkpoints)",
+    "give it as checkpoint= of hiersum summarize or hiersum evaluate",
+)
+RESUME = replace(SUMMARIZER, expected="a training checkpoint of hiersum train to resume from (ckpt_path=FILE or last)")
+"""A summarizer checkpoint that ``hiersum train ckpt_path=`` resumes from (it holds the optimizer states too)."""
+RANKER = CheckpointKind(
+    "a ranker checkpoint of hiersum train-ranker", "ranker checkpoint",
+    "a ranker checkpoint of hiersum train-ranker", "give it as ranker= of hiersum rank (or data.ranker=)",
+)
+OFFICIAL = CheckpointKind(
+    "an official hiersumm checkpoint", "official checkpoint",
+    "an official hiersumm checkpoint ({'model', 'opt'}, e.g. model_step_500000.pt)",
+    "convert it first: hiersum import-hiersumm --checkpoint {path} --output OUT.ckpt",
+)
+RANKER_FORMAT = "hiersum-ranker"
+"""Value of the ``format`` entry of a ranker checkpoint."""
+RESUME_KEYS = ("epoch", "global_step", "optimizer_states")
+"""Entries of a training checkpoint that an evaluation checkpoint (averaged, imported) lacks."""
+SAFE_GLOBALS = (argparse.Namespace,)
+"""What ``weights_only`` loading may build besides tensors and plain values: the ``opt`` of an official checkpoint."""
+
+
+def checkpoint_kind(value: Any) -> CheckpointKind | None:
+    """The kind of checkpoint a loaded file holds (by its entries), or None."""
+    if not isinstance(value, dict):
+        return None
+    if value.get("format") == RANKER_FORMAT:
+        return RANKER
+    if "state_dict" in value and "hyper_parameters" in value:
+        return SUMMARIZER
+    if "model" in value and "opt" in value:
+        return OFFICIAL
+    return None
+
+
+def load_checkpoint_file(path: str | Path, kind: CheckpointKind = SUMMARIZER, *,
+                         map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """The one way hiersum reads a checkpoint of any ``kind``: ``torch.load(weights_only=True)``, then the
+    check that the file holds that kind. Any failure raises :class:`CheckpointError`."""
+    value = load_torch_file(path, expected=kind.expected, error=CheckpointError, map_location=map_location,
+                            safe_globals=SAFE_GLOBALS, noun=kind.noun)
+    found = checkpoint_kind(value)
+    if found is None:
+        raise CheckpointError(path, f"holds {describe_object(value)}, not {kind.name}", kind.expected)
+    if found.name != kind.name:
+        raise CheckpointError(path, f"holds {found.name}", kind.expected, found.hint.format(path=path))
+    return value
+
+
+def check_file(path: str | Path, kind: CheckpointKind) -> None:
+    """Raise the :class:`CheckpointError` of a ``path`` that is no file to read (missing, a directory, empty)."""
+    problem = file_problem(Path(path), noun=kind.noun)
+    if problem:
+        raise CheckpointError(path, problem, kind.expected)
+
+
+def read_checkpoint(path: str | Path, *, map_location: str | torch.device = "cpu",
+                    kind: CheckpointKind = SUMMARIZER) -> dict[str, Any]:
+    """The dict of a hiersum checkpoint (:func:`load_checkpoint_file`), its entries checked: ``state_dict`` a
+    dict of tensors, ``hyper_parameters`` a dict, ``hiersum`` a dict. Any failure raises :class:`CheckpointError`."""
+    checkpoint = load_checkpoint_file(path, kind, map_location=map_location)
+    problem = entries_problem(checkpoint)
+    if problem:
+        raise CheckpointError(path, problem, kind.expected)
     return checkpoint
 
+
+def entries_problem(checkpoint: dict[str, Any]) -> str | None:
+    """What is wrong with the entries of a summarizer checkpoint, or None."""
+    for key in ("state_dict", "hyper_parameters", CHECKPOINT_EXTRA_KEY):
+        if not isinstance(checkpoint.get(key, {}), dict):
+            return f"its {key!r} is {describe_object(checkpoint[key])}, not a dict"
+    for name, value in checkpoint["state_dict"].items():
+        if not isinstance(value, torch.Tensor):
+            return f"its 'state_dict' entry {name!r} is {describe_object(value)}, not a tensor"
+    tokenizer_json = checkpoint.get(CHECKPOINT_EXTRA_KEY, {}).get("tokenizer_json")
+    if tokenizer_json is not None and not isinstance(tokenizer_json, str):
+        return f"its tokenizer ('hiersum.tokenizer_json') is {describe_object(tokenizer_json)}, not a string"
+    return None
+
+
+def read_training_checkpoint(path: str | Path) -> dict[str, Any]:
+    """A checkpoint to resume training from (``hiersum train ckpt_path=``): :func:`read_checkpoint`, holding
+    the optimizer states and the loop counters (:data:`RESUME_KEYS`)."""
+    checkpoint = read_checkpoint(path, kind=RESUME)
+    missing = [key for key in RESUME_KEYS if key not in checkpoint]
+    if missing:
+        raise CheckpointError(path, f"is an evaluation checkpoint (no {', '.join(map(repr, missing))}: averaged, "
+                                    "imported or saved with save_weights_only)", RESUME.expected, SUMMARIZER.hint)
+    return checkpoint
+
+
+@contextlib.contextmanager
+def rebuilding(path: str | Path, kind: CheckpointKind, entries: str) -> Iterator[None]:
+    """Turn any failure to rebuild what the checkpoint's ``entries`` describe (a missing key, a value the
+    constructors refuse) into a :class:`CheckpointError`."""
+    try:
+        yield
+    except CheckpointError:
+        raise
+    except KeyError as error:
+        raise CheckpointError(path, f"its {entries} have no {error.args[0]!r}", kind.expected) from error
+    except Exception as error:  # whatever the constructors raise: the entries do not describe a model
+        raise CheckpointError(path, f"its {entries} do not describe a model ({one_line(error)})",
+                              kind.expected) from error
+
+
+def one_line(error: BaseException, limit: int = 300) -> str:
+    """The message of ``error`` on one line, at most ``limit`` characters."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def weights_problem(expected: Mapping[str, torch.Tensor], found: Mapping[str, Any]) -> str | None:
+    """How the weights ``found`` do not fit a network whose state dict is ``expected``, or None."""
+    missing = [name for name in expected if name not in found]
+    unexpected = [name for name in found if name not in expected]
+    other = [name for name in expected if name in found and (
+        not isinstance(found[name], torch.Tensor) or found[name].shape != expected[name].shape)]
+    if not (missing or unexpected or other):
+        return None
+    parts = [f"{len(missing)} missing (e.g. {missing[0]!r})"] if missing else []
+    parts += [f"{len(unexpected)} unexpected (e.g. {unexpected[0]!r})"] if unexpected else []
+    if other:
+        name = other[0]
+        shape = list(found[name].shape) if isinstance(found[name], torch.Tensor) else type(found[name]).__name__
+        parts.append(f"{len(other)} of another shape (e.g. {name!r}: {shape} in the file, "
+                     f"{list(expected[name].shape)} in the model)")
+    return f"its weights do not fit the model its settings describe: {', '.join(parts)}"
+
+
+def check_weights(path: str | Path, network: torch.nn.Module, weights: Mapping[str, Any],
+                  kind: CheckpointKind) -> None:
+    """Raise a :class:`CheckpointError` when ``weights`` do not fit ``network`` (:func:`weights_problem`)."""
+    problem = weights_problem(network.state_dict(), weights)
+    if problem:
+        raise CheckpointError(path, problem, kind.expected)
+
+
+def load_weights(path: str | Path, network: torch.nn.Module, weights: Mapping[str, Any],
+                 kind: CheckpointKind) -> None:
+    """``network.load_state_dict(weights)``, a mismatch raising a one-line :class:`CheckpointError`."""
+    check_weights(path, network, weights, kind)
+    with rebuilding(path, kind, "weights"):
+        network.load_state_dict(weights)
 
 def checkpoint_tokenizer_json(checkpoint: dict[str, Any]) -> str | None:
     """The serialized tokenizer a checkpoint carries, or None."""
@@ -49,13 +210,18 @@ def checkpoint_tokenizer_json(checkpoint: dict[str, Any]) -> str | None:
 
 
 def tokenizer_from_json(tokenizer_json: str | None) -> SubwordTokenizer:
-    """The tokenizer of a checkpoint; ``ValueError`` naming the fix when it carries none."""
+    """The tokenizer of a checkpoint; ``ValueError`` naming the fix when it carries none, or saying why the
+    one it carries does not load (the ``tokenizers`` library raises a bare ``Exception``)."""
     if not tokenizer_json:
         raise ValueError(
             "this checkpoint carries no tokenizer; import it again with "
             "hiersum import-hiersumm --tokenizer SPM_MODEL_OR_TOKENIZER_JSON"
         )
-    return SubwordTokenizer.from_str(tokenizer_json)
+    try:
+        return SubwordTokenizer.from_str(tokenizer_json)
+    except Exception as error:  # tokenizers' parse errors are plain Exceptions
+        raise ValueError(f"the checkpoint's tokenizer (hiersum.tokenizer_json) does not load: {one_line(error)}"
+                         ) from error
 
 
 def network_from_hparams(hparams: Mapping[str, Any], *, pretrained_weights: bool = True) -> HierSum:
@@ -99,21 +265,26 @@ class Summarizer:
         return tokenizer_from_json(self.tokenizer_json)
 
 
-def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu") -> Summarizer:
-    """The network of a hiersum checkpoint (``weights_only=True``), without Lightning.
+def checkpoint_tokenizer(path: str | Path, checkpoint: dict[str, Any], kind: CheckpointKind) -> SubwordTokenizer:
+    """The tokenizer a checkpoint carries; none, or one that does not load, raises :class:`CheckpointError`."""
+    tokenizer_json = checkpoint_tokenizer_json(checkpoint)
+    if not tokenizer_json:
+        raise CheckpointError(path, "carries no tokenizer", kind.expected)
+    with rebuilding(path, kind, "tokenizer ('hiersum.tokenizer_json')"):
+        return tokenizer_from_json(tokenizer_json)
 
-    Raises as :func:`read_checkpoint`; a state dict that does not fit the recorded sizes raises
-    ``RuntimeError`` (from ``load_state_dict``).
-    """
+
+def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu") -> Summarizer:
+    """The network of a hiersum checkpoint (``weights_only=True``), without Lightning. Any failure to read
+    the file as a hiersum checkpoint raises :class:`CheckpointError` (see :func:`read_checkpoint`)."""
     checkpoint = read_checkpoint(path, map_location=map_location)
     hparams = checkpoint["hyper_parameters"]
-    model = network_from_hparams(hparams, pretrained_weights=False)
+    with rebuilding(path, SUMMARIZER, "'hyper_parameters'"):
+        model = network_from_hparams(hparams, pretrained_weights=False)
+        data_config = data_config_from_hparams(hparams)
     weights = {
         name[len(MODEL_PREFIX):]: tensor
         for name, tensor in checkpoint["state_dict"].items() if name.startswith(MODEL_PREFIX)
     }
-    model.load_state_dict(weights)
-    return Summarizer(
-        model=model.eval(), data_config=data_config_from_hparams(hparams),
-        tokenizer_json=checkpoint_tokenizer_json(checkpoint),
-    )
+    load_weights(path, model, weights, SUMMARIZER)
+    return Summarizer(model=model.eval(), data_config=data_config, tokenizer_json=checkpoint_tokenizer_json(checkpoint))

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY, MODEL_PREFIX
+from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY, MODEL_PREFIX, OFFICIAL, load_checkpoint_file, rebuilding
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, config_dict
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.encoder_registry import ENCODERS, encoder_spec
@@ -172,18 +172,22 @@ def load_official_hiersumm(
     bos_id: int = OFFICIAL_BOS_ID,
     eos_id: int = OFFICIAL_EOS_ID,
 ) -> HierSum:
-    """Load an official hiersumm checkpoint file (hierarchical or flat) as a :class:`HierSum` in eval mode."""
-    checkpoint = read_official_checkpoint(path)
-    try:
-        return hiersum_from_official(checkpoint, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+    """Load an official hiersumm checkpoint file (hierarchical or flat) as a :class:`HierSum` in eval mode; any
+    failure raises :class:`hiersum.checkpoints.io.CheckpointError`."""
+    return official_model(path, read_official_checkpoint(path), pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
 
 
 def read_official_checkpoint(path: str | Path) -> dict[str, Any]:
-    """``torch.load(weights_only=True)`` of an official checkpoint, allowing ``argparse.Namespace`` (its ``opt``)."""
-    with torch.serialization.safe_globals([argparse.Namespace]):
-        return torch.load(path, map_location="cpu", weights_only=True)
+    """An official checkpoint ``{'model', 'opt'}`` (:func:`hiersum.checkpoints.io.load_checkpoint_file`,
+    ``weights_only=True`` allowing ``argparse.Namespace``, its ``opt``)."""
+    return load_checkpoint_file(path, OFFICIAL)
+
+
+def official_model(path: str | Path, checkpoint: dict[str, Any], **special_ids: int) -> HierSum:
+    """:func:`hiersum_from_official` of the checkpoint read from ``path``; a checkpoint that does not map onto
+    :class:`HierSum` raises :class:`hiersum.checkpoints.io.CheckpointError`."""
+    with rebuilding(path, OFFICIAL, "'model' and 'opt'"):
+        return hiersum_from_official(checkpoint, **special_ids)
 
 
 def hiersum_from_official(

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from hiersum.checkpoints.io import RANKER, RANKER_FORMAT, check_file, load_checkpoint_file, load_weights, rebuilding
 from hiersum.config import RankerModelConfig
 from hiersum.data.ranker_data import collate_ranker, encode_ranker_examples
 from hiersum.data.schema import Example
@@ -24,8 +25,6 @@ from hiersum.data.selection import SCORERS, SelectionConfig
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.ranker import ParagraphRanker
 
-RANKER_FORMAT = "hiersum-ranker"
-"""Value of the ``format`` entry of a ranker checkpoint."""
 RANKER_VERSION = 1
 
 
@@ -66,19 +65,16 @@ class LoadedRanker:
 
 
 def load_ranker(path: str | Path, *, map_location: str | torch.device = "cpu") -> LoadedRanker:
-    """Read a ranker checkpoint (``weights_only=True``); a missing file or another kind of checkpoint
-    raises ``FileNotFoundError`` / ``ValueError`` naming the path."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"ranker checkpoint not found: {path}")
-    checkpoint = torch.load(path, map_location=map_location, weights_only=True)
-    if not isinstance(checkpoint, dict) or checkpoint.get("format") != RANKER_FORMAT:
-        raise ValueError(f"{path}: not a ranker checkpoint of hiersum train-ranker (no format {RANKER_FORMAT!r})")
-    tokenizer = SubwordTokenizer.from_str(checkpoint["tokenizer_json"], tuple(checkpoint["tokenizer_tokens"]))
-    network = ParagraphRanker(RankerModelConfig(**checkpoint["model"]), vocab_size=checkpoint["vocab_size"],
-                              pad_id=checkpoint["pad_id"])
-    network.load_state_dict(checkpoint["state_dict"])
-    return LoadedRanker(network.eval(), tokenizer, dict(checkpoint.get("metrics", {})))
+    """Read a ranker checkpoint (:func:`hiersum.checkpoints.io.load_checkpoint_file`, ``weights_only=True``);
+    any failure to read it as one raises :class:`hiersum.checkpoints.io.CheckpointError`."""
+    checkpoint = load_checkpoint_file(path, RANKER, map_location=map_location)
+    with rebuilding(path, RANKER, "entries"):
+        tokenizer = SubwordTokenizer.from_str(checkpoint["tokenizer_json"], tuple(checkpoint["tokenizer_tokens"]))
+        network = ParagraphRanker(RankerModelConfig(**checkpoint["model"]), vocab_size=checkpoint["vocab_size"],
+                                  pad_id=checkpoint["pad_id"])
+        weights, metrics = dict(checkpoint["state_dict"]), dict(checkpoint.get("metrics", {}))
+    load_weights(path, network, weights, RANKER)
+    return LoadedRanker(network.eval(), tokenizer, metrics)
 
 
 class RankerScorer:
@@ -117,8 +113,7 @@ def _cached_scorer(path: str, mtime_ns: int) -> RankerScorer:
 def load_ranker_scorer(path: str | Path) -> RankerScorer:
     """The scorer of the checkpoint ``path`` (loaded once per process while the file is unchanged)."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"data.ranker: ranker checkpoint not found: {path}")
+    check_file(path, RANKER)
     return _cached_scorer(str(path.resolve()), path.stat().st_mtime_ns)
 
 

@@ -63,13 +63,24 @@ def usage_error(prog: str, message: object) -> NoReturn:
 @contextlib.contextmanager
 def usage_errors(prog: str, *also: type[Exception]) -> Iterator[None]:
     """Report a :class:`UsageError` or :class:`~hiersum.data.schema.RecordError` (or one of ``also``) raised
-    in the block through :func:`usage_error`."""
+    in the block through :func:`usage_error`; with ``HYDRA_FULL_ERROR=1`` in the environment, re-raise it
+    instead (its full traceback, with the exceptions it was raised from)."""
     from hiersum.data.schema import RecordError  # imports torch: here, not when a --help is answered
 
     try:
         yield
     except (UsageError, RecordError, *also) as error:
+        if os.environ.get(_FULL_ERROR) == "1":
+            _show_context(error)
+            raise
         usage_error(prog, error)
+
+
+def _show_context(error: BaseException) -> None:
+    """Let the traceback of ``error`` show the exceptions hidden by a ``raise ... from None`` behind it."""
+    while error is not None:
+        error.__suppress_context__ = False
+        error = error.__cause__ or error.__context__
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ import torch
 
 from hiersum.checkpoints.io import Summarizer, load_summarizer
 from hiersum.config import UsageError
+from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import PRECISIONS
 
 
@@ -27,8 +28,14 @@ def checked_device(device: str, precision: str = "32") -> str:
 
 
 def load_checkpoint(checkpoint: str) -> Summarizer:
-    """:func:`load_summarizer`; a missing, unreadable or mismatched checkpoint is a :class:`UsageError`."""
+    """:func:`load_summarizer`: a missing, unreadable or mismatched checkpoint raises its
+    :class:`~hiersum.checkpoints.io.CheckpointError`, a :class:`UsageError` (one line, exit status 2)."""
+    return load_summarizer(checkpoint)
+
+
+def checkpoint_tokenizer(summarizer: Summarizer, checkpoint: str) -> SubwordTokenizer:
+    """The tokenizer a checkpoint carries; none, or one that does not load, is a :class:`UsageError`."""
     try:
-        return load_summarizer(checkpoint)
-    except (OSError, ValueError, RuntimeError) as error:
-        raise UsageError(f"cannot load checkpoint: {error}") from None
+        return summarizer.tokenizer()
+    except ValueError as error:
+        raise UsageError(f"{checkpoint}: {error}") from error

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from hiersum.commands.common import load_checkpoint
+from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
 from hiersum.config import DataConfig, EvaluateConfig, UsageError, command_config, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
@@ -163,7 +163,7 @@ class _System:
 def _with_checkpoint(cfg: EvaluateConfig, overrides: list[str]) -> _System:
     """Checkpoint mode: the split decoded by ``cfg.checkpoint``."""
     summarizer = load_checkpoint(cfg.checkpoint)
-    model, tokenizer = summarizer.model, summarizer.tokenizer()
+    model, tokenizer = summarizer.model, checkpoint_tokenizer(summarizer, cfg.checkpoint)
     data = effective_data_config(summarizer.data_config, cfg.data, overrides)
     _refuse_overwriting_inputs(cfg, data)
     splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused

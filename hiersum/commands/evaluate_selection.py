@@ -18,8 +18,8 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.ranker import RankerScorer, load_ranker_scorer
-from hiersum.config import EvaluateSelectionConfig, UsageError, command_config
+from hiersum.checkpoints.ranker import load_ranker_scorer
+from hiersum.config import EvaluateSelectionConfig, command_config
 from hiersum.data.corpus_splits import read_text_split
 from hiersum.evaluation.selection import evaluate_selection, selection_json, selection_markdown
 
@@ -30,7 +30,8 @@ def evaluate_selection_command(cfg: EvaluateSelectionConfig | DictConfig) -> dic
     """Evaluate ``cfg.strategies`` on ``cfg.split`` of ``cfg.data``; write and return the JSON report.
     ``cfg``: the typed config, or the composed Hydra config it is converted from."""
     cfg = command_config(cfg, EvaluateSelectionConfig, usage=USAGE)
-    ranker = _ranker(cfg.ranker) if "ranker" in cfg.strategies else None
+    # a file that is no ranker checkpoint: its CheckpointError (a UsageError, one line)
+    ranker = load_ranker_scorer(cfg.ranker) if "ranker" in cfg.strategies else None
     examples, _ = read_text_split(cfg.data, cfg.split)
     examples = examples[: cfg.limit_examples] if cfg.limit_examples else examples
     results = evaluate_selection(examples, cfg.strategies, cfg.budgets, ranker=ranker, bootstrap=cfg.bootstrap)
@@ -45,11 +46,3 @@ def evaluate_selection_command(cfg: EvaluateSelectionConfig | DictConfig) -> dic
     (output / "selection.md").write_text(markdown, encoding="utf-8")
     print(markdown)
     return report
-
-
-def _ranker(checkpoint: str) -> RankerScorer:
-    """The scorer of a ranker checkpoint; a missing or wrong file is a :class:`UsageError`."""
-    try:
-        return load_ranker_scorer(checkpoint)
-    except (OSError, ValueError) as error:
-        raise UsageError(str(error)) from None

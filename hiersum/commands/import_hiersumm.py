@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from hiersum.checkpoints.official import hiersum_checkpoint, hiersum_from_official, read_official_checkpoint
+from hiersum.checkpoints.official import hiersum_checkpoint, official_model, read_official_checkpoint
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.tokenizer import load_tokenizer
 
@@ -29,10 +29,7 @@ def import_checkpoint(checkpoint: Path, output: Path, tokenizer_path: Path | Non
     """Convert ``checkpoint`` and write ``output``; returns ``output``."""
     refuse_overwriting_inputs({"--output": output}, {"--checkpoint": checkpoint, "--tokenizer": tokenizer_path})
     official = read_official_checkpoint(checkpoint)
-    try:
-        model = hiersum_from_official(official)
-    except ValueError as error:
-        raise ValueError(f"{checkpoint}: {error}") from None
+    model = official_model(checkpoint, official)
     tokenizer = load_tokenizer(tokenizer_path) if tokenizer_path else None
     converted = hiersum_checkpoint(model, official["opt"], tokenizer=tokenizer)
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,7 @@ from hiersum.commands.record_output import (
     start_output,
     stopping_in_one_line,
 )
-from hiersum.config import RankConfig, UsageError, command_config
+from hiersum.config import RankConfig, command_config
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
@@ -74,10 +74,7 @@ def load_scorer(ranker: str, *, device: str, batch_examples: int) -> ParagraphSc
     if ranker == TFIDF:
         return TfidfScorer()
     checked_device(device)
-    try:
-        loaded = load_ranker(ranker)
-    except (OSError, ValueError, RuntimeError) as error:
-        raise UsageError(f"cannot load ranker: {error}") from None
+    loaded = load_ranker(ranker)  # a file that is no ranker checkpoint: its CheckpointError (one line)
     return RankerScorer(loaded.network, loaded.tokenizer, batch_examples=batch_examples, device=device)
 
 

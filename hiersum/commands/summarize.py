@@ -39,7 +39,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import Summarizer
-from hiersum.commands.common import checked_device, load_checkpoint
+from hiersum.commands.common import checked_device, checkpoint_tokenizer, load_checkpoint
 from hiersum.commands.record_output import (
     Provenance,
     begin_output,
@@ -127,10 +127,7 @@ def _tokenizer(summarizer: Summarizer, cfg: SummarizeConfig) -> SubwordTokenizer
     if cfg.attention and not encoder_spec(summarizer.model_config.encoder).inter_paragraph:
         raise UsageError(f"attention=true needs a model with inter-paragraph attention; this checkpoint's "
                          f"encoder is {summarizer.model_config.encoder}")
-    try:
-        return summarizer.tokenizer()
-    except ValueError as error:
-        raise UsageError(f"{cfg.checkpoint}: {error}") from None
+    return checkpoint_tokenizer(summarizer, cfg.checkpoint)
 
 
 def _selection(cfg: SummarizeConfig, summarizer: Summarizer) -> SelectionConfig:

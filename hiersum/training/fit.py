@@ -17,7 +17,7 @@ import pytorch_lightning as pl
 import torch
 from hydra.utils import instantiate
 
-from hiersum.checkpoints.io import checkpoint_tokenizer_json, read_checkpoint, tokenizer_from_json
+from hiersum.checkpoints.io import RESUME, check_weights, checkpoint_tokenizer, read_training_checkpoint
 from hiersum.config import DataConfig, TokenizerConfig, TrainConfig, UsageError
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
@@ -80,16 +80,11 @@ def fit(cfg: TrainConfig) -> FitResult:
     run_dir = Path(cfg.paths["output_dir"])
     data, model_config = cfg.data, cfg.model
 
-    try:
-        resume = find_checkpoint(cfg.ckpt_path, run_dir)
-    except FileNotFoundError as error:
-        raise UsageError(str(error)) from None
-    try:
-        checkpoint = read_checkpoint(resume) if resume else None
-    except (ValueError, RuntimeError, EOFError) as error:
-        raise UsageError(f"ckpt_path={resume}: not a readable hiersum checkpoint ({error})") from None
+    resume = find_checkpoint(cfg.ckpt_path, run_dir)
+    # a file that is no training checkpoint: its CheckpointError (one line) before anything is prepared
+    checkpoint = read_training_checkpoint(resume) if resume else None
     if checkpoint is not None:  # the run's own tokenizer, never retrained
-        tokenizer = tokenizer_from_json(checkpoint_tokenizer_json(checkpoint))
+        tokenizer = checkpoint_tokenizer(resume, checkpoint, RESUME)
         tokenizer.save(run_dir / "tokenizer")
     else:
         tokenizer = build_tokenizer(run_tokenizer_config(cfg.tokenizer, model_config), data, run_dir)
@@ -102,6 +97,7 @@ def fit(cfg: TrainConfig) -> FitResult:
     module = HierSumModule(**module_hparams(model_config, cfg.optim, data, tokenizer))
     loggers = instantiate_group(cfg.logger)
     if checkpoint is not None:
+        check_weights(resume, module, checkpoint["state_dict"], RESUME)  # not Lightning's multi-line refusal
         for logger in loggers:
             if isinstance(logger, ResumableCSVLogger):
                 logger.continue_from(checkpoint["global_step"])

@@ -29,15 +29,14 @@ LAST = "last"
 def find_checkpoint(ckpt_path: str | None, run_dir: Path) -> str | None:
     """The checkpoint to resume from: None for a fresh run; ``last``: the newest ``*.ckpt`` of
     ``run_dir/checkpoints`` (None when there is none yet, so a rerun command starts or continues);
-    any other value: that file, which must exist (FileNotFoundError)."""
+    any other value: that file (read by :func:`hiersum.checkpoints.io.read_training_checkpoint`, which
+    says what is wrong with it)."""
     if ckpt_path is None:
         return None
     if ckpt_path == LAST:
         candidates = sorted((run_dir / "checkpoints").glob("*.ckpt"),
                             key=lambda path: (path.stat().st_mtime, path.name == "last.ckpt"))
         return str(candidates[-1]) if candidates else None
-    if not Path(ckpt_path).is_file():
-        raise FileNotFoundError(f"ckpt_path={ckpt_path}: no such checkpoint file")
     return ckpt_path
 
 

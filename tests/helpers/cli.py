@@ -23,9 +23,10 @@ def cli_env() -> dict[str, str]:
 
 
 def run_cli(name: str, args: list[str], *, cwd: Path = PROJECT_ROOT, check: bool = True, timeout: int = 600,
-            stdin: str | None = None) -> subprocess.CompletedProcess:
+            stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the console script ``name`` (in the environment :func:`cli_env` and ``env``)."""
     result = subprocess.run([str(BIN / name), *args], cwd=cwd, capture_output=True, text=True,
-                            timeout=timeout, env=cli_env(), input=stdin)
+                            timeout=timeout, env={**cli_env(), **(env or {})}, input=stdin)
     if check and result.returncode != 0:
         raise AssertionError(f"{name} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
     return result

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from hiersum.checkpoints.io import CheckpointError
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker, load_ranker_scorer, save_ranker
 from hiersum.commands.train_ranker import train_ranker
 from hiersum.config import RankerModelConfig
@@ -66,9 +67,9 @@ def test_a_ranker_checkpoint_is_self_contained_and_scores_like_the_network(tmp_p
     for scorer in (load_ranker_scorer(path), by_selection):
         torch.testing.assert_close(torch.tensor(sum(scorer.score(examples), [])), torch.tensor(sum(expected, [])))
     torch.save({"state_dict": {}}, tmp_path / "other.pt")
-    with pytest.raises(ValueError, match="not a ranker checkpoint"):
+    with pytest.raises(CheckpointError, match="not a ranker checkpoint"):
         load_ranker(tmp_path / "other.pt")
-    with pytest.raises(FileNotFoundError, match="missing.pt"):
+    with pytest.raises(CheckpointError, match="missing.pt: ranker checkpoint not found"):
         load_ranker_scorer(tmp_path / "missing.pt")
 
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 from pytorch_lightning.plugins.io import TorchCheckpointIO
 
+from hiersum.checkpoints.io import CheckpointError, read_training_checkpoint
 from hiersum.training.resume import AtomicCheckpointIO, RandomState, ResumableCSVLogger, find_checkpoint
 from hiersum.training.schedule import noam_scheduler
 
@@ -28,8 +29,9 @@ def test_last_is_the_newest_checkpoint_of_the_run_or_a_fresh_start(tmp_path):
     os.utime(folder / "last.ckpt", (time.time(), time.time()))
     assert find_checkpoint("last", tmp_path) == str(folder / "last.ckpt")
     assert find_checkpoint(str(folder / "step00000003.ckpt"), tmp_path) == str(folder / "step00000003.ckpt")
-    with pytest.raises(FileNotFoundError, match="ckpt_path=nope.ckpt"):
-        find_checkpoint("nope.ckpt", tmp_path)
+    assert find_checkpoint("nope.ckpt", tmp_path) == "nope.ckpt"  # what is wrong with it: read_training_checkpoint
+    with pytest.raises(CheckpointError, match=r"^nope.ckpt: checkpoint not found; expected a training checkpoint"):
+        read_training_checkpoint("nope.ckpt")
 
 
 def test_a_failed_save_leaves_the_previous_checkpoint_whole(tmp_path, monkeypatch):

@@ -26,12 +26,11 @@ folder without ``.txt`` files, unknown format) raises :class:`InputError` at onc
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hiersum.data.formats.lines import Record, iter_line_records
+from hiersum.data.formats.lines import Record, iter_line_records, parse_json
 from hiersum.data.formats.registry import FORMATS as DATA_FORMATS
 from hiersum.data.formats.registry import line_formats
 from hiersum.data.formats.text import parse_text, read_text_file
@@ -92,19 +91,23 @@ def read_records(
 
 
 def detect_json_format(lines: Iterable[bytes]) -> str:
-    """``multinews`` when the first non-blank line is an object with ``document`` and no
-    ``documents``; ``native`` for any other JSON; ``text`` when it is not JSON at all."""
+    """The format of the first line that is a JSON object with ``document`` or ``documents`` (lines before
+    it are passed over: a malformed first record does not decide): ``multinews`` for ``document`` without
+    ``documents``, else ``native``; without such a line, ``text`` when the first non-blank line is not
+    JSON at all, else ``native``."""
+    first: bytes | None = None
     for raw in lines:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return "text" if not raw.lstrip().startswith((b"{", b"[")) else "native"
-        if isinstance(record, dict) and "document" in record and "documents" not in record:
-            return "multinews"
-        return "native"
-    return "native"
+            record = parse_json(raw)
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and ("document" in record or "documents" in record):
+            return "multinews" if "documents" not in record else "native"
+        if first is None:
+            first = raw if record is None else b"{"
+    return "text" if first is not None and not first.lstrip().startswith((b"{", b"[")) else "native"
 
 
 def _iter_line_records(

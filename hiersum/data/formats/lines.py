@@ -21,6 +21,8 @@ RecordParser = Callable[..., Example]
 """``parse(text, *, path, line, require_summary) -> Example``, raising :class:`RecordError`."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a UTF-16 surrogate (``\\ud800``): valid only as the half of a pair."""
 
 
 def split_paragraphs(document: str) -> list[str]:
@@ -29,15 +31,43 @@ def split_paragraphs(document: str) -> list[str]:
     return [p for p in paragraphs if p]
 
 
-def load_json_object(text: str, *, path: str, line: int) -> dict[str, Any]:
-    """The JSON object on one line, or a :class:`RecordError` saying what was found instead."""
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads(text)``; whatever it refuses (invalid JSON or UTF-8, a number of more digits than Python
+    converts, nesting deeper than the recursion limit) raises ``ValueError`` saying why."""
     try:
-        record = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as error:
-        raise RecordError(path, line, None, f"expected a JSON object, found invalid JSON ({error.msg})") from None
+        raise ValueError(error.msg) from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except ValueError as error:  # an integer of too many digits, invalid UTF-8 in bytes
+        raise ValueError(str(error).splitlines()[0]) from None
+
+
+def load_json_object(text: str, *, path: str, line: int) -> dict[str, Any]:
+    """The JSON object on one line, or a :class:`RecordError` saying what was found instead (invalid JSON,
+    another JSON value, a string that is not valid Unicode: a lone surrogate escape)."""
+    try:
+        record = parse_json(text)
+    except ValueError as error:
+        raise RecordError(path, line, None, f"expected a JSON object, found invalid JSON ({error})") from None
     if not isinstance(record, dict):
         raise RecordError(path, line, None, f"expected a JSON object, found {type(record).__name__}")
+    field = lone_surrogate_field(record) if _SURROGATE_ESCAPE.search(text) else None
+    if field is not None:
+        raise RecordError(path, line, field, "expected Unicode text, found a lone surrogate escape "
+                          "(half of a UTF-16 pair, which no UTF-8 output can hold)")
     return record
+
+
+def lone_surrogate_field(record: dict[str, Any]) -> str | None:
+    """The first field of ``record`` whose name or value holds a lone surrogate, or None."""
+    for name, value in record.items():
+        try:
+            json.dumps([name, value], ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return None
 
 
 def decoded_lines(path: str, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, str] | RecordError]:
@@ -107,8 +137,8 @@ def _file_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 def _with_id(error: RecordError, text: str) -> RecordError:
     """``error`` with the record's id when the line is a JSON object with a usable id."""
     try:
-        record = json.loads(text)
-    except json.JSONDecodeError:
+        record = parse_json(text)
+    except ValueError:
         return error
     record_id = record.get("id") if isinstance(record, dict) else None
     if isinstance(record_id, (str, int)):

@@ -7,13 +7,15 @@ A split is a set of shards ``<prefix>.{train,valid,test}.N.pt`` (the release use
 - ``tgt``: the summary ids ``[BOS=4, ..., EOS=5]`` with ``<Q>`` (8) between sentences;
 - ``tgt_str``: the summary text.
 
-Shards are loaded with ``torch.load(weights_only=True)`` (plain lists, dicts and ints), in
-shard-number order, one at a time (:func:`iter_wikisum`; a split is never held in memory whole). A
-malformed record is a :class:`RecordError` whose "line" is the record's index in its shard (the
-suffix of its id ``<shard stem>-<index>``). The kept paragraphs are the first ``max_paragraphs`` (the
-ranking order), each cut to ``max_paragraph_tokens``; the target is ``tgt`` without BOS/EOS, cut to
-``max_target_tokens``. The release does not say which source document a paragraph came from, so
-the provenance of the paragraph of rank r is ``(0, r)``.
+Shards are loaded with ``torch.load(weights_only=True)`` (plain lists, dicts and ints;
+:func:`hiersum.data.torch_files.load_torch_file`: a shard that is not such a file raises a one-line
+:class:`~hiersum.data.torch_files.TorchFileError`), in shard-number order, one at a time
+(:func:`iter_wikisum`; a split is never held in memory whole). A malformed record is a
+:class:`RecordError` whose "line" is the record's index in its shard (the suffix of its id
+``<shard stem>-<index>``). The kept paragraphs are the first ``max_paragraphs`` (the ranking order), each
+cut to ``max_paragraph_tokens``; the target is ``tgt`` without BOS/EOS, cut to ``max_target_tokens``. The
+release does not say which source document a paragraph came from, so the provenance of the paragraph of
+rank r is ``(0, r)``.
 """
 
 from __future__ import annotations
@@ -23,16 +25,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from hiersum.data.graph import paragraph_graph
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.data.torch_files import TorchFileError, describe_object, load_torch_file
 
 SPLIT_NAMES = {"train": "train", "validation": "valid", "test": "test"}
 """hiersum split -> the release's split name."""
 
+SHARD_EXPECTED = "a WikiSum shard (a torch file holding a list of {'src', 'tgt', 'tgt_str'} records)"
+"""The ``expected ...`` of a shard's :class:`TorchFileError`."""
 _SHARD = re.compile(r"^(?P<prefix>.+)\.(?P<split>train|valid|test)\.(?P<index>\d+)\.pt$")
 
 
@@ -70,11 +73,12 @@ def record_error(record: Any, path: Path, index: int) -> RecordError | None:
 
 
 def shard_records(path: str | Path) -> Iterator[dict[str, Any] | RecordError]:
-    """The records of one shard, each validated: the record, or the :class:`RecordError` saying what is wrong."""
+    """The records of one shard, each validated: the record, or the :class:`RecordError` saying what is wrong; a
+    shard that is not a torch file of a list raises :class:`TorchFileError`."""
     path = Path(path)
-    records = torch.load(path, map_location="cpu", weights_only=True)
+    records = load_torch_file(path, expected=SHARD_EXPECTED, noun="shard")
     if not isinstance(records, list):
-        raise RecordError(str(path), 0, None, f"expected a list of records, found {type(records).__name__}")
+        raise TorchFileError(path, f"holds {describe_object(records)}, not a list", SHARD_EXPECTED)
     for index, record in enumerate(records):
         yield record_error(record, path, index) or record
 
