@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
+from hiersum.commands.common import checkpoint_tokenizer, count_skipped, load_checkpoint
 from hiersum.config import DataConfig, EvaluateConfig, UsageError, command_config, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
@@ -158,6 +158,8 @@ class _System:
     attention: list[Attention] = field(default_factory=list)
     token_scores: dict[str, float] = field(default_factory=dict)
     """Perplexity and token accuracy of the references (checkpoint mode)."""
+    errors_file: Path | None = None
+    """The records of the split left out (``data.on_error=skip``), when some were."""
 
 
 def _with_checkpoint(cfg: EvaluateConfig, overrides: list[str]) -> _System:
@@ -168,7 +170,7 @@ def _with_checkpoint(cfg: EvaluateConfig, overrides: list[str]) -> _System:
     _refuse_overwriting_inputs(cfg, data)
     splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused
     examples, encoded = splits.evaluation_split(cfg.split)
-    splits.write_errors(Path(cfg.paths["output_dir"]))
+    errors_file = splits.write_errors(Path(cfg.paths["output_dir"]))
     outputs = decode_split(model, encoded, tokenizer, cfg.decode, split=cfg.split, batch_tokens=data.batch_tokens,
                            device=cfg.device)
     token_scores = reference_token_scores(model, encoded, tokenizer, batch_tokens=data.batch_tokens,
@@ -176,7 +178,7 @@ def _with_checkpoint(cfg: EvaluateConfig, overrides: list[str]) -> _System:
     attention = attention_maps(model, encoded[: cfg.attention_examples], tokenizer, device=cfg.device)
     return _System(data, examples, outputs, {"checkpoint": str(cfg.checkpoint), "decode": config_dict(cfg.decode)},
                    curves=cfg.run_dir or Path(cfg.checkpoint).resolve().parent.parent, attention=attention,
-                   token_scores=token_scores)
+                   token_scores=token_scores, errors_file=errors_file)
 
 
 def _with_predictions(cfg: EvaluateConfig) -> _System:
@@ -186,11 +188,12 @@ def _with_predictions(cfg: EvaluateConfig) -> _System:
     if format_spec(data.format).token_ids:
         raise UsageError(f"predictions= needs reference text: data.format={data.format} holds token ids")
     examples, errors = read_text_split(data, cfg.split)
-    write_data_errors(Path(cfg.paths["output_dir"]), {cfg.split: errors})
+    errors_file = write_data_errors(Path(cfg.paths["output_dir"]), {cfg.split: errors})
     if data.limit_eval_examples:
         examples = examples[: data.limit_eval_examples]
     outputs = _matched(cfg.predictions, examples, data)
-    return _System(data, examples, outputs, {"predictions": str(cfg.predictions)}, curves=cfg.run_dir)
+    return _System(data, examples, outputs, {"predictions": str(cfg.predictions)}, curves=cfg.run_dir,
+                   errors_file=errors_file)
 
 
 def _matched(path: str, examples: Sequence[Example], data: DataConfig) -> list[str]:
@@ -225,6 +228,7 @@ def evaluate(cfg: EvaluateConfig | DictConfig, overrides: list[str] | None = Non
     }
     if scored.comparisons:
         metrics["significance"] = {cfg.split: scored.comparisons}
+    skipped = count_skipped(metrics, system.errors_file)
     records = [
         {"id": example.id, "summary": output, "reference": example.references[0],
          **({"references": example.references} if len(example.references) > 1 else {})}
@@ -234,4 +238,6 @@ def evaluate(cfg: EvaluateConfig | DictConfig, overrides: list[str] | None = Non
     curves_csv = Path(system.curves) / "csv" / "metrics.csv" if system.curves else None
     write_report(run_dir, metrics, records, rows=scored.rows, curves_csv=curves_csv, attention=system.attention)
     print(f"run directory: {run_dir}")
+    if skipped:
+        print(skipped)
     return metrics

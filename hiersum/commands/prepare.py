@@ -20,6 +20,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hiersum.commands.common import count_skipped
 from hiersum.config import PrepareConfig, command_config
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.corpus_splits import DATA_ERRORS, CorpusSplits, existing_split_files
@@ -45,6 +46,7 @@ def prepare(cfg: PrepareConfig | DictConfig) -> dict[str, Any]:
               for split, prepared in splits.prepared.items()}
     for split, entry in report.items():
         print(f"{split}: {entry['examples']} examples, {entry['errors']} records left out: {entry['folder']}")
-    if errors_file is not None:
-        print(f"records left out: {errors_file}")
+    skipped = count_skipped({}, errors_file)
+    if skipped:
+        print(skipped)
     return report

@@ -26,7 +26,6 @@ import hashlib
 import importlib.metadata
 import json
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -37,6 +36,7 @@ from typing import Any
 
 import torch
 
+from hiersum.commands.common import rerun_command
 from hiersum.config import RunStopped, Terminated, UsageError, interruption_status
 from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import OutputError, completed_ids, write_jsonl_atomically
@@ -249,18 +249,6 @@ def write_errors(path: Path, errors: list[RecordError]) -> None:
         write_jsonl_atomically(path, [e.as_record() for e in errors])
     else:
         path.unlink(missing_ok=True)
-
-
-def rerun_command(action: str) -> str:
-    """The command line that runs ``action`` again with this run's options (Hydra's task overrides), or a
-    description when the action was called in process without Hydra."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        overrides = list(HydraConfig.get().overrides.task)
-    except ValueError:  # not under Hydra
-        return "the same command"
-    return shlex.join(["hiersum", action, *overrides])
 
 
 @dataclass

@@ -19,8 +19,9 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import load_summarizer
+from hiersum.commands.common import count_skipped
 from hiersum.config import TrainConfig, command_config
-from hiersum.data.corpus_splits import existing_split_files
+from hiersum.data.corpus_splits import DATA_ERRORS, existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.evaluation.report import report_outputs, write_report
 from hiersum.evaluation.split import evaluate_split
@@ -41,6 +42,8 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     run_dir = fitted.run_dir
     metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": fitted.best_checkpoint,
                                "validation_loss": fitted.validation_loss}
+    errors_file = run_dir / DATA_ERRORS
+    skipped = count_skipped(metrics, errors_file if errors_file.is_file() else None)
     if cfg.eval_split and fitted.is_global_zero:
         model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model
         examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)
@@ -53,4 +56,7 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
         log.info("metrics and report written to %s", run_dir)
     if fitted.is_global_zero:
         print(f"run directory: {run_dir}")
+        if skipped:
+            print(skipped)
+            log.info(skipped)
     return metrics

@@ -43,14 +43,35 @@ def test_train_on_a_prepared_corpus_reads_no_split_and_trains_no_tokenizer(
     assert not (tmp_path / "run" / "data_errors.jsonl").exists()
 
 
-def test_on_error_skip_trains_without_the_malformed_record_and_lists_it(tiny_corpus, tmp_path):
+def test_on_error_skip_trains_without_the_malformed_record_and_lists_it(tiny_corpus, tmp_path, capsys):
     corpus = write_with_bad_validation_line(tiny_corpus, tmp_path / "corpus")
     cfg = compose_config("train", train_overrides(corpus, "data.on_error=skip", "debug=fast_dev_run"),
                          tmp_path / "run")
-    train(cfg)
-    listed = [json.loads(line) for line in (tmp_path / "run" / "data_errors.jsonl").read_text().splitlines()]
+    metrics = train(cfg)
+    errors_file = tmp_path / "run" / "data_errors.jsonl"
+    listed = [json.loads(line) for line in errors_file.read_text().splitlines()]
     assert [(e["split"], e["file"], e["line"], e["field"]) for e in listed] == [
         ("validation", str(corpus / "validation.jsonl"), 3, "summary")]
+    # counted where people look: the run's last line, metrics.json and the report
+    assert capsys.readouterr().out.splitlines()[-1] == f"1 records skipped (see {errors_file})"
+    assert (metrics["records_skipped"], metrics["records_skipped_file"]) == (1, str(errors_file))
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["records_skipped"] == 1
+    assert "- records_skipped: `1`" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_evaluate_and_prepare_count_the_records_they_skip(tiny_corpus, tiny_cfg, tmp_path, capsys):
+    corpus = write_with_bad_validation_line(tiny_corpus, tmp_path / "corpus")
+    report = prepare(compose_config("prepare", [*DATA_OVERRIDES, f"data.path={corpus}", "data.on_error=skip"],
+                                    tmp_path / "prepare"))
+    assert report["validation"]["errors"] == 1
+    assert f"1 records skipped (see {tmp_path / 'prepare' / 'data_errors.jsonl'})" in capsys.readouterr().out
+    predictions = tmp_path / "predictions.jsonl"
+    valid = [json.loads(line) for n, line in enumerate((corpus / "validation.jsonl").open(), start=1) if n != 3]
+    predictions.write_text("".join(json.dumps({"id": record["id"], "summary": "x"}) + "\n" for record in valid))
+    metrics = evaluate(tiny_cfg(f"predictions={predictions}", f"data.path={corpus}", "split=validation",
+                                "data.on_error=skip", "bootstrap.samples=0", name="evaluate",
+                                output_dir=tmp_path / "eval"))
+    assert metrics["records_skipped"] == 1 and "1 records skipped" in capsys.readouterr().out
 
 
 @pytest.mark.slow
