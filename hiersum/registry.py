@@ -15,9 +15,13 @@ class Registry(dict[str, T]):
     :meth:`lookup`, whose error names the field, what was found and the registered names on one line.
     """
 
-    def __init__(self, field: str, kind: str, *, check_name: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, field: str, kind: str, *, check_name: Callable[[str], None] | None = None, docs: str | None = None
+    ) -> None:
         super().__init__()
         self.field, self.kind, self.check_name = field, kind, check_name
+        self.docs = docs
+        """The documentation page the error of an unknown name points to (None: none)."""
 
     def register(self, name: str, entry: T, *, replace: bool = False) -> T:
         """Register ``entry`` as ``<field>=<name>``; an existing name needs ``replace=True``."""
@@ -35,6 +39,7 @@ class Registry(dict[str, T]):
     def lookup(self, name: str, *, field: str | None = None) -> T:
         """The entry of ``name``; an unknown name raises a one-line :class:`ValueError`."""
         if name not in self:
+            see = f" (see {self.docs})" if self.docs else ""
             raise ValueError(f"{field or self.field}: unknown {self.kind} {name!r}; "
-                             f"registered {self.kind}s: {', '.join(sorted(self))}")
+                             f"registered {self.kind}s: {', '.join(sorted(self))}{see}")
         return self[name]

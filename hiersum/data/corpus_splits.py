@@ -15,7 +15,7 @@ from hiersum.config import DataConfig, ModelConfig, OnError, UsageError
 from hiersum.data.cache import PreparedSplit, prepare_split
 from hiersum.data.formats.registry import format_spec, text_format
 from hiersum.data.jsonl_output import write_jsonl_atomically
-from hiersum.data.schema import EncodedExample, Example, RecordError
+from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
 from hiersum.data.tokenizer import SubwordTokenizer
 
 DATA_ERRORS = "data_errors.jsonl"
@@ -89,7 +89,8 @@ def read_text_split(config: DataConfig, split: str) -> tuple[list[Example], list
         raise UsageError(str(error)) from None
     if not examples:
         reason = f"all {len(errors)} records were malformed and skipped" if errors else "the split holds no record"
-        raise UsageError(f"{spec.split_path(config.path, split)}: expected {split} examples, found none ({reason})")
+        raise UsageError(f"{spec.split_path(config.path, split)}: expected {split} examples, found none ({reason}; "
+                         f"see {DATA_DOCS})")
     return examples, errors
 
 
@@ -121,7 +122,8 @@ class CorpusSplits:
                 raise UsageError(str(error)) from None
             if len(prepared) == 0:
                 files = ", ".join(str(path) for path in self.format.input_files(self.config.path, split))
-                raise UsageError(f"{files}: expected {split} examples, found none ({_none_because(prepared)})")
+                raise UsageError(f"{files}: expected {split} examples, found none ({_none_because(prepared)}; "
+                                 f"see {DATA_DOCS})")
             self.prepared[split] = prepared
         return self.prepared[split]
 

@@ -12,15 +12,19 @@ from typing import Any
 
 import torch
 
+DATA_DOCS = "docs/data.md"
+"""The documentation page of the data formats, which errors about a data file point to."""
+
 
 class RecordError(ValueError):
-    """A malformed input record: names the file, the line, the field and what was wrong."""
+    """A malformed input record: names the file, the line, the field and what was wrong, then points to
+    :data:`DATA_DOCS` (``reason`` and :meth:`as_record` hold the message alone)."""
 
     def __init__(
         self, path: str, line: int, field_name: str | None, message: str, *, record_id: str | None = None
     ) -> None:
         where = f"{path}:{line}" + (f": field '{field_name}'" if field_name else "")
-        super().__init__(f"{where}: {message}")
+        super().__init__(f"{where}: {message} (see {DATA_DOCS})")
         self.path = path
         self.line = line
         self.field_name = field_name

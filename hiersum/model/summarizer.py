@@ -38,7 +38,9 @@ class HierSum(nn.Module):
         config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoder_registry.ENCODERS`,
             which may complete it (:func:`resolve_model_config`; ``self.config`` is the completed one).
         vocab_size: V.
-        pad_id, bos_id, eos_id: special token ids (official SentencePiece model: 6, 4, 5).
+        pad_id: the padding token's id (official SentencePiece model: 6).
+        bos_id: the begin-of-summary token's id (official: 4).
+        eos_id: the end-of-summary token's id (official: 5).
     """
 
     def __init__(

@@ -153,7 +153,7 @@ def test_a_malformed_record_fails_in_one_line_or_is_skipped_and_listed(tiny_corp
     with pytest.raises(RecordError) as failure:
         prepare_split(data, "validation", tokenizer)
     assert str(failure.value) == (f"{corpus / 'validation.jsonl'}:3: field 'summary': "
-                                  "expected a string or a list of strings, found int")
+                                  "expected a string or a list of strings, found int (see docs/data.md)")
     assert not [path for path in (tmp_path / "cache").iterdir() if path.is_dir()]
 
     splits = CorpusSplits(replace(data, on_error="skip"), tokenizer)
@@ -191,7 +191,7 @@ def test_wikisum_is_prepared_shard_by_shard_and_skips_a_malformed_record(tmp_pat
     assert [e.id for e in prepared] == ["WIKI.train.0-0", "WIKI.train.1-0", "WIKI.train.1-1"]
     assert [e.target for e in prepared] == [[30], [32], [33]]
     assert [str(e) for e in prepared.errors()] == [
-        f"{tmp_path / 'WIKI.train.0.pt'}:1: field 'src[1]': expected a list of token ids, found str"]
+        f"{tmp_path / 'WIKI.train.0.pt'}:1: field 'src[1]': expected a list of token ids, found str (see docs/data.md)"]
     assert [Path(p).name for p in loads] == ["WIKI.train.0.pt", "WIKI.train.1.pt"]  # one shard at a time
 
 

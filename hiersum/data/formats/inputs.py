@@ -41,6 +41,10 @@ STDIN = "-"
 STDIN_NAME = "stdin"
 
 
+INPUTS_DOCS = "docs/summarizing.md#inputs"
+"""The documentation of the inputs, which an error about the input as a whole points to."""
+
+
 class InputError(ValueError):
     """The input as a whole cannot be read: missing, unreadable, empty folder, unknown format."""
 
@@ -59,7 +63,7 @@ def read_records(
     """
     fmt = input_format
     if fmt not in input_formats():
-        raise InputError(f"input_format must be one of {', '.join(input_formats())}; found {fmt!r}")
+        raise InputError(f"input_format must be one of {', '.join(input_formats())}; found {fmt!r} (see {INPUTS_DOCS})")
     if str(source) == STDIN:
         data = sys.stdin.buffer.read()
         lines = data.splitlines(keepends=True)
@@ -71,13 +75,13 @@ def read_records(
     path = Path(source)
     if path.is_dir():
         if fmt not in INPUT_MODES:
-            raise InputError(f"{path} is a folder; input_format={fmt} reads a file")
+            raise InputError(f"{path} is a folder; input_format={fmt} reads a file (see {INPUTS_DOCS})")
         files = sorted(f for f in path.glob("*.txt") if f.is_file())
         if not files:
-            raise InputError(f"{path}: expected .txt files in this folder, found none")
+            raise InputError(f"{path}: expected .txt files in this folder, found none (see {INPUTS_DOCS})")
         return (read_text_file(f) for f in files)
     if not path.is_file():
-        raise InputError(f"input not found: {path}")
+        raise InputError(f"input not found: {path} (see {INPUTS_DOCS})")
     try:
         with open(path, "rb") as handle:
             head = [line for _, line in zip(range(64), handle, strict=False)]

@@ -34,7 +34,7 @@ from hiersum.data.formats.native import iter_jsonl, parse_record
 from hiersum.data.formats.scitldr import iter_scitldr, parse_scitldr_record
 from hiersum.data.formats.wikisum import SPLIT_NAMES as WIKISUM_SPLIT_NAMES
 from hiersum.data.formats.wikisum import iter_wikisum, shard_paths
-from hiersum.data.schema import EncodedExample, Example, RecordError
+from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
 from hiersum.registry import Registry
 
 SplitReader = Callable[[Path], Iterable[Record]]
@@ -88,7 +88,7 @@ class FormatSpec:
         """``<data_dir>/<split file>``, with a clear error when it is missing."""
         path = Path(data_dir) / self.split_file(split)
         if not path.is_file():
-            raise FileNotFoundError(f"data split '{split}' not found: expected the file {path}")
+            raise FileNotFoundError(f"data split '{split}' not found: expected the file {path} (see {DATA_DOCS})")
         return path
 
     def input_files(self, data_dir: str | Path, split: str) -> list[Path]:
@@ -111,7 +111,7 @@ def _not_an_input_mode(name: str) -> None:
         raise ValueError(f"{name!r} is a hiersum summarize input mode, not a format name")
 
 
-FORMATS: Registry[FormatSpec] = Registry("data.format", "format", check_name=_not_an_input_mode)
+FORMATS: Registry[FormatSpec] = Registry("data.format", "format", check_name=_not_an_input_mode, docs=DATA_DOCS)
 """Every registered data format, by name (the value of ``data.format``)."""
 register_format = FORMATS.register
 unregister_format = FORMATS.unregister

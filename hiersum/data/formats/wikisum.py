@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hiersum.data.graph import paragraph_graph
-from hiersum.data.schema import EncodedExample, Example, RecordError
+from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.data.torch_files import TorchFileError, describe_object, load_torch_file
@@ -46,7 +46,9 @@ def shard_paths(directory: str | Path, split: str) -> list[Path]:
         raise ValueError(f"unknown split {split!r}: expected one of {sorted(SPLIT_NAMES)}")
     matches = [(m, path) for path in Path(directory).glob(f"*.{name}.*.pt") if (m := _SHARD.match(path.name))]
     if not matches:
-        raise FileNotFoundError(f"WikiSum split '{split}' not found: expected files {directory}/WIKI.{name}.N.pt")
+        raise FileNotFoundError(
+            f"WikiSum split '{split}' not found: expected files {directory}/WIKI.{name}.N.pt (see {DATA_DOCS})"
+        )
     return [path for m, path in sorted(matches, key=lambda mp: (mp[0]["prefix"], int(mp[0]["index"])))]
 
 
