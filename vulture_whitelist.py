@@ -7,6 +7,7 @@ this file (``_`` stands for any object); nothing imports it."""
 _.EpochSummary  # conf/callbacks/default.yaml
 _.ValidationRouge  # conf/callbacks/val_rouge.yaml
 _.RunProbe  # tests/cli/probes.py: +callbacks.probe._target_=tests.cli.probes.RunProbe
+_.StopAt  # tests/cli/probes.py: +callbacks.stop._target_=tests.cli.probes.StopAt (tests/cli/test_train_stopped.py)
 
 # attributes a library reads
 _.normalizer  # tokenizers.Tokenizer (hiersum/data/tokenizer.py, tests/pretrained_testkit.py)

@@ -196,7 +196,11 @@ def _restore_full_error() -> None:
 
 def _hydra_message(error: Exception) -> str:
     """Hydra's message (without the config search path it may list), with the first line of the
-    OmegaConf error behind it (what was wrong)."""
+    OmegaConf error behind it (what was wrong). Before the task, an ``OSError`` is Hydra creating the run
+    directory."""
+    if isinstance(error, OSError) and error.filename is not None:  # (a missing config is an OSError too)
+        return (f"cannot create the run directory {error.filename} ({error.strerror}): choose another "
+                "hydra.run.dir (nothing was written)")
     message = str(error).split("\nConfig search path:")[0]
     cause = error.__cause__
     if isinstance(cause, OmegaConfBaseException) and str(cause).strip():

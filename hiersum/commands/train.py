@@ -19,13 +19,13 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import load_summarizer
-from hiersum.commands.common import count_skipped
-from hiersum.config import TrainConfig, command_config
+from hiersum.commands.common import count_skipped, rerun_command
+from hiersum.config import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped, TrainConfig, command_config
 from hiersum.data.corpus_splits import DATA_ERRORS, existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.evaluation.report import report_outputs, write_report
 from hiersum.evaluation.split import evaluate_split
-from hiersum.training.fit import fit
+from hiersum.training.fit import FitStopped, fit
 
 log = logging.getLogger(__name__)
 USAGE = "hiersum train [group=option ...] [key=value ...]"
@@ -38,7 +38,10 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     inputs = {"tokenizer.path": cfg.tokenizer.path,
               **existing_split_files(cfg.data, ["train", "validation", str(cfg.eval_split or "test")])}
     refuse_overwriting_inputs(report_outputs(cfg.paths["output_dir"]), inputs)
-    fitted = fit(cfg)
+    try:
+        fitted = fit(cfg)
+    except FitStopped as stopped:
+        raise RunStopped(_stopped_message(stopped, cfg), exit_status=_exit_status(stopped)) from None
     run_dir = fitted.run_dir
     metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": fitted.best_checkpoint,
                                "validation_loss": fitted.validation_loss}
@@ -60,3 +63,21 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
             print(skipped)
             log.info(skipped)
     return metrics
+
+
+def _stopped_message(stopped: FitStopped, cfg: TrainConfig) -> str:
+    """What a stopped fit saved, what to change (out of memory) and the command that resumes it."""
+    run_dir = cfg.paths["output_dir"]
+    saved = f"the newest checkpoint is {stopped.saved}" if stopped.saved else "no checkpoint was saved yet"
+    resume = rerun_command("train", **{"hydra.run.dir": str(run_dir), "ckpt_path": "last"})
+    if stopped.cause == "out of memory":
+        return (f"out of memory at step {stopped.step}: lower data.batch_tokens (now {cfg.data.batch_tokens}) or "
+                f"data.max_batch_size (now {cfg.data.max_batch_size}); {saved}; resume with the lower setting: "
+                f"{resume}")
+    return f"stopped by {stopped.cause} at step {stopped.step}: {saved}; resume: {resume}"
+
+
+def _exit_status(stopped: FitStopped) -> int:
+    if stopped.cause == "out of memory":
+        return 1
+    return EXIT_TERMINATED if stopped.terminated else EXIT_INTERRUPTED

@@ -16,6 +16,8 @@ from typing import Any
 import pytorch_lightning as pl
 import torch
 from hydra.utils import instantiate
+from pytorch_lightning.trainer.states import TrainerStatus
+from pytorch_lightning.utilities.exceptions import SIGTERMException
 
 from hiersum.checkpoints.io import RESUME, check_weights, checkpoint_tokenizer, read_training_checkpoint
 from hiersum.config import DataConfig, TokenizerConfig, TrainConfig, UsageError
@@ -69,6 +71,45 @@ def best_checkpoint(trainer: pl.Trainer) -> str | None:
     return next((path for path in candidates if path and Path(path).is_file()), None)
 
 
+class FitStopped(Exception):
+    """A fit that stopped before its end: Ctrl-C, SIGTERM, or a batch that did not fit in memory."""
+
+    def __init__(self, cause: str, *, step: int, saved: Path | None, terminated: bool = False) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        """``Ctrl-C``, ``SIGTERM`` or ``out of memory``."""
+        self.step = step
+        """The global step the fit had reached."""
+        self.saved = saved
+        """The newest checkpoint of the run (what a resume starts from), None when there is none."""
+        self.terminated = terminated
+        """Stopped by SIGTERM."""
+
+
+def newest_checkpoint(run_dir: Path) -> Path | None:
+    """The newest ``*.ckpt`` of ``run_dir/checkpoints`` (what ``ckpt_path=last`` resumes from)."""
+    found = find_checkpoint("last", run_dir)
+    return Path(found) if found else None
+
+
+def _fit_or_stop(trainer: pl.Trainer, module: HierSumModule, datamodule: SummarizationDataModule,
+                 resume: str | None, run_dir: Path) -> None:
+    """``trainer.fit``; a fit that Lightning ends after Ctrl-C (``sys.exit(1)``) or SIGTERM
+    (``SIGTERMException``), or that runs out of memory, raises :class:`FitStopped` instead."""
+    try:
+        trainer.fit(module, datamodule=datamodule, ckpt_path=resume, weights_only=True)
+    except SystemExit as stop:
+        if trainer.state.status != TrainerStatus.INTERRUPTED:
+            raise
+        terminated = isinstance(stop, SIGTERMException)
+        raise FitStopped("SIGTERM" if terminated else "Ctrl-C", step=trainer.global_step,
+                         saved=newest_checkpoint(run_dir), terminated=terminated) from None
+    except (RuntimeError, torch.cuda.OutOfMemoryError) as error:
+        if not isinstance(error, torch.cuda.OutOfMemoryError) and "can't allocate memory" not in str(error):
+            raise
+        raise FitStopped("out of memory", step=trainer.global_step, saved=newest_checkpoint(run_dir)) from None
+
+
 def fit(cfg: TrainConfig) -> FitResult:
     """Seed, build the tokenizer (saved in the run directory), the datamodule and the module, and fit
     them with the Trainer of ``cfg.trainer``."""
@@ -104,7 +145,7 @@ def fit(cfg: TrainConfig) -> FitResult:
         log.info("resuming from %s (epoch %d, global step %d)", resume, checkpoint["epoch"], checkpoint["global_step"])
     del checkpoint
     trainer: pl.Trainer = instantiate(cfg.trainer, callbacks=instantiate_group(cfg.callbacks), logger=loggers)
-    trainer.fit(module, datamodule=datamodule, ckpt_path=resume, weights_only=True)
+    _fit_or_stop(trainer, module, datamodule, resume, run_dir)
     loss = trainer.callback_metrics.get("val/loss")
     return FitResult(
         run_dir=run_dir, best_checkpoint=best_checkpoint(trainer),

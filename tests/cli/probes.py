@@ -5,6 +5,8 @@ check that an option acted (in process, or in the processes of a DDP run)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +57,22 @@ def probe_overrides(folder: Path) -> list[str]:
 def read_probes(folder: Path) -> dict[int, dict[str, Any]]:
     """``{rank: record}`` of the ranks that wrote one."""
     return {int(path.stem[4:]): json.loads(path.read_text(encoding="utf-8")) for path in folder.glob("rank*.json")}
+
+
+class StopAt(pl.Callback):
+    """Stops the fit after training step ``step`` as a user or the machine would: ``how`` is ``ctrl-c`` (a
+    KeyboardInterrupt), ``sigterm`` (the signal, sent to this process) or ``oom`` (the CPU allocator's error)."""
+
+    def __init__(self, step: int, how: str):
+        self.step, self.how = step, how
+
+    def on_train_batch_end(self, trainer: pl.Trainer, *args: Any) -> None:
+        if trainer.global_step != self.step:
+            return
+        if self.how == "ctrl-c":
+            raise KeyboardInterrupt
+        if self.how == "sigterm":
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: "
+                           "you tried to allocate 93898752 bytes")

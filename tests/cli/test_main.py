@@ -113,3 +113,13 @@ def test_a_process_an_action_starts_again_without_its_name_runs_it(monkeypatch, 
     with pytest.raises(SystemExit):
         main(["model=tiny"])
     assert "unknown action 'model=tiny'" in capsys.readouterr().err
+
+
+def test_a_run_directory_that_cannot_be_created_is_one_line(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", "predictions=p.jsonl", f"hydra.run.dir={tmp_path / 'file' / 'run'}",
+              "hydra/job_logging=none", "hydra/hydra_logging=none"])  # no handler kept on pytest's captured stream
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert f"cannot create the run directory {tmp_path / 'file' / 'run'} (Not a directory)" in err
