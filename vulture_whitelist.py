@@ -4,12 +4,14 @@ this file (``_`` stands for any object); nothing imports it."""
 # ruff: noqa
 
 # classes named by a config's _target_
+_.Throughput  # conf/callbacks/default.yaml
 _.EpochSummary  # conf/callbacks/default.yaml
 _.ValidationRouge  # conf/callbacks/val_rouge.yaml
 _.RunProbe  # tests/cli/probes.py: +callbacks.probe._target_=tests.cli.probes.RunProbe
 _.StopAt  # tests/cli/probes.py: +callbacks.stop._target_=tests.cli.probes.StopAt (tests/cli/test_train_stopped.py)
 
 # attributes a library reads
+_.flops_per_batch  # Lightning's ThroughputMonitor reads it from the LightningModule (hiersum/training/module.py)
 _.normalizer  # tokenizers.Tokenizer (hiersum/data/tokenizer.py, tests/pretrained_testkit.py)
 _.pre_tokenizer  # tokenizers.Tokenizer
 _.post_processor  # tokenizers.Tokenizer

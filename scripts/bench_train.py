@@ -53,7 +53,6 @@ from pathlib import Path
 from statistics import median
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
 from hiersum.config import DataConfig
 from hiersum.data.batching import collate, make_token_budget_batches
@@ -62,6 +61,7 @@ from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.selection import encode_examples, selection_config
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model import HierSum
+from hiersum.model.flops import flop_counter, matmul_roof
 from hiersum.training.module import label_smoothed_nll
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -184,45 +184,10 @@ def peak_activation_bytes(model: HierSum, optimizer: torch.optim.Optimizer, batc
     return peak
 
 
-def _cpu_attention_flops(query, key, value, *args, out_shape=None, **kwargs) -> int:
-    return sdpa_flop_count(query, key, value)
-
-
-def _cpu_attention_backward_flops(grad_out, query, key, value, *args, out_shape=None, **kwargs) -> int:
-    return sdpa_backward_flop_count(grad_out, query, key, value)
-
-
-CPU_ATTENTION_FLOPS = {
-    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _cpu_attention_flops,
-    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: _cpu_attention_backward_flops,
-}
-"""The CPU kernels of ``scaled_dot_product_attention``, which ``FlopCounterMode`` does not know: counted as
-its other attention kernels are (the whole [L, M] score matrix, masked positions included)."""
-
-
-def flop_counter() -> FlopCounterMode:
-    """Counts matrix products and attention (forward and backward), on CPU as on CUDA."""
-    return FlopCounterMode(display=False, custom_mapping=CPU_ATTENTION_FLOPS)
-
-
 def synchronize(device: torch.device) -> None:
     """Wait for the device's queued work (CUDA); nothing to wait for on CPU."""
     if device.type == "cuda":
         torch.cuda.synchronize()
-
-
-def matmul_roof(device: torch.device, size: int = 2048, repeats: int = 5) -> float:
-    """GFLOP/s of the best of ``repeats`` fp32 products of two [size, size] matrices: what the matrix products
-    of a step could reach at most."""
-    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
-    best = float("inf")
-    for _ in range(repeats + 1):  # the first is a warm-up
-        synchronize(device)
-        start = time.perf_counter()
-        a @ b
-        synchronize(device)
-        best = min(best, time.perf_counter() - start)
-    return 2 * size**3 / best / 1e9
 
 
 MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm")

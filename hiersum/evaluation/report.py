@@ -36,6 +36,7 @@ import io
 import json
 import os
 import platform
+import statistics
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -311,6 +312,30 @@ def _fact(value: Any) -> str:
     return str(value)
 
 
+THROUGHPUT_COLUMNS = {
+    "train/device/items_per_sec": ("real tokens/s", "{:,.0f}", 1.0),
+    "train/device/samples_per_sec": ("examples/s", "{:,.1f}", 1.0),
+    "train/device/flops_per_sec": ("GFLOP/s (the model's, on real tokens)", "{:,.2f}", 1e-9),
+    "train/device/mfu": ("MFU", "{:.1%}", 1.0),
+}
+"""The columns :class:`hiersum.training.callbacks.Throughput` logs that the report shows: label, format, scale."""
+
+
+def throughput_items(curves_csv: str | Path) -> list[tuple[str, str]]:
+    """(label, value) of each throughput figure of a Lightning CSV log: the median over its logged rows."""
+    values: dict[str, list[float]] = {}
+    with open(curves_csv, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            for column in THROUGHPUT_COLUMNS:
+                if row.get(column) not in (None, ""):
+                    values.setdefault(column, []).append(float(row[column]))
+    items = []
+    for column, (label, form, scale) in THROUGHPUT_COLUMNS.items():
+        if values.get(column):
+            items.append((label, form.format(statistics.median(values[column]) * scale)))
+    return items
+
+
 def build_report(
     metrics: Mapping[str, Any],
     predictions: Sequence[Mapping[str, Any]] | None = None,
@@ -336,9 +361,15 @@ def build_report(
         sections.append(Section("Lengths", [Figure("lengths", draw)]))
     if curves_csv and Path(curves_csv).is_file():
         curves = plots.read_curves(curves_csv)
+        blocks: list[Block] = []
         if plots.loss_curves(curves):
-            figure = Figure("training curves", functools.partial(plots.curves_figure, curves), source=str(curves_csv))
-            sections.append(Section("Training", [figure]))
+            blocks.append(Figure("training curves", functools.partial(plots.curves_figure, curves),
+                                 source=str(curves_csv)))
+        throughput = throughput_items(curves_csv)
+        if throughput:
+            blocks.append(Items(throughput, title="Throughput of the training steps (median of the logged windows):"))
+        if blocks:
+            sections.append(Section("Training", blocks))
     if attention:
         sections.append(Section("Attention (last inter-paragraph layer)", [
             Figure(f"attention {a.example_id}",

@@ -10,6 +10,8 @@ validation epoch and logs its scores (``conf/callbacks/val_rouge.yaml``: ROUGE F
 
     hiersum train callbacks=val_rouge callbacks.model_checkpoint.monitor=val/rougeL \\
         callbacks.model_checkpoint.mode=max
+
+:class:`Throughput` logs examples/s, real tokens/s and MFU (``conf/callbacks/default.yaml``).
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytorch_lightning as pl
+from pytorch_lightning.callbacks import ThroughputMonitor
 
 from hiersum.config import DecodeConfig
+from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import summarize_encoded
+from hiersum.model.flops import matmul_roof
 from hiersum.training.module import HierSumModule
 
 log = logging.getLogger(__name__)
@@ -99,3 +104,36 @@ class ValidationRouge(pl.Callback):
         scores = self.scorer(predictions, [example.references for example in encoded])
         for name, value in scores.items():
             pl_module.log(f"val/{name}", value, batch_size=len(encoded))
+
+
+def batch_examples(batch: Batch) -> int:
+    """The examples of a batch (``samples`` of the throughput)."""
+    return int(batch.src.shape[0])
+
+
+def batch_real_tokens(batch: Batch) -> int:
+    """The real source and target tokens of a batch (``items`` of the throughput: padding not counted)."""
+    return int(batch.src_mask.sum()) + int(batch.tgt_mask.sum())
+
+
+class Throughput(ThroughputMonitor):
+    """Lightning's ``ThroughputMonitor`` on hiersum batches: examples/s (``samples_per_sec``), real tokens/s
+    (``items_per_sec``, source and target, padding not counted), FLOP/s of the model on the real tokens
+    (:mod:`hiersum.model.flops`, the module's ``flops_per_batch``) and MFU (``device/mfu``) against
+    ``available_flops`` per device: given, else Lightning's figure for the GPU, else (a CPU) the measured
+    fp32 matrix-product roof (:func:`hiersum.model.flops.matmul_roof`). Logged as ``train|...`` and
+    ``validate|...`` every ``trainer.log_every_n_steps``, rolling over ``window_size`` batches."""
+
+    def __init__(self, available_flops: float | None = None, window_size: int = 50) -> None:
+        super().__init__(batch_size_fn=batch_examples, length_fn=batch_real_tokens, window_size=window_size)
+        self.configured_flops = available_flops
+
+    def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
+        super().setup(trainer, pl_module, stage)
+        flops = self.configured_flops or self.available_flops
+        if flops is None and trainer.strategy.root_device.type == "cpu":
+            flops = matmul_roof(trainer.strategy.root_device) * 1e9
+            log.info("throughput: MFU against this CPU's measured fp32 matrix-product roof, %.1f GFLOP/s", flops / 1e9)
+        self.available_flops = flops
+        for throughput in self._throughputs.values():
+            throughput.available_flops = flops

@@ -21,6 +21,7 @@ from hiersum.checkpoints.io import (
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TrainingDiverged, config_dict
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.model.flops import FORWARD_AND_BACKWARD, training_flops
 from hiersum.model.pooling import pooling_penalty
 from hiersum.training.schedule import NoamSchedule
 
@@ -59,6 +60,8 @@ class HierSumModule(pl.LightningModule):
         self.save_hyperparameters(ignore=["tokenizer_json"])
         self.model = network_from_hparams(self.hparams)
         self.model_config = self.model.config
+        self.flops_per_batch: int | None = None
+        """The FLOPs of the current batch on its real tokens (:mod:`hiersum.model.flops`; None: not counted)."""
         # the network's complete config (a pretrained encoder's config, read from its directory): what checkpoints
         # record, so that they rebuild the network without the directory
         self.hparams["model"] = config_dict(self.model_config)
@@ -83,6 +86,16 @@ class HierSumModule(pl.LightningModule):
     def smoothed_nll(self, batch: Batch, logits: torch.Tensor) -> torch.Tensor:
         """:func:`label_smoothed_nll` of ``batch.tgt_out`` under ``logits`` [B, S, V], per target token."""
         return label_smoothed_nll(logits, batch.target_labels(), self.optim_config.label_smoothing)
+
+    def on_train_batch_start(self, batch: Batch, batch_idx: int) -> None:
+        """The FLOPs of this step on its real tokens, for :class:`hiersum.training.callbacks.Throughput`."""
+        self.flops_per_batch = training_flops(self.model_config, self.model.generator.out_features, batch.src_mask,
+                                              batch.tgt_mask)
+
+    def on_validation_batch_start(self, batch: Batch, batch_idx: int, dataloader_idx: int = 0) -> None:
+        """Validation is a forward pass: its FLOPs are a third of a training step's."""
+        flops = training_flops(self.model_config, self.model.generator.out_features, batch.src_mask, batch.tgt_mask)
+        self.flops_per_batch = None if flops is None else flops // FORWARD_AND_BACKWARD
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
         self._batch_ids = batch.ids

@@ -1,0 +1,36 @@
+"""Throughput and MFU in every run: the Throughput callback logs examples/s, real tokens/s (padding not
+counted), the model's FLOP/s on the real tokens and MFU against the measured CPU roof; the report shows them."""
+
+from __future__ import annotations
+
+import csv
+
+import torch
+
+from hiersum.commands.train import train
+from hiersum.data.schema import Batch
+from hiersum.training.callbacks import batch_examples, batch_real_tokens
+
+
+def test_the_real_tokens_of_a_batch_leave_the_padding_out():
+    src_mask = torch.tensor([[[True, True, False], [True, False, False]]])  # (B=1, P=2, T=3): 3 real
+    tgt_mask = torch.tensor([[True, True, True, False]])  # 3 real
+    batch = Batch(ids=["a"], src=torch.zeros(1, 2, 3, dtype=torch.long), src_mask=src_mask,
+                  tgt_in=torch.zeros(1, 4, dtype=torch.long), tgt_out=torch.zeros(1, 4, dtype=torch.long),
+                  tgt_mask=tgt_mask, references=[["r"]], sources=[])
+    assert (batch_examples(batch), batch_real_tokens(batch)) == (1, 6)
+
+
+def test_a_run_logs_its_throughput_and_mfu_and_the_report_shows_them(tiny_cfg, tmp_path):
+    train(tiny_cfg("trainer.max_epochs=2", "trainer.log_every_n_steps=1", "callbacks.throughput.window_size=2",
+                   "data.limit_eval_examples=2", "logger=csv"))
+    with open(tmp_path / "run" / "csv" / "metrics.csv", newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if row.get("train/device/mfu")]
+    assert rows, "no throughput logged"
+    for row in rows:
+        assert float(row["train/device/items_per_sec"]) > float(row["train/device/samples_per_sec"]) > 0
+        assert 0 < float(row["train/device/mfu"]) < 1
+        # the FLOP/s logged are the model's FLOPs on the real tokens over the time: MFU times the roof
+        assert float(row["train/device/flops_per_sec"]) > 0
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "Throughput of the training steps" in report and "- MFU: " in report and "- real tokens/s: " in report
