@@ -16,6 +16,7 @@ validation epoch and logs its scores (``conf/callbacks/val_rouge.yaml``: ROUGE F
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -132,8 +133,14 @@ class Throughput(ThroughputMonitor):
         super().setup(trainer, pl_module, stage)
         flops = self.configured_flops or self.available_flops
         if flops is None and trainer.strategy.root_device.type == "cpu":
-            flops = matmul_roof(trainer.strategy.root_device) * 1e9
+            flops = _cpu_roof() * 1e9
             log.info("throughput: MFU against this CPU's measured fp32 matrix-product roof, %.1f GFLOP/s", flops / 1e9)
         self.available_flops = flops
         for throughput in self._throughputs.values():
             throughput.available_flops = flops
+
+
+@functools.cache
+def _cpu_roof() -> float:
+    """The CPU's matrix-product roof in GFLOP/s, measured once a process."""
+    return matmul_roof("cpu")
