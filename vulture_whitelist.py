@@ -22,6 +22,12 @@ _._missing_  # enum.Enum (hiersum/config.py ConfigEnum)
 # config fields and enum values read through Hydra / OmegaConf (hiersum/config.py)
 _.input  # SummarizeConfig.input, RankConfig.input
 _.tfidf  # Selection.tfidf
+# TrainerConfig fields: keyword arguments of pytorch_lightning.Trainer, passed by hydra.utils.instantiate
+_.min_epochs, _.min_steps, _.limit_val_batches, _.limit_test_batches, _.limit_predict_batches, _.overfit_batches
+_.check_val_every_n_epoch, _.num_sanity_val_steps, _.log_every_n_steps, _.enable_checkpointing, _.enable_progress_bar
+_.enable_model_summary, _.accumulate_grad_batches, _.gradient_clip_val, _.benchmark, _.detect_anomaly, _.barebones
+_.plugins, _.sync_batchnorm, _.reload_dataloaders_every_n_epochs, _.default_root_dir, _.enable_autolog_hparams
+_.model_registry
 
 # dataclass fields written out by dataclasses.asdict
 _.model_sha256  # Provenance (hiersum/commands/record_output.py): out.provenance.json

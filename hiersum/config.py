@@ -17,6 +17,7 @@ nothing from hiersum.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import Enum
@@ -123,6 +124,16 @@ def config_dict(config: Any) -> dict[str, Any]:
     return _plain(asdict(config))
 
 
+def _check(ok: bool, key: str, expected: str, value: Any) -> None:
+    """``ValueError`` ``KEY must be EXPECTED, found VALUE`` unless ``ok``."""
+    if not ok:
+        raise ValueError(f"{key} must be {expected}, found {value!r}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 @dataclass
 class ModelConfig:
     """Sizes of the hierarchical summarizer (Liu & Lapata 2019); defaults = ``conf/model/small.yaml``."""
@@ -204,6 +215,8 @@ class ModelConfig:
             raise ValueError(f"model.pooling_penalty must be >= 0, found {self.pooling_penalty}")
         if self.flat_max_tokens < 1:
             raise ValueError(f"model.flat_max_tokens must be >= 1, found {self.flat_max_tokens}")
+        for name in ("d_model", "heads", "ff_size", "encoder_layers", "inter_heads", "max_positions"):
+            _check(getattr(self, name) >= 1, f"model.{name}", ">= 1", getattr(self, name))
         if self.d_model % self.heads:
             raise ValueError(f"model.d_model={self.d_model} must be divisible by model.heads={self.heads}")
         if self.d_model % self.inter_heads:
@@ -294,9 +307,10 @@ class DataConfig:
         self.selection = Selection.coerce(self.selection, "data.selection")
         if self.selection is Selection.ranker and not self.ranker:
             raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum train-ranker)")
-        for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens"):
+        for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens", "max_batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"data.{name} must be >= 1, found {getattr(self, name)}")
+        _check(self.num_workers >= 0, "data.num_workers", ">= 0", self.num_workers)
 
 
 NOAM_SCHEDULER = "hiersum.training.schedule.noam_scheduler"
@@ -310,6 +324,20 @@ def _adam() -> dict[str, Any]:
 
 def _noam() -> dict[str, Any]:
     return {"_target_": NOAM_SCHEDULER, "_partial_": True, "lr": 0.3, "warmup_steps": 300, "d_model": None}
+
+
+def _check_optimizer_options(prefix: str, node: Mapping[str, Any]) -> None:
+    """The options of an optimizer or scheduler node (or a parameter group's) that cannot be right: a learning
+    rate <= 0, warm-up steps < 1, a negative weight decay or epsilon, betas outside [0, 1)."""
+    for name, expected in (("lr", "a number > 0"), ("weight_decay", "a number >= 0"), ("eps", "a number >= 0")):
+        value = node.get(name, 1)
+        _check(_is_number(value) and (value > 0 if name == "lr" else value >= 0), f"{prefix}.{name}", expected, value)
+    steps = node.get("warmup_steps", 1)
+    _check(_is_number(steps) and steps >= 1 and steps % 1 == 0, f"{prefix}.warmup_steps", "an integer >= 1", steps)
+    betas = node.get("betas", (0, 0))
+    pair = isinstance(betas, (list, tuple)) and len(betas) == 2
+    _check(pair and all(_is_number(beta) and 0 <= beta < 1 for beta in betas), f"{prefix}.betas",
+           "two numbers in [0, 1)", betas)
 
 
 @dataclass
@@ -365,9 +393,12 @@ class OptimConfig:
         if unknown:
             raise ValueError(f"optim.pretrained_group.scheduler replaces {unknown}, which optim.scheduler does not "
                              f"have (found {sorted(self.scheduler or {})})")
-        warmup = (self.scheduler or {}).get("warmup_steps")
-        if warmup is not None and warmup < 1:
-            raise ValueError(f"optim.scheduler.warmup_steps must be >= 1, found {warmup}")
+        nodes = {"optim.optimizer": self.optimizer, "optim.scheduler": self.scheduler or {}}
+        if group is not None:
+            nodes.update({"optim.pretrained_group.optimizer": group.optimizer,
+                          "optim.pretrained_group.scheduler": group.scheduler})
+        for prefix, node in nodes.items():
+            _check_optimizer_options(prefix, node)
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"optim.label_smoothing must be in [0, 1), found {self.label_smoothing}")
 
@@ -445,6 +476,160 @@ class BootstrapConfig:
             raise ValueError(f"bootstrap.level must be in (0, 1), found {self.level}")
 
 
+TRAINER_ACCELERATORS = ("auto", "cpu", "cuda", "gpu", "mps", "tpu")
+"""The accelerator names ``pytorch_lightning.Trainer`` takes (``auto``, ``gpu`` and its ``AcceleratorRegistry``)."""
+TRAINER_PRECISIONS = ("transformer-engine", "transformer-engine-float16", "16-true", "16-mixed", "bf16-true",
+                      "bf16-mixed", "32-true", "64-true", "64", "32", "16", "bf16")
+"""The precisions ``pytorch_lightning.Trainer`` takes (``lightning_fabric.connector._PRECISION_INPUT``, as strings)."""
+TRAINER_PROFILERS = ("simple", "advanced", "pytorch", "xla")
+"""The profiler names ``pytorch_lightning.Trainer`` takes."""
+_TRAINER_MINIMA = {"num_nodes": 1, "fast_dev_run": 0, "max_epochs": -1, "min_epochs": 0, "max_steps": -1,
+                   "min_steps": 0, "check_val_every_n_epoch": 1, "num_sanity_val_steps": -1, "log_every_n_steps": 0,
+                   "accumulate_grad_batches": 1, "gradient_clip_val": 0, "reload_dataloaders_every_n_epochs": 0}
+"""The least value of each numeric Trainer argument (-1: no limit, or every batch of the sanity check)."""
+_BATCH_LIMIT = "an int >= 0 or a float in [0.0, 1.0]"
+_DURATION = "a duration 'DD:HH:MM:SS'"
+
+
+def _is_batch_limit(value: Any) -> bool:
+    """Lightning's rule for ``limit_*_batches``: a fraction in [0, 1] or a whole number of batches."""
+    return _is_number(value) and (0 <= value <= 1 or (value > 1 and value % 1 == 0))
+
+
+def _is_duration(value: Any, pattern: str = r"\d+:\d+:\d+:\d+") -> bool:
+    """A ``DD:HH:MM:SS`` string matching ``pattern``."""
+    return isinstance(value, str) and re.fullmatch(pattern, value.strip()) is not None
+
+
+def _is_devices(value: Any) -> bool:
+    """Lightning's ``devices``: ``auto``, -1 (all), a count, a list of indices or a string of them (``"0,1"``)."""
+    if isinstance(value, str):
+        return value == "auto" or re.fullmatch(r"-1|\d+|(\d+,)+\d*", value.replace(" ", "")) is not None
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(index, int) and index >= 0 for index in value)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= -1 and value != 0
+
+
+@dataclass
+class TrainerConfig:
+    """Every argument of ``pytorch_lightning.Trainer`` with Lightning's default (``conf/trainer/*.yaml``), set as
+    ``trainer.NAME=VALUE``; a ``_target_`` node for ``hydra.utils.instantiate``. A value of the wrong type is
+    refused at composition, one Lightning would refuse in ``__post_init__``. Arguments that may be objects
+    (a ``_target_`` node) are ``Any``."""
+
+    _target_: str = "pytorch_lightning.Trainer"
+    """The class instantiated."""
+    accelerator: Any = "auto"
+    """One of :data:`TRAINER_ACCELERATORS`, or an ``Accelerator`` node."""
+    strategy: Any = "auto"
+    """``auto``, a registered strategy name (``ddp``, ``fsdp``, ...) or a ``Strategy`` node."""
+    devices: Any = "auto"
+    """Devices per node: a count (-1: all), a list of indices, a string of them (``"0,1"``) or ``auto``."""
+    num_nodes: int = 1
+    """Machines of a distributed run."""
+    precision: str | None = None
+    """One of :data:`TRAINER_PRECISIONS` (``32-true``, ``bf16-mixed``, ...); null: 32-true."""
+    logger: Any = None
+    """Replaced by the ``logger`` group's loggers (:func:`hiersum.training.fit.fit`)."""
+    callbacks: Any = None
+    """Replaced by the ``callbacks`` group's callbacks (:func:`hiersum.training.fit.fit`)."""
+    fast_dev_run: int | bool = False
+    """Run N (true: 1) training and validation batches, without logging or checkpoints."""
+    max_epochs: int | None = None
+    """Stop after this many epochs (-1: no limit; null: 1000 unless max_steps is set)."""
+    min_epochs: int | None = None
+    """Train at least this many epochs."""
+    max_steps: int = -1
+    """Stop after this many optimizer steps (-1: no limit)."""
+    min_steps: int | None = None
+    """Train at least this many optimizer steps."""
+    max_time: str | None = None
+    """Stop after this long, ``DD:HH:MM:SS`` (null: no time limit)."""
+    limit_train_batches: int | float | None = None
+    """Training batches per epoch: a count or a fraction (null: all)."""
+    limit_val_batches: int | float | None = None
+    """Validation batches per validation: a count or a fraction (null: all)."""
+    limit_test_batches: int | float | None = None
+    """Test batches: a count or a fraction (null: all)."""
+    limit_predict_batches: int | float | None = None
+    """Prediction batches: a count or a fraction (null: all)."""
+    overfit_batches: int | float = 0.0
+    """Train and validate on this many (or this fraction of) training batches (0: off)."""
+    val_check_interval: Any = None
+    """Validate every N training batches, a fraction of the epoch, or a duration ``DD:HH:MM:SS`` (null: 1.0)."""
+    check_val_every_n_epoch: int | None = 1
+    """Validate every N epochs (null: by val_check_interval alone)."""
+    num_sanity_val_steps: int | None = None
+    """Validation batches run before training (-1: all; null: 2)."""
+    log_every_n_steps: int | None = None
+    """Log training metrics every N steps (null: 50)."""
+    enable_checkpointing: bool | None = None
+    """Checkpoint with a ``ModelCheckpoint`` (one is added unless the callbacks hold one; null: true)."""
+    enable_progress_bar: bool | None = None
+    """Show a progress bar (null: true)."""
+    enable_model_summary: bool | None = None
+    """Print the model summary at the start (null: true)."""
+    accumulate_grad_batches: int = 1
+    """Accumulate the gradients of N batches per optimizer step."""
+    gradient_clip_val: int | float | None = None
+    """Clip gradients at this value (null: no clipping)."""
+    gradient_clip_algorithm: str | None = None
+    """``norm`` or ``value`` (null: norm)."""
+    deterministic: bool | str | None = None
+    """Deterministic algorithms only (``warn``: warn about the others)."""
+    benchmark: bool | None = None
+    """``torch.backends.cudnn.benchmark`` (null: left as it is)."""
+    inference_mode: bool = True
+    """Validate and test under ``torch.inference_mode`` (false: ``torch.no_grad``)."""
+    use_distributed_sampler: bool = True
+    """Wrap the dataloaders' samplers in a ``DistributedSampler``."""
+    profiler: Any = None
+    """One of :data:`TRAINER_PROFILERS`, or a ``Profiler`` node (null: none)."""
+    detect_anomaly: bool = False
+    """``torch.autograd`` anomaly detection."""
+    barebones: bool = False
+    """Turn off every feature that costs speed (logging, checkpoints, progress bar...)."""
+    plugins: Any = None
+    """Precision, checkpoint-IO, cluster-environment or layer-sync plugins: ``_target_`` nodes."""
+    sync_batchnorm: bool = False
+    """Synchronize batch norm layers across processes."""
+    reload_dataloaders_every_n_epochs: int = 0
+    """Rebuild the dataloaders every N epochs (0: never)."""
+    default_root_dir: str | None = None
+    """Where logs and checkpoints go when no logger or callback says (null: the working directory)."""
+    enable_autolog_hparams: bool = True
+    """Log the module's and datamodule's hyper-parameters."""
+    model_registry: str | None = None
+    """Name of the model in Lightning's model registry to upload checkpoints to."""
+
+    def __post_init__(self) -> None:
+        for name, least in _TRAINER_MINIMA.items():
+            value = getattr(self, name)
+            _check(value is None or value >= least, f"trainer.{name}", f">= {least}", value)
+        _check(isinstance(self.accelerator, Mapping) or self.accelerator in TRAINER_ACCELERATORS,
+               "trainer.accelerator", f"one of {', '.join(TRAINER_ACCELERATORS)}", self.accelerator)
+        _check(self.precision is None or self.precision in TRAINER_PRECISIONS, "trainer.precision",
+               f"one of {', '.join(TRAINER_PRECISIONS)}", self.precision)
+        _check(self.profiler is None or isinstance(self.profiler, Mapping) or str(self.profiler).lower()
+               in TRAINER_PROFILERS, "trainer.profiler", f"null or one of {', '.join(TRAINER_PROFILERS)}",
+               self.profiler)
+        _check(self.gradient_clip_algorithm is None or self.gradient_clip_algorithm.lower() in ("norm", "value"),
+               "trainer.gradient_clip_algorithm", "null, norm or value", self.gradient_clip_algorithm)
+        _check(self.deterministic in (None, True, False, "warn"), "trainer.deterministic", "null, true, false or "
+               "warn", self.deterministic)
+        for name in ("limit_train_batches", "limit_val_batches", "limit_test_batches", "limit_predict_batches",
+                     "overfit_batches"):
+            value = getattr(self, name)
+            _check(value is None or _is_batch_limit(value), f"trainer.{name}", _BATCH_LIMIT, value)
+        interval = self.val_check_interval
+        _check(interval is None or _is_batch_limit(interval) or _is_duration(interval), "trainer.val_check_interval",
+               f"{_BATCH_LIMIT} or {_DURATION}", interval)
+        _check(self.max_time is None or _is_duration(self.max_time, r"\d+:\d\d:\d\d:\d\d"), "trainer.max_time",
+               f"null or {_DURATION}", self.max_time)
+        _check(_is_devices(self.devices), "trainer.devices", "auto, -1 (all), a count >= 1 or device indices "
+               "([0, 1] or '0,1')", self.devices)
+
+
 @dataclass
 class TrainConfig:
     """``conf/train.yaml`` (``hiersum train``): its top-level keys, whose values the YAML gives, and its
@@ -469,8 +654,9 @@ class TrainConfig:
     """The optimizer and its learning-rate schedule."""
     decode: DecodeConfig = MISSING
     """The beam search of the evaluation after fitting."""
-    trainer: dict[str, Any] = MISSING
-    """``pytorch_lightning.Trainer`` options with its ``_target_`` (``trainer=cpu|gpu|ddp``)."""
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    """``pytorch_lightning.Trainer``'s arguments with its ``_target_`` (``trainer=cpu|gpu|ddp``). Not MISSING: a
+    MISSING node whose schema has ``Union`` fields fails OmegaConf's merge of the group (an AssertionError)."""
     callbacks: dict[str, Any] = field(default_factory=dict)
     """Lightning callbacks by name, each a ``_target_`` node (null or without ``_target_``: left out)."""
     logger: dict[str, Any] = field(default_factory=dict)
@@ -729,6 +915,7 @@ def register_configs() -> None:
     store.store(group="data", name="schema", node=DataConfig)
     store.store(group="optim", name="schema", node=OptimConfig)
     store.store(group="decode", name="schema", node=DecodeConfig)
+    store.store(group="trainer", name="schema", node=TrainerConfig)
     store.store(name="train_schema", node=TrainConfig)
     store.store(name="evaluate_schema", node=EvaluateConfig)
     store.store(name="summarize_schema", node=SummarizeConfig)

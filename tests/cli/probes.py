@@ -17,7 +17,7 @@ import torch
 class RunProbe(pl.Callback):
     """Records the world size and rank, the encoder's class, the first training batch's ``src`` and
     ``paragraph_graph`` shapes, how much that batch's graph moves the inter-paragraph attention (max
-    absolute difference to an all-zero graph, i.e. to no graph bias), and the steps trained."""
+    absolute difference to an all-zero graph, i.e. to no graph bias), the steps trained and some Trainer settings."""
 
     def __init__(self, folder: str):
         self.folder = Path(folder)
@@ -45,7 +45,8 @@ class RunProbe(pl.Callback):
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         record = {**self.seen, "world_size": trainer.world_size, "global_rank": trainer.global_rank,
-                  "global_step": trainer.global_step}
+                  "global_step": trainer.global_step, "precision": trainer.precision,
+                  "limit_train_batches": trainer.limit_train_batches, "val_check_interval": trainer.val_check_interval}
         (self.folder / f"rank{trainer.global_rank}.json").write_text(json.dumps(record), encoding="utf-8")
 
 

@@ -7,9 +7,12 @@ import importlib.metadata
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import yaml
 
+from hiersum.cli.common import CONFIG_DIR
 from hiersum.cli.main import ACTIONS, main
 from tests.helpers.cli import BIN, assert_usage_error, cli_env, run_cli
 
@@ -63,6 +66,25 @@ def test_each_hydra_action_has_its_own_help_page(action, capsys):
     assert page.startswith(f"usage: hiersum {action}") and "Example\n  hiersum " + action in page
     assert "== Config: every key can be set as key=value ==" in page and "task_name:" in page
     assert "$CONFIG" not in page and "$APP_CONFIG_GROUPS" not in page and "powered by Hydra" not in page
+
+
+ACTION_CONFIGS = {"train": "train", "evaluate": "evaluate", "summarize": "summarize", "prepare": "prepare",
+                  "rank": "rank", "train-ranker": "ranker", "evaluate-selection": "evaluate_selection"}
+"""The primary config (``conf/<name>.yaml``) of each Hydra action."""
+
+
+@pytest.mark.parametrize("action", HYDRA_ACTIONS)
+def test_each_action_help_lists_only_the_groups_its_config_takes(action, capsys):
+    """The groups of the primary config's defaults list, each with its options, when the page lists groups."""
+    defaults = yaml.safe_load((Path(CONFIG_DIR) / f"{ACTION_CONFIGS[action]}.yaml").read_text())["defaults"]
+    taken = {group for entry in defaults if isinstance(entry, dict) for group in entry
+             if not group.startswith(("hydra", "override"))}
+    main([action, "--help"])
+    lines = {line.strip() for line in capsys.readouterr().out.splitlines()}
+    groups = [path for path in Path(CONFIG_DIR).iterdir() if path.is_dir() and path.name != "hydra"]
+    listed = {group.name for group in groups
+              if f"{group.name}: {', '.join(sorted(option.stem for option in group.glob('*.yaml')))}" in lines}
+    assert listed == (taken if "== Config groups (group=option) ==" in lines else set())
 
 
 def test_summarize_help_fits_a_screen_and_lists_only_what_summarize_takes(capsys):

@@ -65,7 +65,7 @@ def test_ddp_two_cpu_processes_train_a_few_steps_then_rank_zero_evaluates(comman
     run_dir, probes = tmp_path / "ddp", tmp_path / "probes"
     result = run_cli(command[0], command[1:] + train_args(
         tiny_corpus, run_dir, "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2",
-        "+trainer.max_steps=3", "trainer.max_epochs=1", "+trainer.limit_val_batches=2", "data.limit_eval_examples=4",
+        "trainer.max_steps=3", "trainer.max_epochs=1", "trainer.limit_val_batches=2", "data.limit_eval_examples=4",
         "trainer.log_every_n_steps=1", "callbacks=none", *probe_overrides(probes),
     ))
     ranks = read_probes(probes)

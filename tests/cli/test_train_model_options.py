@@ -41,8 +41,8 @@ def test_graph_reaches_the_batches_and_biases_the_inter_attention(graph, tiny_cf
 
 
 def test_pooling_penalty_is_logged(tiny_cfg, tmp_path):
-    train_with(tiny_cfg, tmp_path, "model.pooling_penalty=0.1", "trainer.max_epochs=1", "+trainer.max_steps=2",
-               "+trainer.limit_val_batches=1", "trainer.log_every_n_steps=1", "trainer.num_sanity_val_steps=0")
+    train_with(tiny_cfg, tmp_path, "model.pooling_penalty=0.1", "trainer.max_epochs=1", "trainer.max_steps=2",
+               "trainer.limit_val_batches=1", "trainer.log_every_n_steps=1", "trainer.num_sanity_val_steps=0")
     with open(tmp_path / "run" / "csv" / "metrics.csv", newline="") as handle:
         values = [float(row["train/pooling_penalty"]) for row in csv.DictReader(handle)
                   if row.get("train/pooling_penalty")]

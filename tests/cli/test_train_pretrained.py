@@ -43,8 +43,8 @@ def test_a_trained_checkpoint_summarizes_and_evaluates_without_the_directory(tin
     bert = make_tiny_bert(tmp_path / "bert")
     run_dir = tmp_path / "run"
     cfg = tiny_cfg("model=pretrained", f"model.pretrained_encoder={bert}", *NEW_LAYERS,
-                   "model.pretrained_frozen_layers=1", "trainer.max_epochs=1", "+trainer.max_steps=2",
-                   "+trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0", "eval_split=null",
+                   "model.pretrained_frozen_layers=1", "trainer.max_epochs=1", "trainer.max_steps=2",
+                   "trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0", "eval_split=null",
                    output_dir=run_dir)
     train(cfg)
     checkpoint = run_dir / "checkpoints" / "last.ckpt"
@@ -76,8 +76,8 @@ def test_a_fixed_cached_encoder_trains_only_the_new_layers_and_its_decoder_table
     cfg = tiny_cfg("model=pretrained", f"model.pretrained_encoder={bert}", *NEW_LAYERS,
                    "model.pretrained_frozen_layers=2", "model.pretrained_frozen_embeddings=true",
                    "model.pretrained_cache_states=true", "model.tie_decoder_embeddings=false",
-                   "model.copy_decoder_embeddings=true", "trainer.max_epochs=2", "+trainer.limit_train_batches=2",
-                   "+trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0", "eval_split=null",
+                   "model.copy_decoder_embeddings=true", "trainer.max_epochs=2", "trainer.limit_train_batches=2",
+                   "trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0", "eval_split=null",
                    output_dir=run_dir)
     train(cfg)
     state = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]

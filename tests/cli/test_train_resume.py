@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 STEP_EVERY = 3
 # 40 examples in batches of at most 4: ~10 batches an epoch; dropout on, so the random state matters
-RUN = ["model.dropout=0.1", "data.max_batch_size=4", "trainer.max_epochs=2", "+trainer.limit_val_batches=2",
+RUN = ["model.dropout=0.1", "data.max_batch_size=4", "trainer.max_epochs=2", "trainer.limit_val_batches=2",
        "trainer.num_sanity_val_steps=0", "eval_split=null", "trainer.log_every_n_steps=1",
        f"callbacks.step_checkpoint.every_n_train_steps={STEP_EVERY}"]
 DDP = ["trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2"]

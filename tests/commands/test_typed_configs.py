@@ -31,6 +31,7 @@ from hiersum.config import (
     RankerTrainConfig,
     TokenizerConfig,
     TrainConfig,
+    TrainerConfig,
     UsageError,
     command_config,
 )
@@ -78,8 +79,8 @@ def ranker_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> Ra
 def train_config(corpus: Path | str, run_dir: Path | str) -> TrainConfig:
     """``hiersum train model=tiny debug=fast_dev_run callbacks=none logger={}`` on ``corpus`` with the suite's tiny
     settings (``TINY_OVERRIDES``), built in Python."""
-    trainer = {"_target_": "pytorch_lightning.Trainer", "default_root_dir": str(run_dir), "accelerator": "cpu",
-               "devices": 1, "fast_dev_run": True, "use_distributed_sampler": False}
+    trainer = TrainerConfig(default_root_dir=str(run_dir), accelerator="cpu", devices=1, fast_dev_run=True,
+                            use_distributed_sampler=False)
     model = ModelConfig(d_model=16, heads=2, ff_size=32, encoder_layers=2, inter_layers=[1], inter_heads=2,
                         decoder_layers=1)
     return TrainConfig(task_name="train", seed=1234, eval_split="test", ckpt_path=None, model=model,
