@@ -141,6 +141,12 @@ def test_fast_dev_run_builds_a_fast_dev_run_trainer(tmp_path):
     assert trainer.fast_dev_run is True and cfg.data.limit_eval_examples == 4 and cfg.decode.max_length == 20
 
 
+def test_the_default_run_is_bounded_by_work_not_time(tmp_path):
+    """``make train`` gives the same model on a slow and a fast machine: epochs, never a time cap."""
+    cfg = compose_config("train", [], tmp_path)
+    assert (cfg.trainer.max_epochs, cfg.trainer.max_time, cfg.trainer.max_steps) == (12, None, -1)
+
+
 def test_gpu_trainer_preset(tmp_path):
     cfg = compose_config("train", ["trainer=gpu"], tmp_path)
     assert (cfg.trainer.accelerator, cfg.trainer.devices, cfg.trainer.precision, cfg.trainer.max_time) == (
