@@ -826,8 +826,8 @@ class RankerTrainConfig:
     """The subword tokenizer, loaded or trained on the train split."""
     data: DataConfig = MISSING
     """The corpus (its train and validation splits)."""
-    trainer: dict[str, Any] = MISSING
-    """``pytorch_lightning.Trainer`` options with its ``_target_``."""
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    """``pytorch_lightning.Trainer``'s arguments (every one typed, as ``hiersum train``'s), with its ``_target_``."""
     paths: dict[str, Any] = MISSING
     """``output_dir`` (the run directory: ``checkpoints/ranker-best.pt``) and the project's folders."""
 

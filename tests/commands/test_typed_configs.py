@@ -65,9 +65,9 @@ RANKER_OPTIMIZER = {"_target_": "torch.optim.Adam", "_partial_": True, "lr": 0.0
 
 def ranker_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> RankerTrainConfig:
     """``hiersum train-ranker ranker_model=tiny`` on ``corpus`` for one epoch of 8 paragraphs per example."""
-    trainer = {"_target_": "pytorch_lightning.Trainer", "default_root_dir": str(run_dir), "accelerator": "cpu",
-               "devices": 1, "max_epochs": 1, "enable_checkpointing": False, "logger": False,
-               "num_sanity_val_steps": 0, "enable_progress_bar": False, "enable_model_summary": False}
+    trainer = TrainerConfig(default_root_dir=str(run_dir), accelerator="cpu", devices=1, max_epochs=1,
+                            enable_checkpointing=False, logger=False, num_sanity_val_steps=0,
+                            enable_progress_bar=False, enable_model_summary=False)
     values = dict(task_name="train_ranker", seed=1234, optimizer=dict(RANKER_OPTIMIZER), batch_examples=4,
                   max_train_paragraphs=8, top_k=8, tokenizer=TokenizerConfig(vocab_size=300),
                   ranker_model=RankerModelConfig(embedding_dim=16, hidden_size=16, dropout=0.0,
