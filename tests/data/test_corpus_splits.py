@@ -66,3 +66,14 @@ def test_real_multinews_sample_reads():
     examples = read_split(MULTINEWS / "validation.jsonl", "multinews")
     assert len(examples) == 250
     assert all(not e.references[0].startswith("–") for e in examples)
+
+
+def test_an_unknown_format_is_a_usage_error_where_split_files_are_listed(tmp_path):
+    """``hiersum train data.format=tsv`` checks its outputs against the split files first: one line there too."""
+    import pytest
+
+    from hiersum.config import DataConfig, UsageError
+    from hiersum.data.corpus_splits import existing_split_files
+
+    with pytest.raises(UsageError, match="data.format: unknown format 'tsv'; registered formats: jsonl"):
+        existing_split_files(DataConfig(path=str(tmp_path), format="tsv"), ["train"])
