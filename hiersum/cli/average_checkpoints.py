@@ -19,7 +19,7 @@ PROG = "hiersum-average-checkpoints"
 
 def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
     """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
-    parser = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0].split(": ", 1)[1].replace("\n", " "))
+    parser = ArgumentParser(prog=prog, description="Average the weights of several checkpoints into a new one.")
     parser.add_argument("inputs", nargs="+", help="a run directory, or the checkpoints to average")
     parser.add_argument("--top-k", type=int, default=None, help="with a run directory: its K best (default: all)")
     parser.add_argument("--output", default=None, help="the averaged checkpoint (default: <run>/checkpoints/"
