@@ -37,6 +37,21 @@ def read_ids(path: Path) -> list[str]:
     return [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def fail_after_windows(monkeypatch: pytest.MonkeyPatch, windows: int, error: BaseException) -> None:
+    """``summarize`` raises ``error`` when it starts its window number ``windows + 1`` (after writing those before)."""
+    from hiersum.commands import summarize as module
+
+    real, calls = module._summarize_window, []
+
+    def window(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > windows:
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "_summarize_window", window)
+
+
 @pytest.fixture()
 def source(tmp_path) -> Path:
     lines = (SAMPLE_DIR / "test.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:6]
@@ -152,40 +167,19 @@ def test_a_full_disk_stops_in_one_line_and_the_rerun_completes_every_record_once
                                    torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")])
 def test_running_out_of_memory_names_the_batch_setting_to_lower(run, monkeypatch, error):
     summarize_with, output = run
-    from hiersum.commands import summarize as module
-
-    real, calls = module._summarize_window, []
-
-    def out_of_memory_in_the_second_window(*args, **kwargs):
-        calls.append(1)
-        if len(calls) > 1:
-            raise error
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, "_summarize_window", out_of_memory_in_the_second_window)
+    fail_after_windows(monkeypatch, 1, error)
     with pytest.raises(RunStopped, match=r"out of memory: lower batch_tokens \(now 8192\) or decode.batch_size "
                                          r"\(now 32\).*1 summaries written") as info:
         summarize_with("sort_window=1")
     assert info.value.exit_status == 1 and len(read_ids(output)) == 1
-    monkeypatch.setattr(module, "_summarize_window", lambda *args, **kwargs: (_ for _ in ()).throw(
-        RuntimeError("shape mismatch")))
+    fail_after_windows(monkeypatch, 0, RuntimeError("shape mismatch"))
     with pytest.raises(RuntimeError, match="shape mismatch"):  # another error is not taken for a lack of memory
         summarize_with("overwrite=true")
 
 
 def test_ctrl_c_stops_in_one_line_with_what_was_written(run, monkeypatch):
     summarize_with, output = run
-    from hiersum.commands import summarize as module
-
-    real, calls = module._summarize_window, []
-
-    def interrupted_after_two_windows(*args, **kwargs):
-        calls.append(1)
-        if len(calls) > 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, "_summarize_window", interrupted_after_two_windows)
+    fail_after_windows(monkeypatch, 2, KeyboardInterrupt())
     with pytest.raises(RunStopped, match=r"stopped by Ctrl-C: 2 summaries written to .*out\.jsonl") as info:
         summarize_with("sort_window=1")
     assert info.value.exit_status == 130 and len(read_ids(output)) == 2
