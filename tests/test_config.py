@@ -130,7 +130,7 @@ def test_cpu_trainer_preset_builds_a_trainer(tmp_path):
     cfg = compose_config("train", ["trainer=cpu"], tmp_path)
     trainer = instantiate(cfg.trainer, callbacks=instantiate_group(cfg.callbacks), logger=False)
     assert isinstance(trainer, pl.Trainer)
-    assert (trainer.max_epochs, trainer.num_devices, trainer.precision) == (12, 1, "32-true")
+    assert (trainer.max_epochs, trainer.num_devices, trainer.precision) == (16, 1, "32-true")
     assert isinstance(trainer.accelerator, CPUAccelerator)
     assert trainer.max_epochs == cfg.trainer.max_epochs
 
@@ -144,14 +144,14 @@ def test_fast_dev_run_builds_a_fast_dev_run_trainer(tmp_path):
 def test_the_default_run_is_bounded_by_work_not_time(tmp_path):
     """``make train`` gives the same model on a slow and a fast machine: epochs, never a time cap."""
     cfg = compose_config("train", [], tmp_path)
-    assert (cfg.trainer.max_epochs, cfg.trainer.max_time, cfg.trainer.max_steps) == (12, None, -1)
+    assert (cfg.trainer.max_epochs, cfg.trainer.max_time, cfg.trainer.max_steps) == (16, None, -1)
 
 
 def test_gpu_trainer_preset(tmp_path):
     cfg = compose_config("train", ["trainer=gpu"], tmp_path)
     assert (cfg.trainer.accelerator, cfg.trainer.devices, cfg.trainer.precision, cfg.trainer.max_time) == (
         "gpu", 1, "bf16-mixed", None)
-    assert cfg.trainer.max_epochs == 12 and cfg.trainer.use_distributed_sampler is False  # from trainer=cpu
+    assert cfg.trainer.max_epochs == 16 and cfg.trainer.use_distributed_sampler is False  # from trainer=cpu
     accelerator = "gpu" if torch.cuda.is_available() else "cpu"  # everything else builds on this machine
     trainer = instantiate(cfg.trainer, accelerator=accelerator, logger=False)
     assert trainer.precision == "bf16-mixed" and trainer.num_devices == 1
