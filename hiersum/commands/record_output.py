@@ -42,6 +42,7 @@ from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import OutputError, completed_ids, write_jsonl_atomically
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import Example, RecordError
+from hiersum.inference.batched import is_out_of_memory
 
 CHUNK = 1 << 20
 
@@ -256,12 +257,6 @@ class Written:
     """How many output lines a run has written so far (what :func:`stopping_in_one_line` reports)."""
 
     lines: int = 0
-
-
-def is_out_of_memory(error: BaseException) -> bool:
-    """A failed allocation: CUDA's ``OutOfMemoryError``, or the CPU allocator's ``RuntimeError``."""
-    return isinstance(error, torch.cuda.OutOfMemoryError) or (
-        isinstance(error, RuntimeError) and "can't allocate memory" in str(error))
 
 
 @contextlib.contextmanager

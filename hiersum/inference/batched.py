@@ -67,6 +67,12 @@ def progress_bar(description: str) -> Progress:
     )
 
 
+def is_out_of_memory(error: BaseException) -> bool:
+    """A failed allocation: CUDA's ``OutOfMemoryError``, or the CPU allocator's ``RuntimeError``."""
+    return isinstance(error, torch.cuda.OutOfMemoryError) or (
+        isinstance(error, RuntimeError) and "can't allocate memory" in str(error))
+
+
 def autocast(device: torch.device | str, precision: str) -> contextlib.AbstractContextManager:
     """Autocast to ``precision`` ("32", "bf16" or "16") on ``device``; "32" does nothing."""
     if precision not in PRECISIONS:

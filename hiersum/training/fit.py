@@ -24,6 +24,7 @@ from hiersum.config import DataConfig, TokenizerConfig, TrainConfig, UsageError
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.inference.batched import is_out_of_memory
 from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
 from hiersum.training.module import HierSumModule, module_hparams
@@ -105,7 +106,7 @@ def _fit_or_stop(trainer: pl.Trainer, module: HierSumModule, datamodule: Summari
         raise FitStopped("SIGTERM" if terminated else "Ctrl-C", step=trainer.global_step,
                          saved=newest_checkpoint(run_dir), terminated=terminated) from None
     except (RuntimeError, torch.cuda.OutOfMemoryError) as error:
-        if not isinstance(error, torch.cuda.OutOfMemoryError) and "can't allocate memory" not in str(error):
+        if not is_out_of_memory(error):
             raise
         raise FitStopped("out of memory", step=trainer.global_step, saved=newest_checkpoint(run_dir)) from None
 
