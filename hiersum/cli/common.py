@@ -128,13 +128,15 @@ def run_entry_point(hydra_main: Callable[[], None], prog: str, argv: list[str] |
     saved_argv = sys.argv
     sys.argv = [sys.argv[0], *args]  # argv[0] kept: Lightning's DDP ranks re-run it with sys.argv[1:]
     _invoked_as.append(prog)
+    tasks_before = len(_task_started)  # a task run earlier in this process (a test's) says nothing of this one
     try:
         hydra_main()
     except Exception as error:
-        if _task_started:
+        if len(_task_started) > tasks_before:
             raise
         usage_error(prog, _hydra_message(error))
     finally:
+        del _task_started[tasks_before:]
         _invoked_as.pop()
         sys.argv = saved_argv
         _restore_full_error()

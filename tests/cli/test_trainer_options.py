@@ -25,6 +25,19 @@ def test_a_trainer_option_of_the_wrong_type_is_refused_at_composition(option, ex
     assert_usage_error(code, stderr, f"{cli.PROG}: error:", option, expected)
 
 
+def test_a_refused_option_is_a_usage_error_after_another_command_ran_in_the_process(tiny_corpus, tmp_path,
+                                                                                   monkeypatch, capsys):
+    """A task that ended (here in a usage error of its own) leaves nothing behind that turns the next
+    command's composition error into a traceback (CI once ran these tests after such a task, in one worker)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", *train_args(tiny_corpus, tmp_path / "first", "model.heads=0"), "hydra/job_logging=none",
+              "hydra/hydra_logging=none"])
+    assert exit_info.value.code == 2
+    capsys.readouterr()
+    code, stderr = run_main(cli, ["trainer.max_steps=abc", f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch, capsys)
+    assert_usage_error(code, stderr, f"{cli.PROG}: error:", "trainer.max_steps=abc", "could not be converted")
+
+
 REFUSED = [
     ("trainer.val_check_interval=x", "trainer.val_check_interval must be an int >= 0 or a float in [0.0, 1.0] or a "
                                      "duration 'DD:HH:MM:SS', found 'x'"),
