@@ -111,8 +111,8 @@ def attention_maps(
     special = tokenizer.special
     batch = collate(list(encoded), pad_id=special.pad, bos_id=special.bos, eos_id=special.eos).to(device)
     model.eval().to(device)
-    output = model.encode(batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph,
-                                 return_attention=True)
+    output = model.encode(batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True,
+                          layout=batch.layout)
     pooling, inter = output.pooling_weights[-1].float().cpu(), output.inter_attention[-1].float().cpu()
     maps = []
     for b, example in enumerate(encoded):

@@ -13,6 +13,7 @@ import torch
 from torch.utils.data import DataLoader, Sampler
 
 from hiersum.config import ModelConfig
+from hiersum.data.packing import PackedGrid
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
 
@@ -248,4 +249,5 @@ def collate(
         references=[e.references for e in examples],
         sources=list(examples),
         paragraph_graph=pad_graphs(examples, src.size(1)) if flat is None else None,
+        layout=PackedGrid.from_mask(src_mask) if flat is None else None,
     )

@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from hiersum.data.packing import PackedGrid
+
 DATA_DOCS = "docs/data.md"
 """The documentation page of the data formats, which errors about a data file point to."""
 
@@ -89,6 +91,8 @@ class Batch:
     ``tgt_mask`` [B, S] bool (True = real target token). For a flat model (``model.encoder=flat``)
     ``src`` and ``src_mask`` are [B, L]: the paragraphs joined with a separator (see ``collate``).
     ``paragraph_graph`` [B, P, P] float (zero at padding) when the examples carry graphs, else None.
+    ``layout``: the packed layout of ``src_mask`` (:class:`~hiersum.data.packing.PackedGrid`, made on the CPU by
+    ``collate`` so the model's step reads no tensor value into Python), None for a flat batch.
     """
 
     ids: list[str]
@@ -100,13 +104,28 @@ class Batch:
     references: list[list[str]]
     sources: list[EncodedExample]
     paragraph_graph: torch.Tensor | None = None
+    layout: PackedGrid | None = None
+    host_masks: tuple[torch.Tensor, torch.Tensor] | None = field(default=None, repr=False)
+    """(``src_mask``, ``tgt_mask``) before :meth:`to` moved them (None until then)."""
 
     def to(self, device: torch.device | str) -> Batch:
+        """Move the tensors (and the layout) to ``device``; ``host_masks`` keeps the masks as they were
+        (on the CPU after ``collate``), for counting FLOPs without a device sync."""
+        if self.host_masks is None:
+            self.host_masks = (self.src_mask, self.tgt_mask)
         for name in ("src", "src_mask", "tgt_in", "tgt_out", "tgt_mask"):
             setattr(self, name, getattr(self, name).to(device))
         if self.paragraph_graph is not None:
             self.paragraph_graph = self.paragraph_graph.to(device)
+        if self.layout is not None:
+            self.layout = self.layout.to(device)
         return self
+
+    @property
+    def n_target_tokens(self) -> int:
+        """The real target tokens (sum of ``tgt_mask``), counted on the host copy of the mask: no device sync."""
+        target_mask = self.tgt_mask if self.host_masks is None else self.host_masks[1]
+        return int(target_mask.sum())
 
     def __len__(self) -> int:
         return len(self.ids)

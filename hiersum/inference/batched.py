@@ -142,6 +142,6 @@ def most_attended(
                          f"({model.config.encoder}) has none")
     with autocast(device, precision):
         encoded = model.encode(
-            batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True
+            batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True, layout=batch.layout
         )
     return top_paragraphs(encoded, [source.provenance for source in batch.sources], k)

@@ -24,7 +24,7 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention, sinusoid_table
-from hiersum.model.packing import BUCKET_TOKENS, PackedGrid
+from hiersum.data.packing import PackedGrid
 from hiersum.model.pooling import MultiHeadPooling
 
 
@@ -66,8 +66,13 @@ class LocalLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
 
-    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
-        """x: [B, P, T, D]; mask: bool [B, P, T]. Returns [B, P, T, D]."""
+    def forward(self, x: Tensor, where: Tensor | PackedGrid) -> Tensor:
+        """On the padded grid: x [B, P, T, D], ``where`` the mask bool [B, P, T]; returns [B, P, T, D].
+        On packed rows: x [N, D] in the order of the layout ``where``; returns [N, D]. (Both go through
+        ``__call__``, so a compiled layer, :meth:`HierSum.compile`, is compiled on either path.)"""
+        if isinstance(where, PackedGrid):
+            return self.forward_packed(x, where)
+        mask = where
         B, P, T, D = x.shape
         x = x.reshape(B * P, T, D)  # (B*P, T, D)
         h = self.norm(x)
@@ -77,7 +82,7 @@ class LocalLayer(nn.Module):
 
     def forward_packed(self, x: Tensor, layout: PackedGrid) -> Tensor:
         """The same layer on packed token rows: x [N, D] in the order of ``layout``. Returns [N, D]."""
-        context = self.self_attn.self_attend_buckets(self.norm(x), layout.buckets)  # (N, D)
+        context = self.self_attn.self_attend_buckets(self.norm(x), layout)  # (N, D)
         return self.feed_forward(x + self.dropout(context))
 
 
@@ -122,9 +127,13 @@ class InterLayer(nn.Module):
         return bias.reshape(B * self.heads, P, P)
 
     def forward(
-        self, x: Tensor, mask: Tensor, *, graph: Tensor | None = None, return_attention: bool = False
+        self, x: Tensor, where: Tensor | PackedGrid, *, graph: Tensor | None = None, return_attention: bool = False
     ) -> InterLayerOutput:
-        """x: [B, P, T, D]; mask: bool [B, P, T]; graph: float [B, P, P] (used only with ``graph=True``)."""
+        """x: [B, P, T, D] and ``where`` the mask bool [B, P, T], or packed rows x [N, D] and ``where`` their
+        layout (:meth:`forward_packed`); graph: float [B, P, P] (used only with ``graph=True``)."""
+        if isinstance(where, PackedGrid):
+            return self.forward_packed(x, where, graph=graph, return_attention=return_attention)
+        mask = where
         B, P, T, D = x.shape
         pooled = self.pooling(self.norm(x).view(B * P, T, D), mask.view(B * P, T))  # (B*P, H, E)
         vectors = pooled.vectors.view(B, P, self.heads, D // self.heads)  # (B, P, H, E)
@@ -139,7 +148,7 @@ class InterLayer(nn.Module):
         self, x: Tensor, layout: PackedGrid, *, graph: Tensor | None = None, return_attention: bool = False
     ) -> InterLayerOutput:
         """The same layer on packed token rows: x [N, D] in the order of ``layout``; states [N, D]."""
-        B, P, T = layout.shape
+        B, P = layout.real_paragraphs.shape  # sizes of tensors, not Python values: dynamic when compiled
         N, D = x.shape
         H, E = self.heads, D // self.heads
         pooled = self.pooling.pool_segments(self.norm(x), layout.paragraph_of_row, layout.n_paragraphs)  # (R, H, E)
@@ -227,12 +236,12 @@ def run_packed_layers(
     pooling_weights, inter_attention = [], []
     for layer in layers:
         if isinstance(layer, InterLayer):
-            out = layer.forward_packed(x, layout, graph=paragraph_graph, return_attention=return_attention)
+            out = layer(x, layout, graph=paragraph_graph, return_attention=return_attention)
             x = out.states
             pooling_weights.append(out.pooling_weights)
             inter_attention.append(out.attention)
         else:
-            x = layer.forward_packed(x, layout)
+            x = layer(x, layout)
     x = final_norm(x)  # (N, D)
     return EncoderOutput(
         token_states=layout.scatter_to_grid(x),
@@ -267,8 +276,9 @@ class HierarchicalEncoder(nn.Module):
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
         self.packed = True
         """Compute on real tokens only; False runs the padded-grid reference (same parameters)."""
-        self.bucket_tokens = BUCKET_TOKENS
-        """Padded positions (paragraphs x width) of one local-attention bucket (see :mod:`hiersum.model.packing`)."""
+
+    accepts_layout = True
+    """:meth:`forward` takes the ``layout`` of its grid made beforehand (:meth:`HierSum.encode` passes it)."""
 
     def check_positions(self, P: int, T: int) -> None:
         """Refuse a grid wider than the position table."""
@@ -307,16 +317,20 @@ class HierarchicalEncoder(nn.Module):
         *,
         paragraph_graph: Tensor | None = None,
         return_attention: bool = False,
+        layout: PackedGrid | None = None,
     ) -> EncoderOutput:
         """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token; paragraph_graph:
-        float [B, P, P], required when ``model.graph`` is not ``none`` (ignored otherwise).
+        float [B, P, P], required when ``model.graph`` is not ``none`` (ignored otherwise); layout: the
+        :class:`PackedGrid` of ``src_mask`` when the caller has it (``Batch.layout``, made by ``collate``),
+        otherwise made here.
 
         Computes on the real tokens only (:class:`PackedGrid`), or on the whole padded grid when
         ``self.packed`` is False (the reference the tests and ``scripts/bench_train.py`` compare with)."""
         check_grid(src, src_mask)
         if not self.packed:
             return self.forward_grid(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention)
-        layout = PackedGrid.from_mask(src_mask, bucket_tokens=self.bucket_tokens)
+        if layout is None:
+            layout = PackedGrid.from_mask(src_mask)
         x = self.embed_packed(src, layout)  # (N, D)
         return run_packed_layers(self.layers, self.final_norm, x, layout, paragraph_graph=paragraph_graph,
                                  return_attention=return_attention)

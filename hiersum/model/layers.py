@@ -15,14 +15,13 @@ the form scaled_dot_product_attention wants only inside :meth:`MultiHeadAttentio
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hiersum.model.packing import ParagraphBucket
+from hiersum.data.packing import PackedGrid
 
 LAYER_NORM_EPS = 1e-6
 """LayerNorm epsilon of every sublayer, as in the official code."""
@@ -128,35 +127,26 @@ class MultiHeadAttention(nn.Module):
         context = context.transpose(1, 2).reshape(N, L, D)  # (N, L, H*E)
         return context if self.out is None else self.out(context)
 
-    def self_attend_buckets(self, x: Tensor, buckets: Sequence[ParagraphBucket]) -> Tensor:
+    def self_attend_buckets(self, x: Tensor, layout: PackedGrid) -> Tensor:
         """Self-attention within each paragraph of the packed token rows ``x`` [N, D] (see
-        :mod:`hiersum.model.packing`): projections on the packed rows, attention per bucket of
-        paragraphs of similar length (padded to the bucket's width W only). Returns [N, D]."""
+        :mod:`hiersum.data.packing`): projections on the packed rows, attention per bucket of
+        paragraphs of one width class (padded to the bucket's width W only). Returns [N, D]."""
         N, D = x.shape
         H, E = self.heads, D // self.heads
         weight = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3*D, D)
         bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])  # (3*D,)
         qkv = F.linear(x, weight, bias)  # (N, 3*D): one matmul for the three projections
         contexts = []
-        bucket_rows = qkv.split([bucket.end - bucket.start for bucket in buckets])  # one backward for all
-        for bucket, rows in zip(buckets, bucket_rows, strict=True):  # rows: (rows of the bucket, 3*D)
+        for bucket in layout.buckets:
             n, W = bucket.gather_index.shape
-            if bucket.attn_mask is not None:  # paragraphs shorter than W: pad them
-                rows = rows.index_select(0, bucket.gather_index.view(-1))  # (n*W, 3*D)
+            rows = qkv.index_select(0, bucket.gather_index.view(-1))  # (n*W, 3*D)
             q, k, v = rows.view(n, W, 3, H, E).permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (n, H, W, E)
             context = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=bucket.attn_mask, dropout_p=self.dropout if self.training else 0.0
             )  # (n, H, W, E)
-            context = context.transpose(1, 2).reshape(n * W, D)  # (n*W, H*E)
-            if bucket.attn_mask is not None:
-                context = context.index_select(0, bucket.unpad_index)  # (rows of the bucket, D)
-            contexts.append(context)
-        if not contexts:
-            context = x.new_zeros(0, D)
-        elif len(contexts) == 1:
-            context = contexts[0]  # (N, D): no copy
-        else:
-            context = torch.cat(contexts)  # (N, D)
+            contexts.append(context.transpose(1, 2).reshape(n * W, D))  # (n*W, H*E)
+        # (N, D) in packed order; no bucket when there is no real token
+        context = torch.cat(contexts).index_select(0, layout.bucket_row_index) if contexts else x.new_zeros(0, D)
         return context if self.out is None else self.out(context)
 
     def forward(

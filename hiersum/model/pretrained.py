@@ -59,7 +59,7 @@ from hiersum.model.encoder import (
     run_packed_layers,
 )
 from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
-from hiersum.model.packing import PackedGrid
+from hiersum.data.packing import PackedGrid
 
 log = logging.getLogger(__name__)
 

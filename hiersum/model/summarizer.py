@@ -18,6 +18,8 @@ Masks are boolean with True = real token; every tensor is batch-first.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -25,6 +27,7 @@ from hiersum.config import ModelConfig
 from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
 from hiersum.model.encoder import EncoderOutput
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
+from hiersum.data.packing import PackedGrid
 
 
 class HierSum(nn.Module):
@@ -61,6 +64,24 @@ class HierSum(nn.Module):
         self.generator.weight = embeddings.weight
         self.reset_parameters()
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile the repeated blocks in place, the torchtune way: every encoder layer (grid or packed
+        path: both go through the layer's ``__call__``; its pooling included), every decoder layer;
+        arguments as :func:`torch.compile`. The parameters stay where they are, so ``state_dict()`` keys
+        are unchanged (no ``_orig_mod.``) and checkpoints move freely between compiled and eager models.
+
+        The packed layout is made outside (``collate``), bucket widths come from a fixed ladder, and no
+        block reads a tensor's value into Python, so a training epoch compiles a bounded number of graphs
+        (tests/model/test_compile.py). Not the whole model: the embedding, the bucket loop and the loss
+        stay eager (what changes from batch to batch is there).
+        """
+        for block in self.compiled_blocks():
+            block.compile(*args, **kwargs)
+
+    def compiled_blocks(self) -> list[nn.Module]:
+        """What :meth:`compile` compiles: the encoder's ``layers`` (if it has any) and the decoder's."""
+        return [*getattr(self.encoder, "layers", ()), *self.decoder.layers]
+
     def pretrained_parameters(self) -> list[nn.Parameter]:
         """The parameters that come from a pretrained model: those the encoder declares
         (``encoder.pretrained_parameters()``; none for the encoders trained from scratch)."""
@@ -86,10 +107,15 @@ class HierSum(nn.Module):
         *,
         paragraph_graph: Tensor | None = None,
         return_attention: bool = False,
+        layout: PackedGrid | None = None,
     ) -> EncoderOutput:
         """src: long [B, P, T] ([B, L] flat); src_mask: bool, same shape, True = real token;
-        paragraph_graph: float [B, P, P], needed when ``config.graph`` is not ``none``."""
-        return self.encoder(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention)
+        paragraph_graph: float [B, P, P], needed when ``config.graph`` is not ``none``; layout: the packed
+        layout of ``src_mask`` made beforehand (``Batch.layout``), used by an encoder that packs the grid as
+        given (``accepts_layout``) and made by it when None."""
+        extra = {"layout": layout} if layout is not None and getattr(self.encoder, "accepts_layout", False) else {}
+        return self.encoder(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention,
+                            **extra)
 
     def init_decoder_state(self, encoded: EncoderOutput, *, cache_capacity: int | None = 0) -> DecoderState:
         """A decoder state for B rows, with the memory keys/values projected once and room for
@@ -121,11 +147,12 @@ class HierSum(nn.Module):
         return F.log_softmax(self.logits(src, src_mask, tgt_in, paragraph_graph=paragraph_graph), dim=-1)
 
     def logits(
-        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None
+        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None,
+        layout: PackedGrid | None = None,
     ) -> Tensor:
         """:meth:`log_probs` before the log-softmax: teacher-forced logits [B, S, V] (what the training loss,
-        ``F.cross_entropy``, normalises itself)."""
-        encoded = self.encode(src, src_mask, paragraph_graph=paragraph_graph)
+        ``F.cross_entropy``, normalises itself); ``layout`` as in :meth:`encode`."""
+        encoded = self.encode(src, src_mask, paragraph_graph=paragraph_graph, layout=layout)
         return self.decode_logits(encoded, tgt_in)
 
     def decode_logits(self, encoded: EncoderOutput, tgt_in: Tensor) -> Tensor:

@@ -30,12 +30,13 @@ __all__ = ["HierSumModule", "NoamSchedule", "label_smoothed_nll", "module_hparam
 
 def label_smoothed_nll(logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
     """Label-smoothed NLL of ``labels`` [B, S] (IGNORE_INDEX at padding) under ``logits`` [B, S, V], summed
-    over the real target tokens and divided by their number; the one log-softmax runs inside ``F.cross_entropy``."""
-    n_tokens = int(labels.ne(IGNORE_INDEX).sum())
+    over the real target tokens and divided by their number (a tensor: no value read into Python, so a compiled
+    step does not break on it); the one log-softmax runs inside ``F.cross_entropy``."""
+    n_tokens = labels.ne(IGNORE_INDEX).sum().clamp(min=1)
     return F.cross_entropy(
         logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX, label_smoothing=smoothing,
         reduction="sum",
-    ) / max(n_tokens, 1)
+    ) / n_tokens
 
 
 class HierSumModule(pl.LightningModule):
@@ -79,9 +80,9 @@ class HierSumModule(pl.LightningModule):
         summed over target tokens and divided by their number.
         """
         logits = self.model.logits(
-            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph
+            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph, layout=batch.layout
         )  # (B, S, V)
-        return self.smoothed_nll(batch, logits), logits, int(batch.tgt_mask.sum())
+        return self.smoothed_nll(batch, logits), logits, batch.n_target_tokens
 
     def smoothed_nll(self, batch: Batch, logits: torch.Tensor) -> torch.Tensor:
         """:func:`label_smoothed_nll` of ``batch.tgt_out`` under ``logits`` [B, S, V], per target token."""
@@ -89,12 +90,17 @@ class HierSumModule(pl.LightningModule):
 
     def on_train_batch_start(self, batch: Batch, batch_idx: int) -> None:
         """The FLOPs of this step on its real tokens, for :class:`hiersum.training.callbacks.Throughput`."""
-        self.flops_per_batch = training_flops(self.model_config, self.model.generator.out_features, batch.src_mask,
-                                              batch.tgt_mask)
+        self.flops_per_batch = training_flops(self.model_config, self.model.generator.out_features,
+                                              *self.host_masks(batch))
+
+    @staticmethod
+    def host_masks(batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(``src_mask``, ``tgt_mask``) as ``collate`` made them, on the CPU: counting on them costs no device sync."""
+        return batch.host_masks or (batch.src_mask, batch.tgt_mask)
 
     def on_validation_batch_start(self, batch: Batch, batch_idx: int, dataloader_idx: int = 0) -> None:
         """Validation is a forward pass: its FLOPs are a third of a training step's."""
-        flops = training_flops(self.model_config, self.model.generator.out_features, batch.src_mask, batch.tgt_mask)
+        flops = training_flops(self.model_config, self.model.generator.out_features, *self.host_masks(batch))
         self.flops_per_batch = None if flops is None else flops // FORWARD_AND_BACKWARD
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
@@ -105,9 +111,9 @@ class HierSumModule(pl.LightningModule):
             self.log("train/loss", loss, prog_bar=True, batch_size=n_tokens)
             return loss
         encoded = self.model.encode(
-            batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True
+            batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True, layout=batch.layout
         )
-        n_tokens = int(batch.tgt_mask.sum())
+        n_tokens = batch.n_target_tokens
         nll = self.smoothed_nll(batch, self.model.decode_logits(encoded, batch.tgt_in))
         penalty = pooling_penalty(encoded.pooling_weights, batch.src_mask)
         self.log("train/loss", nll, prog_bar=True, batch_size=n_tokens)
@@ -159,11 +165,11 @@ class HierSumModule(pl.LightningModule):
         self.log("train/skipped_steps", float(self.skipped_steps), batch_size=len(batch))
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        log_probs = self.model.log_probs(
-            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph
-        )  # (B, S, V)
+        log_probs = F.log_softmax(self.model.logits(
+            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph, layout=batch.layout
+        ), dim=-1)  # (B, S, V)
         labels = batch.target_labels()
-        n_tokens = int(batch.tgt_mask.sum())
+        n_tokens = batch.n_target_tokens
         nll = F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX)
         self.val_perplexity(log_probs, labels)
         self.log("val/loss", nll, prog_bar=True, batch_size=n_tokens, sync_dist=True)

@@ -1,4 +1,4 @@
-"""The packed encoder (real tokens only, hiersum.model.packing) against the padded-grid reference
+"""The packed encoder (real tokens only, hiersum.data.packing) against the padded-grid reference
 (``encoder.packed = False``, same weights) on ragged batches: outputs within 1e-5, gradients within 1e-4
 relative; and the packed layout itself."""
 
@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch.testing import assert_close
 
+from hiersum.data.packing import BUCKET_WIDTHS, MIN_BUCKET_PARAGRAPHS, PackedGrid, bucket_width
 from hiersum.model.encoder import pack_real_tokens
-from hiersum.model.packing import PackedGrid
 from hiersum.model.pooling import pooling_penalty
 from tests.helpers.model import PAD, VOCAB, make_model, random_graph
 
@@ -33,23 +33,22 @@ def ragged_batch(seed: int, *, B: int = 4, P: int = 5, T: int = 9, holes: bool =
     return src, mask, tgt
 
 
-def packed_and_padded(bucket_tokens: int, **overrides):
+def packed_and_padded(**overrides):
     packed = make_model(**overrides)
-    packed.encoder.bucket_tokens = bucket_tokens
     padded = copy.deepcopy(packed)
     padded.encoder.packed = False
     return packed, padded
 
 
-CASES = [  # (batch seed, holes inside paragraphs, bucket budget: 1 = one paragraph a bucket, 1000 = one bucket)
-    (0, False, 1000), (1, False, 12), (2, False, 1), (3, True, 12), (4, True, 1000),
+CASES = [  # (batch seed, holes inside paragraphs, grid width T: 9 spans buckets of width 8 and 12, 30 six buckets)
+    (0, False, 9), (1, False, 30), (2, False, 5), (3, True, 30), (4, True, 9),
 ]
 
 
-@pytest.mark.parametrize(("seed", "holes", "bucket_tokens"), CASES)
-def test_packed_encoder_outputs_equal_the_padded_reference(seed, holes, bucket_tokens):
-    src, mask, tgt = ragged_batch(seed, holes=holes)
-    packed, padded = packed_and_padded(bucket_tokens)
+@pytest.mark.parametrize(("seed", "holes", "T"), CASES)
+def test_packed_encoder_outputs_equal_the_padded_reference(seed, holes, T):
+    src, mask, tgt = ragged_batch(seed, holes=holes, T=T)
+    packed, padded = packed_and_padded()
     with torch.no_grad():
         got = packed.encode(src, mask, return_attention=True)
         expected = padded.encode(src, mask, return_attention=True)
@@ -74,10 +73,10 @@ def gradients(model, src, mask, tgt, graph=None) -> dict[str, torch.Tensor]:
     return {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
 
 
-@pytest.mark.parametrize(("seed", "holes", "bucket_tokens"), CASES)
-def test_packed_encoder_gradients_equal_the_padded_reference(seed, holes, bucket_tokens):
-    src, mask, tgt = ragged_batch(seed, holes=holes)
-    packed, padded = packed_and_padded(bucket_tokens, graph="similarity")
+@pytest.mark.parametrize(("seed", "holes", "T"), CASES)
+def test_packed_encoder_gradients_equal_the_padded_reference(seed, holes, T):
+    src, mask, tgt = ragged_batch(seed, holes=holes, T=T)
+    packed, padded = packed_and_padded(graph="similarity")
     graph = random_graph(mask, seed)
     got, expected = gradients(packed.train(), src, mask, tgt, graph), gradients(padded.train(), src, mask, tgt, graph)
     assert got.keys() == expected.keys() and len(got) == len(list(packed.parameters()))
@@ -92,7 +91,7 @@ def test_packed_encoder_gradients_equal_the_padded_reference(seed, holes, bucket
 def test_the_gradient_check_can_fail():
     """Guard: a changed weight gives gradients the check above tells apart."""
     src, mask, tgt = ragged_batch(1)
-    packed, padded = packed_and_padded(12)
+    packed, padded = packed_and_padded()
     with torch.no_grad():
         padded.encoder.layers[0].self_attn.key.weight.mul_(1.01)
     got, expected = gradients(packed, src, mask, tgt), gradients(padded, src, mask, tgt)
@@ -105,7 +104,7 @@ def test_layout_orders_paragraphs_by_length_and_packs_memory_in_grid_order():
         [[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]],
         [[0, 1, 1, 0], [1, 1, 1, 1], [1, 1, 0, 0]],
     ], dtype=torch.bool)  # (2, 3, 4): an empty paragraph, a hole at column 0
-    layout = PackedGrid.from_mask(mask, bucket_tokens=6)
+    layout = PackedGrid.from_mask(mask)
     B, P, T = mask.shape
     assert layout.n_rows == int(mask.sum()) and layout.n_paragraphs == 5
     # grid paragraphs b*P+p by length, ties in grid order: 1 (1 token), 3 and 5 (2), 0 (3), 4 (4)
@@ -113,11 +112,12 @@ def test_layout_orders_paragraphs_by_length_and_packs_memory_in_grid_order():
     assert layout.real_paragraphs.tolist() == [[True, True, False], [True, True, True]]
     assert layout.token_position.tolist() == [0, 1, 2, 0, 1, 0, 1, 2, 0, 1, 2, 3]
     assert layout.paragraph_position.tolist() == [1, 0, 0, 2, 2, 0, 0, 0, 1, 1, 1, 1]
-    # buckets of at most 6 padded positions: lengths [1, 2, 2] (3 x width 2), then [3], then [4]
-    assert [(b.start, b.end, tuple(b.gather_index.shape)) for b in layout.buckets] == [
-        (0, 5, (3, 2)), (5, 8, (1, 3)), (8, 12, (1, 4))
-    ]
-    assert layout.buckets[0].attn_mask is not None and layout.buckets[1].attn_mask is None
+    # every paragraph fits the first width (8): one bucket of the 5 paragraphs, packed rows gathered in order
+    (bucket,) = layout.buckets
+    assert tuple(bucket.gather_index.shape) == (5, 8)
+    assert bucket.gather_index[:, 0].tolist() == [0, 1, 3, 5, 8]  # first row of each paragraph
+    assert bucket.attn_mask.view(5, 8).sum(-1).tolist() == [1, 2, 2, 3, 4]
+    assert layout.bucket_row_index.tolist() == [0, 8, 9, 16, 17, 24, 25, 26, 32, 33, 34, 35]
     states = torch.randn(B, P, T, 3)
     rows = states.view(B * P * T, 3)[layout.grid_index]  # (N, 3)
     memory, memory_mask = pack_real_tokens(states, mask)
@@ -130,7 +130,7 @@ def test_layout_orders_paragraphs_by_length_and_packs_memory_in_grid_order():
 def test_layout_of_a_batch_without_real_tokens():
     mask = torch.zeros(2, 3, 4, dtype=torch.bool)
     layout = PackedGrid.from_mask(mask)
-    assert layout.n_rows == 0 and layout.buckets == ()
+    assert layout.n_rows == 0 and layout.buckets == () and layout.bucket_row_index.numel() == 0
     assert layout.memory_mask.shape == (2, 1) and not layout.memory_mask.any()
     model = make_model()
     out = model.encode(torch.full((2, 3, 4), PAD), mask)
@@ -140,3 +140,25 @@ def test_layout_of_a_batch_without_real_tokens():
 def test_layout_refuses_a_mask_that_is_not_bool_bpt():
     with pytest.raises(ValueError, match=r"bool \[B, P, T\]"):
         PackedGrid.from_mask(torch.ones(2, 3, 4))
+
+
+def test_buckets_take_every_width_of_the_ladder_up_to_the_widest_with_placeholders():
+    """The bucket shapes depend only on the widest paragraph's width class (what bounds the graphs a
+    compiled layer sees): every width up to it has a bucket of at least MIN_BUCKET_PARAGRAPHS paragraphs,
+    placeholders give no row, and the rows come back in packed order."""
+    lengths = torch.tensor([[13, 3, 0], [2, 13, 14]])  # widths 16, 8, -, 8, 16, 16
+    mask = torch.arange(16) < lengths.unsqueeze(-1)  # (2, 3, 16)
+    layout = PackedGrid.from_mask(mask)
+    widths = [bucket.gather_index.size(1) for bucket in layout.buckets]
+    assert widths == [width for width in BUCKET_WIDTHS if width <= 16] == [8, 12, 16]
+    assert [bucket.gather_index.size(0) for bucket in layout.buckets] == [2, MIN_BUCKET_PARAGRAPHS, 3]
+    assert layout.buckets[1].attn_mask.view(2, 12).sum(-1).tolist() == [1, 1]  # placeholders: one key each
+    flat = torch.cat([bucket.gather_index.reshape(-1) for bucket in layout.buckets])
+    assert torch.equal(flat[layout.bucket_row_index], torch.arange(layout.n_rows))
+    assert [bucket_width(n) for n in (1, 8, 9, 12, 13, 100, 10**6)] == [8, 8, 12, 12, 16, 128, 10**6]
+
+
+def test_a_layout_moves_to_a_device_whole():
+    layout = PackedGrid.from_mask(ragged_batch(0)[1]).to("meta")
+    assert layout.grid_index.device.type == "meta" and layout.bucket_row_index.device.type == "meta"
+    assert all(bucket.gather_index.is_meta and bucket.attn_mask.is_meta for bucket in layout.buckets)
