@@ -644,6 +644,9 @@ class TrainConfig:
     ckpt_path: str | None = MISSING
     """Resume from this checkpoint; ``last``: the newest checkpoint of the run directory (a fresh start
     when it has none). None: a fresh run."""
+    compile: bool = MISSING
+    """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
+    a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
     model: ModelConfig = MISSING
     """The summarizer's sizes and encoder (``model=small|tiny|paper|flat|pretrained...``)."""
     tokenizer: TokenizerConfig = MISSING
@@ -687,6 +690,9 @@ class EvaluateConfig:
     """The training run whose ``csv/metrics.csv`` curves the HTML report draws (None: the checkpoint's run)."""
     attention_examples: int = MISSING
     """Attention heatmaps of the first N examples (checkpoints with inter-paragraph attention; 0: none)."""
+    compile: bool = MISSING
+    """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
+    a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
     baselines: list[Baseline] = MISSING
     """The baselines scored beside the system: ``lead``, ``oracle``, ``lexrank``."""
     bootstrap: BootstrapConfig = MISSING
@@ -758,6 +764,9 @@ class SummarizeConfig:
     """Processes that summarize the input's shards (one per GPU, or sharing the CPU), merged in input order."""
     shard: str | None = MISSING
     """``I/N``: summarize only shard I of N into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
+    compile: bool = MISSING
+    """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
+    a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
     decode: DecodeConfig = MISSING
     paths: dict[str, Any] = MISSING
 

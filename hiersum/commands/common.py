@@ -31,10 +31,14 @@ def checked_device(device: str, precision: str = "32") -> str:
     return kind
 
 
-def load_checkpoint(checkpoint: str) -> Summarizer:
+def load_checkpoint(checkpoint: str, *, compile: bool = False) -> Summarizer:
     """:func:`load_summarizer`: a missing, unreadable or mismatched checkpoint raises its
-    :class:`~hiersum.checkpoints.io.CheckpointError`, a :class:`UsageError` (one line, exit status 2)."""
-    return load_summarizer(checkpoint)
+    :class:`~hiersum.checkpoints.io.CheckpointError`, a :class:`UsageError` (one line, exit status 2). With
+    ``compile``, the model's repeated blocks are compiled in place (:meth:`hiersum.model.HierSum.compile`)."""
+    summarizer = load_summarizer(checkpoint)
+    if compile:
+        summarizer.model.compile()
+    return summarizer
 
 
 def checkpoint_tokenizer(summarizer: Summarizer, checkpoint: str) -> SubwordTokenizer:

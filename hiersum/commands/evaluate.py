@@ -164,7 +164,7 @@ class _System:
 
 def _with_checkpoint(cfg: EvaluateConfig, overrides: list[str]) -> _System:
     """Checkpoint mode: the split decoded by ``cfg.checkpoint``."""
-    summarizer = load_checkpoint(cfg.checkpoint)
+    summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
     model, tokenizer = summarizer.model, checkpoint_tokenizer(summarizer, cfg.checkpoint)
     data = effective_data_config(summarizer.data_config, cfg.data, overrides)
     _refuse_overwriting_inputs(cfg, data)

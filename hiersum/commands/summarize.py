@@ -83,7 +83,7 @@ def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
     if shard and cfg.output == STDIN:
         raise UsageError("shard=I/N writes <output stem>.shard-I-of-N.jsonl: give output=FILE, not -")
     checked_device(cfg.device, cfg.precision)
-    summarizer = load_checkpoint(cfg.checkpoint)
+    summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
     tokenizer = _tokenizer(summarizer, cfg)
     selection = _selection(cfg, summarizer)
     output = str(shard.output(cfg.output)) if shard else cfg.output

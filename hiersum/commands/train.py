@@ -49,6 +49,8 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     skipped = count_skipped(metrics, errors_file if errors_file.is_file() else None)
     if cfg.eval_split and fitted.is_global_zero:
         model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model
+        if cfg.compile:
+            model.compile()
         examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)
         evaluation = evaluate_split(
             model, examples, encoded, fitted.tokenizer, cfg.decode, split=cfg.eval_split,

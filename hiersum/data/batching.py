@@ -224,10 +224,13 @@ def pad_graphs(examples: Sequence[EncodedExample], n_paragraphs: int) -> torch.T
 
 
 def collate(
-    examples: Sequence[EncodedExample], *, pad_id: int, bos_id: int, eos_id: int, flat: FlatLayout | None = None
+    examples: Sequence[EncodedExample], *, pad_id: int, bos_id: int, eos_id: int, flat: FlatLayout | None = None,
+    max_paragraph_tokens: int = 0,
 ) -> Batch:
     """Pad examples into a :class:`Batch`: ``src`` [B, P, T] (or [B, L] with a ``flat`` layout, the one
-    data pipeline serving both encoders), ``tgt_in``/``tgt_out`` [B, S], ``paragraph_graph`` [B, P, P].
+    data pipeline serving both encoders), ``tgt_in``/``tgt_out`` [B, S], ``paragraph_graph`` [B, P, P], and
+    the packed ``layout`` of a grid, with buckets up to the width of ``max_paragraph_tokens`` (the longest
+    paragraph of the corpus: every batch gets the same buckets, see :mod:`hiersum.data.packing`).
     """
     src, src_mask = pad_grid(examples, pad_id) if flat is None else pad_flat(examples, flat, pad_id, eos_id)
     target_length = max(len(e.target) for e in examples) + 1
@@ -249,5 +252,5 @@ def collate(
         references=[e.references for e in examples],
         sources=list(examples),
         paragraph_graph=pad_graphs(examples, src.size(1)) if flat is None else None,
-        layout=PackedGrid.from_mask(src_mask) if flat is None else None,
+        layout=PackedGrid.from_mask(src_mask, widest=max_paragraph_tokens) if flat is None else None,
     )

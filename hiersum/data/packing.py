@@ -11,9 +11,9 @@ paragraph's real tokens consecutive in column order.
 Built for compiling: the layout is computed once per batch outside the model (``collate`` does it on
 the CPU, :meth:`PackedGrid.to` moves it with the batch) and holds only index tensors, so the model's
 forward reads no Python value out of a tensor. The bucket widths come from a fixed ladder
-(:data:`BUCKET_WIDTHS`) and a batch has one bucket per width up to its widest, each of at least
-:data:`MIN_BUCKET_PARAGRAPHS` paragraphs, so the shapes a compiled layer sees vary only in their
-paragraph counts (dynamic dimensions) and in the number of buckets (one graph per widest width).
+(:data:`BUCKET_WIDTHS`) and a batch has one bucket per width up to the corpus's longest paragraph
+(``data.max_paragraph_tokens``), each of at least :data:`MIN_BUCKET_PARAGRAPHS` paragraphs, so the
+shapes a compiled layer sees vary only in their paragraph counts (dynamic dimensions).
 
 Dimensions
     B  batch
@@ -110,8 +110,10 @@ class PackedGrid:
         return self.paragraph_grid_index.numel()
 
     @classmethod
-    def from_mask(cls, src_mask: Tensor) -> PackedGrid:
-        """The layout of ``src_mask`` bool [B, P, T] (True = real token, anywhere in a paragraph).
+    def from_mask(cls, src_mask: Tensor, *, widest: int = 0) -> PackedGrid:
+        """The layout of ``src_mask`` bool [B, P, T] (True = real token, anywhere in a paragraph), with buckets
+        of every width up to that of the longest paragraph or of ``widest`` tokens, whichever is wider (given
+        the longest paragraph a corpus may have, every batch has the same buckets: ``collate`` does so).
         Reads tensor values into Python (sorting, bucket sizes): build it outside a compiled region."""
         if src_mask.dim() != 3 or src_mask.dtype != torch.bool:
             raise ValueError(f"src_mask must be bool [B, P, T]; found {src_mask.dtype} {tuple(src_mask.shape)}")
@@ -126,7 +128,7 @@ class PackedGrid:
         grid_paragraph = order[paragraph_of_row]  # (N,) index into B*P
         grid_index = grid_paragraph * T + token_position  # (N,)
 
-        buckets, bucket_row_index = _buckets(sorted_lengths.tolist(), device)
+        buckets, bucket_row_index = _buckets(sorted_lengths.tolist(), widest, device)
         example_lengths = src_mask.view(B, P * T).sum(-1)  # (B,)
         M = max(int(example_lengths.max()), 1) if B else 1
         rank_in_example = src_mask.view(B, P * T).cumsum(-1).view(-1) - 1  # (B*P*T,) grid order
@@ -170,12 +172,14 @@ class PackedGrid:
         return memory.view(B, M, rows.size(-1))
 
 
-def _buckets(sorted_lengths: list[int], device: torch.device) -> tuple[tuple[ParagraphBucket, ...], Tensor]:
+def _buckets(sorted_lengths: list[int], widest: int, device: torch.device
+             ) -> tuple[tuple[ParagraphBucket, ...], Tensor]:
     """The buckets of paragraphs sorted by length (ascending), one per width of :data:`BUCKET_WIDTHS` up
-    to the widest paragraph's, and the ``bucket_row_index`` of their rows (see :class:`PackedGrid`)."""
+    to that of the widest paragraph or of ``widest`` tokens, and the ``bucket_row_index`` of their rows
+    (see :class:`PackedGrid`)."""
     if not sorted_lengths:
         return (), torch.zeros(0, dtype=torch.long, device=device)
-    widest = bucket_width(sorted_lengths[-1])
+    widest = bucket_width(max(sorted_lengths[-1], widest))
     widths = [width for width in BUCKET_WIDTHS if width < widest] + [widest]
     first_rows = [0]
     for length in sorted_lengths[:-1]:

@@ -137,6 +137,8 @@ def fit(cfg: TrainConfig) -> FitResult:
     datamodule.splits.prepare(["train", "validation", *([cfg.eval_split] if cfg.eval_split else [])])
     datamodule.splits.write_errors(run_dir)
     module = HierSumModule(**module_hparams(model_config, cfg.optim, data, tokenizer))
+    if cfg.compile:
+        module.model.compile()
     loggers = instantiate_group(cfg.logger)
     if checkpoint is not None:
         check_weights(resume, module, checkpoint["state_dict"], RESUME)  # not Lightning's multi-line refusal
