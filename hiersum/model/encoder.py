@@ -23,8 +23,8 @@ import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
-from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention, sinusoid_table
 from hiersum.data.packing import PackedGrid
+from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention, sinusoid_table
 from hiersum.model.pooling import MultiHeadPooling
 
 

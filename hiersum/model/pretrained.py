@@ -51,6 +51,7 @@ import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
+from hiersum.data.packing import PackedGrid
 from hiersum.model.encoder import (
     EncoderOutput,
     check_grid,
@@ -59,7 +60,6 @@ from hiersum.model.encoder import (
     run_packed_layers,
 )
 from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
-from hiersum.data.packing import PackedGrid
 
 log = logging.getLogger(__name__)
 

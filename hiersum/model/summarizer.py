@@ -24,10 +24,10 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
+from hiersum.data.packing import PackedGrid
 from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
 from hiersum.model.encoder import EncoderOutput
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
-from hiersum.data.packing import PackedGrid
 
 
 class HierSum(nn.Module):
