@@ -76,7 +76,7 @@ def test_an_epoch_of_varied_batches_compiles_a_bounded_number_of_graphs():
     however many batches follow."""
     graphs = []
 
-    def counting_backend(graph_module, example_inputs):
+    def counting_backend(graph_module, _example_inputs):
         graphs.append(graph_module)
         return graph_module.forward
 
