@@ -94,7 +94,8 @@ class PackedGrid:
     memory_mask: Tensor
     """bool [B, M], True = real token."""
     buckets: tuple[ParagraphBucket, ...]
-    """One per width of :data:`BUCKET_WIDTHS` up to the widest paragraph's (none without real tokens)."""
+    """One per width of :data:`BUCKET_WIDTHS` up to the widest paragraph's, or the ``widest`` given to
+    :meth:`from_mask` (none without real tokens)."""
     bucket_row_index: Tensor
     """[N]: position of each packed row in the buckets' outputs, flattened and concatenated
     ([sum n * W]): what brings the attention outputs back into packed order."""
