@@ -644,7 +644,7 @@ class TrainConfig:
     ckpt_path: str | None = MISSING
     """Resume from this checkpoint; ``last``: the newest checkpoint of the run directory (a fresh start
     when it has none). None: a fresh run."""
-    compile: bool = MISSING
+    compile: bool = False
     """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
     a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
     model: ModelConfig = MISSING
@@ -690,7 +690,7 @@ class EvaluateConfig:
     """The training run whose ``csv/metrics.csv`` curves the HTML report draws (None: the checkpoint's run)."""
     attention_examples: int = MISSING
     """Attention heatmaps of the first N examples (checkpoints with inter-paragraph attention; 0: none)."""
-    compile: bool = MISSING
+    compile: bool = False
     """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
     a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
     baselines: list[Baseline] = MISSING
@@ -764,7 +764,7 @@ class SummarizeConfig:
     """Processes that summarize the input's shards (one per GPU, or sharing the CPU), merged in input order."""
     shard: str | None = MISSING
     """``I/N``: summarize only shard I of N into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
-    compile: bool = MISSING
+    compile: bool = False
     """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
     a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
     decode: DecodeConfig = MISSING

@@ -112,6 +112,6 @@ def test_compiled_training_and_decoding_match_eager():
             assert (mine.grad - theirs.grad).norm() / theirs.grad.norm() < 1e-3, name
     options = GenerationOptions(beam_size=3, max_length=8, min_length=2)
     with torch.no_grad():
-        got = generate(compiled, src, mask, options).tokens
-        expected = generate(eager, src, mask, options).tokens
+        got = generate(compiled, src, mask, options).sequences
+        expected = generate(eager, src, mask, options).sequences
     assert got == expected
