@@ -25,6 +25,22 @@ from torch import Tensor
 from hiersum.model.layers import KeyValue
 
 
+def cached_key_value(buffer: Tensor, length: int) -> KeyValue:
+    """The keys/values of positions < ``length`` in one layer's ``buffer`` [N, 2, H, C, E], views
+    [N, H, length, E]."""
+    used = buffer[:, :, :, :length]  # (N, 2, H, length, E)
+    return KeyValue(used[:, 0], used[:, 1])
+
+
+def write_key_value(buffer: Tensor, start: int, key_value: KeyValue) -> KeyValue:
+    """Store new keys/values [N, H, L, E] at positions start..start+L-1 of one layer's ``buffer``
+    [N, 2, H, C, E]; return the keys/values of positions < start + L (views)."""
+    end = start + key_value.length
+    buffer[:, 0, :, start:end].copy_(key_value.keys)
+    buffer[:, 1, :, start:end].copy_(key_value.values)
+    return cached_key_value(buffer, end)
+
+
 @dataclass
 class SelfAttentionCache:
     """Self-attention keys and values of the target tokens seen so far, written in place.
@@ -50,17 +66,7 @@ class SelfAttentionCache:
 
     def layer(self, index: int, length: int) -> KeyValue:
         """Layer ``index``'s keys/values of positions < ``length``, views [N, H, length, E]."""
-        used = self.buffers[index][:, :, :, :length]  # (N, 2, H, length, E)
-        return KeyValue(used[:, 0], used[:, 1])
-
-    def write(self, index: int, start: int, key_value: KeyValue) -> KeyValue:
-        """Store layer ``index``'s new keys/values [N, H, L, E] at positions start..start+L-1; return
-        the keys/values of positions < start + L (views)."""
-        end = start + key_value.length
-        buffer = self.buffers[index]
-        buffer[:, 0, :, start:end].copy_(key_value.keys)
-        buffer[:, 1, :, start:end].copy_(key_value.values)
-        return self.layer(index, end)
+        return cached_key_value(self.buffers[index], length)
 
     def reserve(self, needed: int, *, length: int) -> SelfAttentionCache:
         """A cache with room for ``needed`` positions: this one, or a copy of its first ``length``

@@ -31,10 +31,11 @@ import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
-from hiersum.model.cache import DecoderState, SelfAttentionCache
+from hiersum.model.cache import DecoderState, SelfAttentionCache, write_key_value
 from hiersum.model.layers import (
     LAYER_NORM_EPS,
     FeedForward,
+    KeyValue,
     MultiHeadAttention,
     attention_mask,
     sinusoid_table,
@@ -77,22 +78,28 @@ class DecoderLayer(nn.Module):
         self,
         x: Tensor,
         *,
-        index: int,
-        state: DecoderState,
-        cache: SelfAttentionCache | None,
+        memory: KeyValue,
+        memory_attn_mask: Tensor | None,
+        group_size: int,
+        cache: Tensor | None,
+        start: int,
     ) -> Tensor:
-        """x: [N, L, D], the new tokens at positions S..S+L-1 (S = ``state.length``); ``index``:
-        this layer's number. Their keys/values go into ``cache`` (None: no cache, S must be 0).
-        Row r reads memory entry r // ``state.group_size``. Returns [N, L, D]."""
+        """x: [N, L, D], the new tokens at positions S..S+L-1 (S = ``start``). ``memory``: this layer's
+        context keys/values [B', H, M, E] (row r reads entry r // ``group_size``), ``memory_attn_mask``
+        [B', 1, 1, M] or None. ``cache``: this layer's self-attention buffer [N, 2, H, C, E] that the new
+        keys/values are written into (None: no cache, S must be 0). Returns [N, L, D].
+
+        The layer is given its own tensors rather than its number, so that one compiled graph serves
+        every layer (an index would be a guard, and a recompilation per layer)."""
         N, L, D = x.shape
         h = self.self_attn_norm(x)
         self_kv = self.self_attn.project_key_value(h)  # (N, H, L, E)
         if cache is not None:
-            self_kv = cache.write(index, state.length, self_kv)  # (N, H, S+L, E)
+            self_kv = write_key_value(cache, start, self_kv)  # (N, H, S+L, E)
         causal = causal_mask(L, self_kv.length, device=x.device)
         x = x + self.dropout(self.self_attn.attend(h, self_kv, mask=causal))
-        query = self.context_norm(x).reshape(-1, state.group_size * L, D)  # (B', G*L, D): beams as queries
-        context = self.context_attn.attend_prepared(query, state.memory[index], state.memory_attn_mask)
+        query = self.context_norm(x).reshape(-1, group_size * L, D)  # (B', G*L, D): beams as queries
+        context = self.context_attn.attend_prepared(query, memory, memory_attn_mask)
         return self.feed_forward(x + self.dropout(context.view(N, L, D)))
 
 
@@ -142,7 +149,9 @@ class TransformerDecoder(nn.Module):
         more); None keeps no cache, for feeding a whole target in one call.
         """
         memory_attn_mask = None
-        if not bool(memory_mask.all()):
+        # Dropping an all-real mask lets attention take its unmasked kernel; the check reads a tensor's
+        # value, so a compiled region keeps the mask instead (the same numbers).
+        if torch.compiler.is_compiling() or not bool(memory_mask.all()):
             memory_attn_mask = attention_mask(memory_mask.unsqueeze(1), None)  # (N, 1, 1, M)
         cache = None
         if cache_capacity is not None:
@@ -173,6 +182,8 @@ class TransformerDecoder(nn.Module):
         cache = None if state.self_attn is None else state.self_attn.reserve(start + L, length=start)
         x = self.embeddings(tokens) * math.sqrt(self.d_model) + self.positions[start : start + L]
         x = self.dropout(x)  # (N, L, D)
-        for index, layer in enumerate(self.layers):
-            x = layer(x, index=index, state=state, cache=cache)
+        buffers = [None] * len(self.layers) if cache is None else cache.buffers
+        for layer, memory, buffer in zip(self.layers, state.memory, buffers, strict=True):
+            x = layer(x, memory=memory, memory_attn_mask=state.memory_attn_mask, group_size=state.group_size,
+                      cache=buffer, start=start)
         return DecoderOutput(states=self.final_norm(x), state=replace(state, self_attn=cache, length=start + L))

@@ -73,8 +73,11 @@ class HierSum(nn.Module):
         The packed layout is made outside (``collate``), bucket widths come from a fixed ladder, and no
         block reads a tensor's value into Python, so a training epoch compiles a bounded number of graphs
         (tests/model/test_compile.py). Not the whole model: the embedding, the bucket loop and the loss
-        stay eager (what changes from batch to batch is there).
+        stay eager (what changes from batch to batch is there). Sizes are dynamic from the first batch
+        (``dynamic=True`` unless given): every batch of a ragged corpus has other sizes, and compiling each
+        block for the first sizes only to recompile it when they change is wasted time.
         """
+        kwargs.setdefault("dynamic", True)
         for block in self.compiled_blocks():
             block.compile(*args, **kwargs)
 

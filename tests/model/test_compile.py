@@ -71,9 +71,9 @@ def test_a_training_step_with_its_layout_made_beforehand_has_no_graph_break():
 
 
 def test_an_epoch_of_varied_batches_compiles_a_bounded_number_of_graphs():
-    """Each compiled block compiles for the first shapes, once more when sizes turn dynamic, and once
-    more at most when a size first seen fixed changes too: three block kinds, at most 8 graphs in all,
-    however many batches follow."""
+    """Sizes are dynamic from the first batch: each block kind compiles one graph, and at most one more
+    when two sizes first seen equal (duck sizing) or a size seen fixed turns out to vary: three block kinds,
+    at most 6 graphs in all, however many batches follow (5 with torch 2.13)."""
     graphs = []
 
     def counting_backend(graph_module, _example_inputs):
@@ -87,7 +87,7 @@ def test_an_epoch_of_varied_batches_compiles_a_bounded_number_of_graphs():
     for seed, shape in enumerate(SHAPES * 2):
         training_loss(model, *batch(seed, shape)).backward()
         counts.append(len(graphs))
-    assert counts[-1] <= 8, counts
+    assert counts[-1] <= 6, counts
     assert counts[len(SHAPES) - 1] == counts[-1], counts  # the second pass over the shapes compiles nothing
 
 
