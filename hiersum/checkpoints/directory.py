@@ -108,8 +108,12 @@ def load_model_directory(path: str | Path, *, map_location: str | torch.device =
     config = read_config(path / CONFIG_FILE)
     check_weights_file(path / WEIGHTS_FILE)
     tokenizer_json = (path / TOKENIZER_FILE).read_text(encoding="utf-8")
-    with rebuilding(path / TOKENIZER_FILE, DIRECTORY, "tokenizer"):
+    try:
         tokenizer_from_json(tokenizer_json)
+    except ValueError as error:
+        reason = one_line(error.__cause__ or error)
+        raise CheckpointError(path / TOKENIZER_FILE, f"does not load as a tokenizer ({reason})",
+                              DIRECTORY.expected) from error
     with rebuilding(path / CONFIG_FILE, DIRECTORY, "settings"):
         data_config = data_config_from_hparams(config)
     try:
@@ -136,7 +140,8 @@ def read_config(path: Path) -> dict[str, Any]:
                               DIRECTORY.expected)
     missing += [f"config.{field.name}" for field in fields(ModelConfig) if not missing and field.name not in model]
     if missing:
-        raise CheckpointError(path, f"has no {missing[0]!r} ({len(missing)} keys missing)",
+        more = f" (and {len(missing) - 1} more keys)" if len(missing) > 1 else ""
+        raise CheckpointError(path, f"has no {missing[0]!r}{more}",
                               f"{DIRECTORY.expected}, its {CONFIG_FILE} as hiersum export writes it")
     return config
 
