@@ -1,6 +1,6 @@
 """``hiersum export`` of the session's tiny trained run: summaries and evaluations from the exported directory are
 byte-identical to those from the checkpoint it came from (in process), and the same through the console scripts
-(``hiersum export`` + ``hiersum summarize`` subprocesses, slow)."""
+(``hiersum export`` + ``hiersum summarize`` subprocesses, slow), where a damaged export is one line, exit 2."""
 
 from __future__ import annotations
 
@@ -69,7 +69,9 @@ def test_the_console_scripts_export_and_summarize_the_same_bytes(trained_run, re
         outputs[name] = tmp_path / f"{name}.jsonl"
         run_cli("hiersum", ["summarize", f"checkpoint={checkpoint}", f"input={records}", f"output={outputs[name]}",
                             *DECODE, f"hydra.run.dir={tmp_path / 'h'}"])
-    refused = run_cli("hiersum", ["export", f"checkpoint={trained_run}", f"output={trained_run / 'checkpoints'}",
-                                  "overwrite=true", f"hydra.run.dir={tmp_path / 'h'}"], check=False)
-    assert_usage_error(refused.returncode, refused.stderr, "is the same file as", "(checkpoint)")
     assert outputs["dir"].read_bytes() == outputs["ckpt"].read_bytes()
+    (directory / "model.safetensors").write_bytes((directory / "model.safetensors").read_bytes()[:100])
+    broken = run_cli("hiersum", ["summarize", f"checkpoint={directory}", f"input={records}",
+                                 f"output={tmp_path / 'broken.jsonl'}", f"hydra.run.dir={tmp_path / 'h'}"], check=False)
+    assert_usage_error(broken.returncode, broken.stderr, f"{directory / 'model.safetensors'}: is not a readable "
+                       "safetensors file", "expected a model directory of hiersum export")
