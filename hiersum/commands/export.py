@@ -106,6 +106,7 @@ def refuse_output(output: Path, checkpoint: Path, run_dir: Path | None, *, overw
 def staging_directory(output: Path) -> Iterator[Path]:
     """A temporary folder beside ``output`` to write into; renamed to ``output`` when the block ends without an
     error (an existing ``output`` is moved aside first and deleted after), deleted when it raises."""
+    output = Path(os.path.abspath(output))  # normalised: a rename needs a real name (not ".")
     output.parent.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".partial", dir=output.parent))
     try:
