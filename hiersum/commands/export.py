@@ -113,7 +113,9 @@ def staging_directory(output: Path) -> Iterator[Path]:
         yield staged
         umask = os.umask(0)
         os.umask(umask)
-        staged.chmod(0o777 & ~umask)  # mkdtemp makes it private
+        staged.chmod(0o777 & ~umask)  # mkdtemp makes it private, safetensors its file too
+        for file in staged.iterdir():
+            file.chmod(0o666 & ~umask)
         if not output.exists():
             os.replace(staged, output)
             return

@@ -5,6 +5,7 @@ failed export leaving no partial directory and an earlier one unchanged."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -64,6 +65,10 @@ def test_a_run_directory_exports_its_best_checkpoint_with_its_decoding_options_a
     assert f"`hiersum export checkpoint={run} output={tmp_path / 'model'}`" in card
     assert "| encoder | hierarchical |" in card and "| parameters | " in card
     assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []  # no staging left
+    umask = os.umask(0)
+    os.umask(umask)
+    modes = {path.name: path.stat().st_mode & 0o777 for path in [result.directory, *result.directory.iterdir()]}
+    assert modes == {"model": 0o777 & ~umask, **{name: 0o666 & ~umask for name in modes if name != "model"}}
 
 
 def test_a_checkpoint_outside_a_run_exports_with_the_default_decoding_options(tmp_path):
