@@ -675,7 +675,8 @@ class EvaluateConfig:
     task_name: str = MISSING
     """The run directory's task folder (``outputs/<task_name>/...``); ``evaluate``."""
     checkpoint: str | None = MISSING
-    """A hiersum checkpoint that decodes the split; exactly one of ``checkpoint`` and ``predictions``."""
+    """A hiersum checkpoint (or model directory of ``hiersum export``) that decodes the split; exactly one of
+    ``checkpoint`` and ``predictions``."""
     predictions: str | None = MISSING
     """A JSONL of ``{"id", "summary"}`` (as ``hiersum summarize`` writes) scored without a model."""
     name: str = MISSING
