@@ -39,8 +39,7 @@ def portable_config(config: ModelConfig) -> ModelConfig:
 
 
 class SummarizerHubMixin(PyTorchModelHubMixin, library_name="hiersum",
-                         tags=["summarization", "multi-document-summarization"],
-                         repo_url="https://aclanthology.org/P19-1500/"):
+                         tags=["summarization", "multi-document-summarization"]):
     """``save_pretrained(directory)`` / ``cls.from_pretrained(directory)`` for :class:`hiersum.model.HierSum`
     (module docstring). ``from_pretrained`` loads with ``strict=True``: a weight missing from the file, or one the
     network lacks, is an error."""
