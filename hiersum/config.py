@@ -675,7 +675,8 @@ class EvaluateConfig:
     task_name: str = MISSING
     """The run directory's task folder (``outputs/<task_name>/...``); ``evaluate``."""
     checkpoint: str | None = MISSING
-    """A hiersum checkpoint that decodes the split; exactly one of ``checkpoint`` and ``predictions``."""
+    """A hiersum checkpoint (or model directory of ``hiersum export``) that decodes the split; exactly one of
+    ``checkpoint`` and ``predictions``."""
     predictions: str | None = MISSING
     """A JSONL of ``{"id", "summary"}`` (as ``hiersum summarize`` writes) scored without a model."""
     name: str = MISSING
@@ -772,6 +773,28 @@ class SummarizeConfig:
 
     def __post_init__(self) -> None:
         _at_least_one(self, "batch_tokens", "sort_window", "attention_top_k", "devices")
+
+
+@dataclass
+class ExportConfig:
+    """``conf/export.yaml`` (``hiersum export``): a checkpoint written as a model directory (safetensors, JSON)."""
+
+    task_name: str = MISSING
+    """The run directory's task folder (``outputs/<task_name>/...``); ``export``."""
+    checkpoint: str = MISSING
+    """A hiersum checkpoint (``.ckpt``), or a run directory of ``hiersum train`` (its best checkpoint, as its
+    ``metrics.json`` names it, else ``checkpoints/last.ckpt``)."""
+    output: str = MISSING
+    """The model directory to write (``model.safetensors``, ``config.json``, ``tokenizer.json``,
+    ``generation_config.json``, ``README.md``); written whole into a temporary folder beside it, then renamed."""
+    overwrite: bool = MISSING
+    """Replace an existing non-empty ``output`` directory (false: refuse it)."""
+    paths: dict[str, Any] = MISSING
+    """The project's folders (``conf/paths/default.yaml``)."""
+
+    def __post_init__(self) -> None:
+        if not self.output.strip() or self.output.strip() == "-":
+            raise ValueError(f"output must name a directory to write, found {self.output!r}")
 
 
 RANKER_FEATURES = ("length", "tfidf", "position")
@@ -929,6 +952,7 @@ def register_configs() -> None:
     store.store(name="evaluate_schema", node=EvaluateConfig)
     store.store(name="summarize_schema", node=SummarizeConfig)
     store.store(name="prepare_schema", node=PrepareConfig)
+    store.store(name="export_schema", node=ExportConfig)
     store.store(group="ranker_model", name="schema", node=RankerModelConfig)
     store.store(name="ranker_schema", node=RankerTrainConfig)
     store.store(name="rank_schema", node=RankConfig)
