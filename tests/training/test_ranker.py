@@ -9,12 +9,11 @@ import pytest
 import torch
 
 import hiersum.commands.train_ranker as train_ranker_command
-
 from hiersum.checkpoints.io import CheckpointError
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker, load_ranker_scorer, save_ranker
 from hiersum.commands.train_ranker import below_document_order, train_ranker
 from hiersum.config import RankerModelConfig
-from hiersum.data.ranker_data import RankerExample, collate_ranker
+from hiersum.data.ranker_data import RankerExample, Rouge2Recall, collate_ranker
 from hiersum.data.selection import SelectionConfig, paragraph_scorer
 from hiersum.evaluation.selection import Coverage
 from hiersum.model.ranker import ParagraphRanker
@@ -100,16 +99,16 @@ def test_hiersum_train_ranker_writes_a_ranker_checkpoint_that_selection_can_use(
     assert "| ranker |" in table and "| first |" in table and "| tfidf |" in table and f"{first_8:.2f}" in table
 
 
-class LastFirst:
-    """A ranker that cannot have learned anything: it keeps the paragraphs in reverse document order."""
+class LeastRelevantFirst:
+    """A ranker that learned the opposite of its target: the paragraphs of lowest ROUGE-2 recall first."""
 
     def score(self, examples):
-        return [[float(i) for i in range(sum(len(d) for d in e.documents))] for e in examples]
+        return [[-label for label in Rouge2Recall().labels(example)] for example in examples]
 
 
 def test_train_ranker_warns_in_one_line_when_its_ranker_is_below_document_order(tiny_corpus, tmp_path, monkeypatch,
                                                                                  capsys):
-    monkeypatch.setattr(train_ranker_command, "load_ranker_scorer", lambda path: LastFirst())
+    monkeypatch.setattr(train_ranker_command, "load_ranker_scorer", lambda path: LeastRelevantFirst())
     cfg = compose_config("ranker", [f"data.path={tiny_corpus}", "ranker_model=tiny", "tokenizer.vocab_size=300",
                                     "trainer.max_epochs=1", "trainer.accelerator=cpu", "batch_examples=8",
                                     "max_train_paragraphs=4", "report_budgets=[2]", "top_k=3"], tmp_path / "run")

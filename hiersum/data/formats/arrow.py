@@ -93,8 +93,15 @@ class Column:
         return any(_TYPES[name](kind) for name in self.types)
 
 
+def _type_name(kind: pa.DataType) -> str:
+    """``list<string>`` for a list of strings however the file names its item field (parquet: ``element``)."""
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return f"list<{_type_name(kind.value_type)}>"
+    return "string" if _is_string(kind) else str(kind)
+
+
 def _describe(schema: pa.Schema) -> str:
-    return ", ".join(f"{field.name}: {field.type}" for field in schema) or "none"
+    return ", ".join(f"{field.name}: {_type_name(field.type)}" for field in schema) or "none"
 
 
 def check_schema(path: Path, schema: pa.Schema, columns: Iterable[Column], *, require_references: bool) -> list[str]:
@@ -111,8 +118,8 @@ def check_schema(path: Path, schema: pa.Schema, columns: Iterable[Column], *, re
             continue
         found = schema.field(index).type
         if not column.accepts(found):
-            raise ColumnError(f"{path}: expected the column '{column.name}' to be {expected}, found {found} "
-                              f"(columns: {_describe(schema)}; see {DATA_DOCS})")
+            raise ColumnError(f"{path}: expected the column '{column.name}' to be {expected}, found "
+                              f"{_type_name(found)} (columns: {_describe(schema)}; see {DATA_DOCS})")
         present.append(column.name)
     return present
 
@@ -122,7 +129,7 @@ def corpus_layout(path: str | Path) -> str | None:
     path = Path(path)
     if (path / DATASET_DICT).is_file():
         return "save_to_disk"
-    if path.is_dir() and any(folder.glob("*.parquet") for folder in (path, path / "data")):
+    if path.is_dir() and any(next(folder.glob("*.parquet"), None) for folder in (path, path / "data")):
         return "parquet"
     return None
 
@@ -167,15 +174,16 @@ def split_files(directory: str | Path, names: Iterable[str]) -> list[Path]:
         for name in names:
             if name in listed:
                 return _saved_split_files(directory / name)
-        raise FileNotFoundError(f"{directory}: expected a split '{names[0]}' in this datasets save_to_disk folder, found "
-                          f"only the splits {', '.join(listed) or 'none'} ({DATASET_DICT}; see {DATA_DOCS})")
+        raise FileNotFoundError(f"{directory}: expected a split '{names[0]}' in this datasets save_to_disk folder, "
+                                f"found only the splits {', '.join(listed) or 'none'} (see {DATA_DOCS})")
     for name in names:
         files = _parquet_files(directory, name)
         if files:
             return files
     found = sorted({path.name for folder in (directory, directory / "data") for path in folder.glob("*.parquet")})
     raise FileNotFoundError(f"{directory}: expected the parquet files of a split '{names[0]}' ({names[0]}.parquet or "
-                      f"{names[0]}-00000-of-0000N.parquet, here or in data/), found {', '.join(found)} (see {DATA_DOCS})")
+                            f"{names[0]}-00000-of-0000N.parquet, here or in data/), found {', '.join(found)} "
+                            f"(see {DATA_DOCS})")
 
 
 def file_schema(path: Path) -> pa.Schema:
