@@ -12,10 +12,12 @@ Two layouts of ``data.path``:
     ``train-00000-of-00002.parquet`` (and ``validation``, ``test``), in the folder or in its ``data/``.
 
 A split named ``validation`` is also found under the format's own split name (SciTLDR ``dev``, WikiSum
-``valid``). Rows are read one record batch at a time: Arrow files through a memory map
-(:func:`pyarrow.memory_map`, :func:`pyarrow.ipc.open_stream`), parquet files through
-:meth:`pyarrow.parquet.ParquetFile.iter_batches` reading only the columns the format knows, so a corpus
-larger than memory is never loaded whole (``scripts/bench_data.py --datasets``). Before any row, each file's
+``valid``). Rows are read one record batch at a time, only the columns the format knows: Arrow files in
+sequence (:class:`pyarrow.OSFile`, :func:`pyarrow.ipc.open_stream`), parquet files through
+:meth:`pyarrow.parquet.ParquetFile.iter_batches` with buffered column reads, so a corpus larger than memory is
+never loaded whole and the resident memory stays flat as the corpus grows (``scripts/bench_data.py
+--datasets``; a memory map, :func:`pyarrow.memory_map`, would hold as little on the heap, but the pages it
+touches count in the process's resident memory: 290 MB more for a 290 MB split). Before any row, each file's
 schema is checked against the format's :class:`Column` list: a missing or mistyped column is one
 :class:`ColumnError` line naming the file, the column, its expected type and the columns found.
 """
@@ -42,7 +44,9 @@ DATASET_DICT = "dataset_dict.json"
 SPLIT_STATE = "state.json"
 """The file of a ``save_to_disk`` split folder listing its Arrow files (``_data_files``)."""
 ROWS_PER_BATCH = 256
-"""Rows a parquet record batch holds (an Arrow file's batches are as ``datasets`` wrote them)."""
+"""Rows converted to Python objects at a time (a parquet record batch; a slice of an Arrow file's batch)."""
+PARQUET_BUFFER = 1 << 20
+"""Bytes of a parquet column chunk read at a time (unbuffered, pyarrow reads a row group's chunk whole)."""
 ARROW_SUFFIXES = (".arrow", ".parquet")
 """Suffixes of the files read as one split (``hiersum summarize input=FILE``)."""
 
@@ -190,8 +194,8 @@ def file_schema(path: Path) -> pa.Schema:
     """The schema of a parquet or Arrow stream file (its metadata alone is read)."""
     try:
         if path.suffix == ".parquet":
-            return pq.read_schema(path, memory_map=True)
-        with pa.memory_map(str(path)) as source:
+            return pq.read_schema(path)
+        with pa.OSFile(str(path)) as source:
             return pa.ipc.open_stream(source).schema
     except (pa.ArrowException, OSError) as error:
         kind = "a parquet file" if path.suffix == ".parquet" else "an Arrow stream file (as datasets writes)"
@@ -216,21 +220,23 @@ def table_input_files(path: Path) -> list[Path] | None:
 def _batches(path: Path, columns: list[Column], require_references: bool) -> Iterator[pa.RecordBatch]:
     if path.suffix == ".parquet":
         try:
-            parquet = pq.ParquetFile(path, memory_map=True)
+            # buffered reads of a column chunk: datasets writes row groups of thousands of rows (tens of MB)
+            parquet = pq.ParquetFile(path, buffer_size=PARQUET_BUFFER, pre_buffer=False)
         except (pa.ArrowException, OSError) as error:
             raise ColumnError(f"{path}: expected a parquet file, cannot read it ({error})") from None
         names = check_schema(path, parquet.schema_arrow, columns, require_references=require_references)
         yield from parquet.iter_batches(batch_size=ROWS_PER_BATCH, columns=names)
         return
-    with pa.memory_map(str(path)) as source:
+    with pa.OSFile(str(path)) as source:  # read in sequence: a memory map's pages would count in the RSS
         try:
             reader = pa.ipc.open_stream(source)
         except (pa.ArrowException, OSError) as error:
             raise ColumnError(f"{path}: expected an Arrow stream file (as datasets writes), cannot read it "
                               f"({error})") from None
         names = check_schema(path, reader.schema, columns, require_references=require_references)
-        for batch in reader:
-            yield batch.select(names)
+        for batch in reader:  # as datasets wrote it (1,000 rows): converted to Python objects 256 rows at a time
+            batch = batch.select(names)
+            yield from (batch.slice(start, ROWS_PER_BATCH) for start in range(0, batch.num_rows, ROWS_PER_BATCH))
 
 
 def iter_rows(files: Iterable[Path], columns: Iterable[Column], *,
