@@ -162,6 +162,18 @@ def test_a_mistyped_or_missing_column_is_one_line_naming_the_file_column_and_col
     assert [e.documents for e in summaries_only] == [[["text"]]]  # summarizing needs no reference
 
 
+@pytest.mark.parametrize("layout", ["save_to_disk", "parquet"])
+def test_a_file_cut_short_or_not_arrow_is_one_line(layout, tmp_path):
+    corpus = corpus_of("multinews", layout, tmp_path / "corpus")
+    path = corpus / ("train.parquet" if layout == "parquet" else "train/data-00001-of-00002.arrow")
+    data = path.read_bytes()
+    for cut in (data[: len(data) // 2], b"not a table"):
+        path.write_bytes(cut)
+        with pytest.raises(ColumnError) as error:
+            read_corpus_split(corpus, "train", "multinews")
+        assert str(error.value).startswith(f"{path}: expected ") and "\n" not in str(error.value)
+
+
 def test_a_bad_row_is_a_record_error_naming_its_file_and_row(tmp_path):
     rows = [{"id": "a", "document": "text", "summary": "s"}, {"id": "b", "document": "", "summary": "s"},
             {"id": "a", "document": "again", "summary": "s"}]

@@ -198,8 +198,15 @@ def file_schema(path: Path) -> pa.Schema:
         with pa.OSFile(str(path)) as source:
             return pa.ipc.open_stream(source).schema
     except (pa.ArrowException, OSError) as error:
-        kind = "a parquet file" if path.suffix == ".parquet" else "an Arrow stream file (as datasets writes)"
-        raise ColumnError(f"{path}: expected {kind}, cannot read it ({error})") from None
+        raise _unreadable(path, error) from None
+
+
+def _kind(path: Path) -> str:
+    return "a parquet file" if path.suffix == ".parquet" else "an Arrow stream file (as datasets writes)"
+
+
+def _unreadable(path: Path, error: Exception) -> ColumnError:
+    return ColumnError(f"{path}: expected {_kind(path)}, cannot read it ({str(error).splitlines()[0]})")
 
 
 def table_input_files(path: Path) -> list[Path] | None:
@@ -223,7 +230,7 @@ def _batches(path: Path, columns: list[Column], require_references: bool) -> Ite
             # buffered reads of a column chunk: datasets writes row groups of thousands of rows (tens of MB)
             parquet = pq.ParquetFile(path, buffer_size=PARQUET_BUFFER, pre_buffer=False)
         except (pa.ArrowException, OSError) as error:
-            raise ColumnError(f"{path}: expected a parquet file, cannot read it ({error})") from None
+            raise _unreadable(path, error) from None
         names = check_schema(path, parquet.schema_arrow, columns, require_references=require_references)
         yield from parquet.iter_batches(batch_size=ROWS_PER_BATCH, columns=names)
         return
@@ -231,8 +238,7 @@ def _batches(path: Path, columns: list[Column], require_references: bool) -> Ite
         try:
             reader = pa.ipc.open_stream(source)
         except (pa.ArrowException, OSError) as error:
-            raise ColumnError(f"{path}: expected an Arrow stream file (as datasets writes), cannot read it "
-                              f"({error})") from None
+            raise _unreadable(path, error) from None
         names = check_schema(path, reader.schema, columns, require_references=require_references)
         for batch in reader:  # as datasets wrote it (1,000 rows): converted to Python objects 256 rows at a time
             batch = batch.select(names)
@@ -244,12 +250,16 @@ def iter_rows(files: Iterable[Path], columns: Iterable[Column], *,
     """``(file, row number from 1, {column: value})`` of every row of ``files`` in order, with the ``columns`` of
     the format that each file holds; a file's schema is checked (:func:`check_schema`) before its first row."""
     columns = list(columns)
-    for path in files:
+    for path in map(Path, files):
         row = 0
-        for batch in _batches(Path(path), columns, require_references):
-            for record in batch.to_pylist():
-                row += 1
-                yield Path(path), row, record
+        try:
+            for batch in _batches(path, columns, require_references):
+                for record in batch.to_pylist():
+                    row += 1
+                    yield path, row, record
+        except (pa.ArrowException, OSError) as error:  # a file cut short or damaged after its schema
+            raise ColumnError(f"{path}: expected {row + 1} or more rows of {_kind(path)}, cannot read them "
+                              f"({str(error).splitlines()[0]})") from None
 
 
 def iter_table_records(files: Iterable[Path], parse: ObjectParser, columns: Iterable[Column], *,
