@@ -805,7 +805,8 @@ RANKER_FEATURES = ("length", "tfidf", "position")
 @dataclass
 class RankerModelConfig:
     """The paragraph ranker of Liu & Lapata (2019, section 3.1) (``hiersum.model.ranker.ParagraphRanker``);
-    defaults = ``conf/ranker_model/small.yaml``."""
+    defaults = ``conf/ranker_model/paper.yaml`` (``hiersum train-ranker``'s default, ``features.yaml``, adds
+    ``features``)."""
 
     embedding_dim: int = 128
     """Width of the token embeddings (of the run's subword tokenizer)."""
@@ -851,9 +852,13 @@ class RankerTrainConfig:
     max_train_paragraphs: int | None = MISSING
     """Paragraphs of a training example the ranker reads (document order; None: all)."""
     top_k: int = MISSING
-    """Validation: the summed ROUGE-2 recall labels of the ranker's top-k paragraphs (``val_top_k_recall``); >= 1."""
+    """Validation: the summed ROUGE-2 recall labels of the ranker's top-k paragraphs (``val_top_k_recall``); >= 1.
+    Also the L' at which the trained ranker is compared with document order (a warning when below it)."""
+    report_budgets: list[int] = field(default_factory=lambda: [5, 8, 10, 20, 40])
+    """L' of the recall table written at the end of the run (the trained ranker against ``first`` and ``tfidf``
+    on the validation split, ``<run>/selection.md``); ``top_k`` is always one of them. Each >= 1."""
     ranker_model: RankerModelConfig = MISSING
-    """The ranker's sizes and features (``ranker_model=small|tiny|features``)."""
+    """The ranker's sizes and features (``ranker_model=features|paper|tiny``; ``small`` = ``paper``)."""
     tokenizer: TokenizerConfig = MISSING
     """The subword tokenizer, loaded or trained on the train split."""
     data: DataConfig = MISSING
@@ -865,6 +870,8 @@ class RankerTrainConfig:
 
     def __post_init__(self) -> None:
         _at_least_one(self, "batch_examples", "top_k")
+        if not self.report_budgets or min(self.report_budgets) < 1:
+            raise ValueError(f"report_budgets: expected a non-empty list of L' >= 1, found {list(self.report_budgets)}")
 
 
 @dataclass
