@@ -50,12 +50,12 @@ class ServeRequest:
 
 def read_request(body: bytes | dict[str, Any], *, defaults: DecodeConfig, limits: ServeLimits) -> ServeRequest:
     """The request of ``body`` (its bytes, or the JSON object already parsed), or a :class:`BadRequest`: 400
-    for a body that is not a JSON object, 422 for a missing, wrong-typed or out-of-range field."""
+    for a body that is not a JSON object (or not UTF-8), 422 for a missing, wrong-typed or out-of-range field."""
     try:
         record = body if isinstance(body, dict) else load_json_object(_text(body), path=SOURCE, line=1)
         example = _example(record)
     except RecordError as error:
-        status = 400 if error.field_name is None and "JSON" in error.reason else 422
+        status = 400 if error.field_name is None else 422  # the body as a whole, or one of its fields
         raise BadRequest(status, _message(error)) from None
     return ServeRequest(example=example, decode=_decode_options(record.get("options"), defaults, limits))
 
