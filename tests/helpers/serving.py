@@ -4,6 +4,7 @@ and JSON requests to it with the standard library (``urllib``: no client library
 from __future__ import annotations
 
 import json
+import math
 import socket
 import subprocess
 import time
@@ -85,3 +86,21 @@ SERVER_FIELDS = ("paragraphs", "model")
 def as_summarize_line(answer: dict[str, Any]) -> dict[str, Any]:
     """An answer less what the server adds: what ``hiersum summarize`` writes for the same record."""
     return {key: value for key, value in answer.items() if key not in SERVER_FIELDS}
+
+
+def assert_same_lines(answers: list[dict[str, Any]], lines: list[dict[str, Any]]) -> None:
+    """The answers are these summarize lines: the same fields and texts, the numbers equal to float rounding (a
+    record decoded in another batch is padded otherwise, which moves the last bits of its scores and weights)."""
+    assert len(answers) == len(lines)
+    for answer, line in zip(answers, lines, strict=True):
+        assert _same(as_summarize_line(answer), line), (answer, line)
+
+
+def _same(mine: Any, theirs: Any) -> bool:
+    if isinstance(mine, float) and isinstance(theirs, float):
+        return math.isclose(mine, theirs, rel_tol=1e-4, abs_tol=1e-6)
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        return mine.keys() == theirs.keys() and all(_same(mine[key], theirs[key]) for key in mine)
+    if isinstance(mine, list) and isinstance(theirs, list):
+        return len(mine) == len(theirs) and all(_same(a, b) for a, b in zip(mine, theirs, strict=True))
+    return type(mine) is type(theirs) and mine == theirs
