@@ -819,6 +819,8 @@ class ServeConfig:
     """Seconds a batch waits to fill up before it is decoded anyway."""
     timeout: float = 120.0
     """Seconds a request may wait for its answer before a 504."""
+    shutdown_timeout: float = 30.0
+    """Seconds SIGTERM (or Ctrl-C) waits for the requests in flight before the HTTP process is killed."""
     max_body_bytes: int = 1_000_000
     """Largest request body; a larger one gets 413."""
     precision: Precision = Precision("32")  # type: ignore[valid-type]
@@ -846,9 +848,9 @@ class ServeConfig:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, found {getattr(self, name)!r}")
         if not 1024 <= self.port <= 65535:
             raise ValueError(f"port must be in [1024, 65535], found {self.port}")
-        if self.batch_timeout < 0 or self.timeout <= 0:
-            raise ValueError(f"batch_timeout must be >= 0 and timeout > 0, found {self.batch_timeout} and "
-                             f"{self.timeout}")
+        if self.batch_timeout < 0 or self.timeout <= 0 or self.shutdown_timeout <= 0:
+            raise ValueError(f"batch_timeout must be >= 0, timeout and shutdown_timeout > 0; found "
+                             f"{self.batch_timeout}, {self.timeout} and {self.shutdown_timeout}")
 
 
 RANKER_FEATURES = ("length", "tfidf", "position")

@@ -42,6 +42,7 @@ def build_server(cfg: ServeConfig) -> litserve.LitServer:
     server = litserve.LitServer(SummarizeAPI(cfg), accelerator=cfg.accelerator, devices=cfg.devices,
                                 workers_per_device=cfg.workers_per_device, timeout=cfg.timeout,
                                 middlewares=[middleware])
+    server.uvicorn_graceful_timeout = cfg.shutdown_timeout  # how long LitServe's HTTP process may finish requests
     html = page()
     server.app.add_api_route("/", lambda: HTMLResponse(html), methods=["GET"], include_in_schema=False)
     return server
