@@ -44,6 +44,8 @@ def build_server(cfg: ServeConfig) -> litserve.LitServer:
                                 middlewares=[middleware])
     server.uvicorn_graceful_timeout = cfg.shutdown_timeout  # how long LitServe's HTTP process may finish requests
     html = page()
+    routes = server.app.router.routes
+    routes[:] = [route for route in routes if getattr(route, "path", None) != "/"]  # LitServe's "litserve running"
     server.app.add_api_route("/", lambda: HTMLResponse(html), methods=["GET"], include_in_schema=False)
     return server
 

@@ -156,3 +156,15 @@ def test_the_checks_refuse_a_body_over_the_limit_by_its_length_or_as_it_arrives(
     assert answer["error"] == "body: expected at most 200 bytes (the server's max_body_bytes), found 201 bytes"
     status, answer, seen = run_checks([b" " * 150, b" " * 150])
     assert (status, seen, answer["error"].endswith("found more")) == (413, None, True)
+
+
+def test_the_server_serves_the_page_at_the_root_and_the_api_with_its_checks(cfg):
+    from hiersum.serving.server import build_server, page
+
+    server = build_server(cfg)
+    roots = [route for route in server.app.router.routes if getattr(route, "path", None) == "/"]
+    assert len(roots) == 1 and roots[0].endpoint().body.decode() == page()
+    assert '<form id="form">' in page() and 'fetch("summarize"' in page()
+    assert any(getattr(route, "path", None) == "/summarize" for route in server.app.router.routes)
+    assert RequestChecks in [middleware.cls for middleware in server.app.user_middleware]
+    assert server.uvicorn_graceful_timeout == cfg.shutdown_timeout
