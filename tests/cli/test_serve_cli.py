@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from hiersum.commands.summarize import summarize
-from tests.helpers.serving import assert_same_lines, post, server_log, start_server, stop_server
+from hiersum.serving.client import post_json
+from tests.helpers.serving import assert_same_lines, server_log, start_server, stop_server
 
 pytestmark = pytest.mark.slow
 
@@ -70,9 +71,9 @@ def test_200_concurrent_requests_equal_summarize_and_bad_ones_change_nothing(che
         def send(job):
             kind, item = job
             if kind == "bad":
-                return post(f"{url}/summarize", item[0])
+                return post_json(f"{url}/summarize", item[0])
             name, example = item
-            return post(f"{url}/summarize", {**example, "options": OPTION_SETS[name][0]})
+            return post_json(f"{url}/summarize", {**example, "options": OPTION_SETS[name][0]})
 
         with ThreadPoolExecutor(max_workers=64) as pool:
             replies = list(pool.map(send, jobs))
@@ -85,7 +86,7 @@ def test_200_concurrent_requests_equal_summarize_and_bad_ones_change_nothing(che
                 assert_same_lines([answer], [expected[name][example["id"]]])
                 assert answer["paragraphs"] and answer["model"]["decode"]["beam_size"] == (3 if name == "beam3" else 2)
         assert sum(kind == "good" for kind, _ in jobs) == 200
-        status, answer = post(f"{url}/summarize", {**examples[0], "options": {}})  # and the next one is served
+        status, answer = post_json(f"{url}/summarize", {**examples[0], "options": {}})  # and the next one is served
         assert status == 200 and answer["summary"] == expected["default"][examples[0]["id"]]["summary"]
     finally:
         stop_server(process)
@@ -99,7 +100,7 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_co
     replies: list[tuple[int, dict, float]] = []
 
     def send() -> None:
-        status, answer = post(f"{url}/summarize", slow)
+        status, answer = post_json(f"{url}/summarize", slow)
         replies.append((status, answer, time.monotonic()))
 
     threads = [threading.Thread(target=send) for _ in range(4)]

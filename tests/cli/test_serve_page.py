@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from hiersum.serving.client import post_json
 from tests.helpers.paths import SAMPLE_DIR
-from tests.helpers.serving import post, start_server, stop_server
+from tests.helpers.serving import start_server, stop_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -28,7 +29,7 @@ def test_the_page_shows_the_summary_and_shades_the_attended_paragraphs(checkpoin
         example = json.loads(next(handle))
     process, url = start_server(checkpoint, tmp_path / "server", "attention_top_k=3")
     try:
-        status, expected = post(f"{url}/summarize", {"title": example["title"], "documents": example["documents"],
+        status, expected = post_json(f"{url}/summarize", {"title": example["title"], "documents": example["documents"],
                                                      "options": {"beam_size": 4, "max_length": 80}})
         assert status == 200
         with sync_api.sync_playwright() as playwright:

@@ -1,18 +1,14 @@
-"""Helpers of the ``hiersum serve`` tests: a free local port, a server subprocess started and waited for,
-and JSON requests to it with the standard library (``urllib``: no client library needed)."""
+"""Helpers of the ``hiersum serve`` tests: a server subprocess on a free local port, started and waited for
+(:mod:`hiersum.serving.client`), and the comparison of its answers with ``hiersum summarize``'s lines."""
 
 from __future__ import annotations
 
-import json
 import math
-import socket
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
+from hiersum.serving.client import free_port, wait_until_healthy
 from tests.helpers.cli import BIN, cli_env
 from tests.helpers.paths import PROJECT_ROOT
 
@@ -20,37 +16,24 @@ START_SECONDS = 120
 """How long a server may take to answer /health (spawning the worker imports torch and loads the model)."""
 
 
-def free_port() -> int:
-    """A port of 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def start_server(checkpoint: Path, run_dir: Path, *options: str) -> tuple[subprocess.Popen, str]:
     """``hiersum serve`` on ``checkpoint`` at a free port of 127.0.0.1, answering /health: (process, base URL).
     Its stdout and stderr go to ``run_dir/server.log``."""
     port = free_port()
     run_dir.mkdir(parents=True, exist_ok=True)
-    log = open(run_dir / "server.log", "w", encoding="utf-8")  # noqa: SIM115 - the server's own, closed with it
-    process = subprocess.Popen(
-        [str(BIN / "hiersum"), "serve", f"checkpoint={checkpoint}", f"port={port}", "log_level=warning",
-         f"hydra.run.dir={run_dir}", *options],
-        cwd=PROJECT_ROOT, env=cli_env(), stdout=log, stderr=subprocess.STDOUT,
-    )
+    with open(run_dir / "server.log", "w", encoding="utf-8") as log:  # the server writes on through its own copy
+        process = subprocess.Popen(
+            [str(BIN / "hiersum"), "serve", f"checkpoint={checkpoint}", f"port={port}", "log_level=warning",
+             f"hydra.run.dir={run_dir}", *options],
+            cwd=PROJECT_ROOT, env=cli_env(), stdout=log, stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"hiersum serve exited {process.returncode}:\n{server_log(run_dir)}")
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return process, url
-        except OSError:
-            time.sleep(0.3)
-    stop_server(process)
-    raise AssertionError(f"hiersum serve did not answer /health in {START_SECONDS} s:\n{server_log(run_dir)}")
+    try:
+        wait_until_healthy(url, process, timeout=START_SECONDS)
+    except RuntimeError as error:
+        stop_server(process)
+        raise AssertionError(f"{error}:\n{server_log(run_dir)}") from None
+    return process, url
 
 
 def server_log(run_dir: Path) -> str:
@@ -66,17 +49,6 @@ def stop_server(process: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-def post(url: str, body: bytes | dict[str, Any], *, timeout: float = 120) -> tuple[int, dict[str, Any]]:
-    """(status, JSON answer) of a POST of ``body`` (a dict is sent as JSON)."""
-    data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as reply:
-            return reply.status, json.loads(reply.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
 
 
 SERVER_FIELDS = ("paragraphs", "model")
