@@ -2,6 +2,7 @@
 
     python scripts/bench_serve.py                                    # newest outputs/train/*/checkpoints/last.ckpt
     python scripts/bench_serve.py --checkpoint CKPT --clients 1 8 32 64 --requests 128
+    python scripts/bench_serve.py --checkpoint CKPT --requests 64 --option decode.max_length=20
 
 For each ``max_batch_size`` of ``--batch-sizes`` (default 1 and 16) a server is started on 127.0.0.1 at a free
 port (``hiersum serve``, its log in a temporary folder) and driven by 1, 8, 32 and 64 concurrent clients (threads,
@@ -75,7 +76,7 @@ def bench_batch_size(checkpoint: Path, batch_size: int, args: argparse.Namespace
         server = subprocess.Popen(
             [sys.executable, "-m", "hiersum", "serve", f"checkpoint={checkpoint}", f"port={port}",
              f"max_batch_size={batch_size}", f"batch_timeout={args.batch_timeout}", "log_level=warning",
-             f"hydra.run.dir={log_dir / f'run-{batch_size}'}"],
+             f"hydra.run.dir={log_dir / f'run-{batch_size}'}", *args.option],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -95,6 +96,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=128, help="requests per client count")
     parser.add_argument("--batch-timeout", type=float, default=0.05)
     parser.add_argument("--timeout", type=float, default=300, help="seconds a request may take")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option of hiersum serve (repeatable), e.g. decode.max_length=20")
     args = parser.parse_args()
     checkpoint = args.checkpoint or newest_checkpoint()
     records = [json.loads(line) for line in RECORDS.read_text(encoding="utf-8").splitlines()]
@@ -104,7 +107,7 @@ def main() -> None:
     low, high = str(min(args.batch_sizes)), str(max(args.batch_sizes))
     gain = {clients: round(runs[high][clients]["requests_per_s"] / runs[low][clients]["requests_per_s"], 2)
             for clients in runs[low] if runs[low][clients]["requests_per_s"]}
-    print(json.dumps({"checkpoint": str(checkpoint), "requests_per_level": args.requests,
+    print(json.dumps({"checkpoint": str(checkpoint), "requests_per_level": args.requests, "options": args.option,
                       "max_batch_size": runs, f"batching_gain_{high}_over_{low}": gain}, indent=1))
 
 
