@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 
-PROG = "hiersum serve"
+PROG = "hiersum-serve"
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="serve")
