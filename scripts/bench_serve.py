@@ -5,10 +5,11 @@
     python scripts/bench_serve.py --checkpoint CKPT --requests 64 --option decode.max_length=20
 
 For each ``max_batch_size`` of ``--batch-sizes`` (default 1 and 16) a server is started on 127.0.0.1 at a free
-port (``hiersum serve``, its log in a temporary folder) and driven by 1, 8, 32 and 64 concurrent clients (threads,
-one request at a time each), ``--requests`` requests per level: the records of ``data/sample/test.jsonl`` in turn,
-with the server's default decoding. Traffic goes only to that server; each level and the whole run are bounded
-(``--timeout``, seconds), and the server is stopped by SIGTERM at the end.
+port (``hiersum serve``, its log in a temporary folder); then for 1, 8, 32 and 64 concurrent clients (threads,
+one request at a time each) each server in turn gets ``--requests`` requests: the records of
+``data/sample/test.jsonl`` in turn, with the server's default decoding (or ``--option decode.*=``). Traffic
+goes only to the servers it started; every level is a bounded number of requests, each bounded in time
+(``--timeout``, seconds), and the servers are stopped by SIGTERM at the end.
 
 Prints one JSON object: per batch size and client count, the requests answered, the errors (any status but
 200, or no answer), p50 and p95 latency (s) and requests/s; and the batching gain, requests/s with the largest
@@ -69,8 +70,9 @@ def drive(url: str, bodies: list[dict[str, Any]], clients: int, timeout: float) 
             "requests_per_s": round(len(latencies) / wall, 3), "wall_s": round(wall, 2)}
 
 
-def bench_batch_size(checkpoint: Path, batch_size: int, args: argparse.Namespace, bodies: list[dict[str, Any]],
-                     log_dir: Path) -> dict[str, Any]:
+def start_server(checkpoint: Path, batch_size: int, args: argparse.Namespace, log_dir: Path
+                 ) -> tuple[subprocess.Popen, str]:
+    """``hiersum serve`` with ``max_batch_size=batch_size`` on a free port of 127.0.0.1: (process, URL)."""
     port = free_port()
     with open(log_dir / f"server-{batch_size}.log", "w", encoding="utf-8") as log:
         server = subprocess.Popen(
@@ -78,14 +80,28 @@ def bench_batch_size(checkpoint: Path, batch_size: int, args: argparse.Namespace
              f"max_batch_size={batch_size}", f"batch_timeout={args.batch_timeout}", "log_level=warning",
              f"hydra.run.dir={log_dir / f'run-{batch_size}'}", *args.option],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    return server, f"http://127.0.0.1:{port}"
+
+
+def bench(checkpoint: Path, args: argparse.Namespace, bodies: list[dict[str, Any]], log_dir: Path
+          ) -> dict[str, dict[str, Any]]:
+    """One server per batch size, all started first; then, per client count, each server in turn (so that the
+    load of a shared machine, which drifts over minutes, weighs on both sides of a comparison alike)."""
+    servers = {size: start_server(checkpoint, size, args, log_dir) for size in args.batch_sizes}
+    runs: dict[str, dict[str, Any]] = {str(size): {} for size in args.batch_sizes}
     try:
-        wait_until_healthy(url, server, timeout=START_SECONDS)
-        drive(url, bodies[: max(args.clients)], max(args.clients), args.timeout)  # warm-up, not counted
-        return {str(clients): drive(url, bodies, clients, args.timeout) for clients in args.clients}
+        for server, url in servers.values():
+            wait_until_healthy(url, server, timeout=START_SECONDS)
+            drive(url, bodies[: max(args.clients)], max(args.clients), args.timeout)  # warm-up, not counted
+        for clients in args.clients:
+            for size, (_, url) in servers.items():
+                runs[str(size)][str(clients)] = drive(url, bodies, clients, args.timeout)
     finally:
-        server.terminate()
-        server.wait(timeout=120)
+        for server, _ in servers.values():
+            server.terminate()
+        for server, _ in servers.values():
+            server.wait(timeout=120)
+    return runs
 
 
 def main() -> None:
@@ -103,7 +119,7 @@ def main() -> None:
     records = [json.loads(line) for line in RECORDS.read_text(encoding="utf-8").splitlines()]
     bodies = [records[i % len(records)] for i in range(args.requests)]
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as folder:
-        runs = {str(size): bench_batch_size(checkpoint, size, args, bodies, Path(folder)) for size in args.batch_sizes}
+        runs = bench(checkpoint, args, bodies, Path(folder))
     low, high = str(min(args.batch_sizes)), str(max(args.batch_sizes))
     gain = {clients: round(runs[high][clients]["requests_per_s"] / runs[low][clients]["requests_per_s"], 2)
             for clients in runs[low] if runs[low][clients]["requests_per_s"]}
