@@ -8,10 +8,8 @@ import asyncio
 import json
 import logging
 import pickle
-from pathlib import Path
 
 import pytest
-import torch
 
 import hiersum.serving.api as api
 from hiersum.checkpoints.io import load_summarizer
@@ -20,7 +18,7 @@ from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
 from hiersum.data.selection import encode_examples
 from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI
 from hiersum.serving.requests import read_request
-from tests.helpers.checkpoints import summarizer_checkpoint
+from tests.helpers.checkpoints import save_summarizer_checkpoint
 from tests.helpers.serving import assert_same_lines
 
 DECODE = DecodeConfig(beam_size=2, min_length=1, max_length=6)
@@ -35,14 +33,8 @@ BODIES = [
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("serve") / "tiny.ckpt"
-    torch.save(summarizer_checkpoint(), path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def cfg(checkpoint: Path) -> ServeConfig:
+def cfg(tmp_path_factory: pytest.TempPathFactory) -> ServeConfig:
+    checkpoint = save_summarizer_checkpoint(tmp_path_factory.mktemp("serve") / "tiny.ckpt")
     return ServeConfig(checkpoint=str(checkpoint), decode=DECODE, attention_top_k=2, max_batch_size=4)
 
 
