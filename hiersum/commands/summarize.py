@@ -4,7 +4,7 @@ The story of :func:`summarize`: typed config -> the output checked against the i
 (:mod:`hiersum.checkpoints`) -> read the records still to write (:mod:`hiersum.data.formats`) -> select
 and encode their paragraphs (:mod:`hiersum.data.selection`) -> decode them in token-budget batches
 (:mod:`hiersum.inference`) -> write each summary, in input order, as soon as every earlier one
-is done.
+is done. :func:`output_records` (records -> output lines) is also what ``hiersum serve`` answers with.
 
 Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, or ``-`` (stdin);
 see :mod:`hiersum.data.formats` and ``input_format``.
