@@ -6,13 +6,14 @@
 
 For each ``max_batch_size`` of ``--batch-sizes`` (default 1 and 16) a server is started on 127.0.0.1 at a free
 port (``hiersum serve``, its log in a temporary folder); then for 1, 8, 32 and 64 concurrent clients (threads,
-one request at a time each) each server in turn gets ``--requests`` requests: the records of
+one request at a time each) each server in turn gets ``--requests`` requests, ``--rounds`` times: the records of
 ``data/sample/test.jsonl`` in turn, with the server's default decoding (or ``--option decode.*=``). Traffic
 goes only to the servers it started; every level is a bounded number of requests, each bounded in time
 (``--timeout``, seconds), and the servers are stopped by SIGTERM at the end.
 
-Prints one JSON object: per batch size and client count, the requests answered, the errors (any status but
-200, or no answer), p50 and p95 latency (s) and requests/s; and the batching gain, requests/s with the largest
+Prints one JSON object: per batch size and client count, the round of median requests/s (requests answered,
+p50 and p95 latency in s, requests/s), every round's requests/s and the errors of all rounds (any status but
+200, or no answer); and the batching gain, median requests/s with the largest
 batch size over the smallest, per client count.
 """
 
@@ -70,6 +71,13 @@ def drive(url: str, bodies: list[dict[str, Any]], clients: int, timeout: float) 
             "requests_per_s": round(len(latencies) / wall, 3), "wall_s": round(wall, 2)}
 
 
+def median_round(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The round of median requests/s, with every round's requests/s and the errors of all rounds."""
+    ordered = sorted(results, key=lambda result: result["requests_per_s"])
+    return {**ordered[(len(ordered) - 1) // 2], "errors": sum(result["errors"] for result in results),
+            "requests_per_s_rounds": [result["requests_per_s"] for result in results]}
+
+
 def start_server(checkpoint: Path, batch_size: int, args: argparse.Namespace, log_dir: Path
                  ) -> tuple[subprocess.Popen, str]:
     """``hiersum serve`` with ``max_batch_size=batch_size`` on a free port of 127.0.0.1: (process, URL)."""
@@ -94,8 +102,12 @@ def bench(checkpoint: Path, args: argparse.Namespace, bodies: list[dict[str, Any
             wait_until_healthy(url, server, timeout=START_SECONDS)
             drive(url, bodies[: max(args.clients)], max(args.clients), args.timeout)  # warm-up, not counted
         for clients in args.clients:
-            for size, (_, url) in servers.items():
-                runs[str(size)][str(clients)] = drive(url, bodies, clients, args.timeout)
+            rounds: dict[int, list[dict[str, Any]]] = {size: [] for size in servers}
+            for _ in range(args.rounds):
+                for size, (_, url) in servers.items():
+                    rounds[size].append(drive(url, bodies, clients, args.timeout))
+            for size, results in rounds.items():
+                runs[str(size)][str(clients)] = median_round(results)
     finally:
         for server, _ in servers.values():
             server.terminate()
@@ -111,6 +123,7 @@ def main() -> None:
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--requests", type=int, default=128, help="requests per client count")
     parser.add_argument("--batch-timeout", type=float, default=0.05)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per client count; the median one is shown")
     parser.add_argument("--timeout", type=float, default=300, help="seconds a request may take")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="an option of hiersum serve (repeatable), e.g. decode.max_length=20")
