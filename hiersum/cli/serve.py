@@ -10,7 +10,7 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
+from hiersum.cli.common import CONFIG_DIR, UsageError, run_entry_point, task
 
 PROG = "hiersum-serve"
 
@@ -18,8 +18,13 @@ PROG = "hiersum-serve"
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="serve")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
-        from hiersum.serving.server import serve
-
+        try:
+            from hiersum.serving.server import serve
+        except ModuleNotFoundError as error:
+            if error.name != "litserve":
+                raise
+            raise UsageError("hiersum serve needs LitServe, the serve extra: pip install -e '.[serve]' "
+                             "(make installs it)") from None
         serve(cfg)
 
 

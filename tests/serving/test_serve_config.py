@@ -3,6 +3,8 @@ and the command stops with exit status 2 before a server starts (a bad option, a
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from hiersum.cli.main import main
@@ -40,3 +42,15 @@ def test_the_command_stops_in_one_line_before_serving(options, expected, tmp_pat
     stderr = capsys.readouterr().err
     assert exit_info.value.code == 2
     assert len(stderr.strip().splitlines()) == 1 and expected in stderr and "serving" not in stderr, stderr
+
+
+def test_without_litserve_the_command_says_which_extra_to_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "litserve", None)  # import litserve raises ModuleNotFoundError
+    monkeypatch.delitem(sys.modules, "hiersum.serving.server", raising=False)
+    monkeypatch.delitem(sys.modules, "hiersum.serving.api", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", f"checkpoint={tmp_path}/m.ckpt", f"hydra.run.dir={tmp_path / 'run'}",
+              "hydra/job_logging=none", "hydra/hydra_logging=none"])
+    stderr = capsys.readouterr().err
+    assert exit_info.value.code == 2 and len(stderr.strip().splitlines()) == 1, stderr
+    assert "pip install -e '.[serve]'" in stderr
