@@ -16,7 +16,7 @@ TORCH_SPEC := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'torch>=2.2'
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet '$(TORCH_SPEC)'
-	$(BIN)/pip install --quiet -e '.[dev,official,slurm]'
+	$(BIN)/pip install --quiet -e '.[dev,official,slurm,serve]'
 	touch $(STAMP)
 
 train: $(STAMP)

@@ -139,8 +139,10 @@ def test_the_wheel_holds_every_config_and_module(installed: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     configs = {f"hiersum/conf/{p.relative_to(ROOT / 'conf').as_posix()}" for p in (ROOT / "conf").rglob("*.yaml")}
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "hiersum").rglob("*.py")}
+    pages = {p.relative_to(ROOT).as_posix() for p in (ROOT / "hiersum").rglob("*.html")}  # hiersum serve's page
     assert len(configs) > 20 and configs <= names, sorted(configs - names)
     assert modules <= names, sorted(modules - names)
+    assert pages and pages <= names, sorted(pages - names)
 
 
 @pytest.mark.slow

@@ -37,6 +37,7 @@ ACTIONS: dict[str, Action] = {
                        "score a checkpoint (decoding a split) or a predictions file; write the report"),
     "summarize": Action("hiersum.cli.summarize",
                         "summarize JSONL records, text files or stdin with a checkpoint, resumably"),
+    "serve": Action("hiersum.cli.serve", "serve a checkpoint over HTTP (LitServe): batched requests, a page at /"),
     "prepare": Action("hiersum.cli.prepare", "tokenize a corpus's splits once into prepared shards"),
     "rank": Action("hiersum.cli.rank", "keep the top paragraphs of raw documents (trained ranker or tf-idf)"),
     "train-ranker": Action("hiersum.cli.train_ranker", "train the paragraph ranker of Liu & Lapata (2019)"),

@@ -4,7 +4,7 @@ The story of :func:`summarize`: typed config -> the output checked against the i
 (:mod:`hiersum.checkpoints`) -> read the records still to write (:mod:`hiersum.data.formats`) -> select
 and encode their paragraphs (:mod:`hiersum.data.selection`) -> decode them in token-budget batches
 (:mod:`hiersum.inference`) -> write each summary, in input order, as soon as every earlier one
-is done.
+is done. :func:`output_records` (records -> output lines) is also what ``hiersum serve`` answers with.
 
 Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, or ``-`` (stdin);
 see :mod:`hiersum.data.formats` and ``input_format``.
@@ -33,6 +33,7 @@ checkpoint, unreadable input, bad option) raises :class:`hiersum.config.UsageErr
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -50,7 +51,7 @@ from hiersum.commands.record_output import (
     stopping_in_one_line,
 )
 from hiersum.commands.shards import Shard, summarize_on_devices
-from hiersum.config import DataConfig, SummarizeConfig, UsageError, command_config
+from hiersum.config import DataConfig, DecodeConfig, SummarizeConfig, UsageError, command_config
 from hiersum.data.formats import STDIN
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.schema import EncodedExample
@@ -85,7 +86,7 @@ def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
     checked_device(cfg.device, cfg.precision)
     summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
     tokenizer = _tokenizer(summarizer, cfg)
-    selection = _selection(cfg, summarizer)
+    selection = record_selection(cfg, summarizer)
     output = str(shard.output(cfg.output)) if shard else cfg.output
     options = {**_output_options(cfg), **({"shard": str(shard)} if shard else {})}
     provenance = Provenance.of("summarize", model=cfg.checkpoint, source=cfg.input, options=options)
@@ -130,9 +131,9 @@ def _tokenizer(summarizer: Summarizer, cfg: SummarizeConfig) -> SubwordTokenizer
     return checkpoint_tokenizer(summarizer, cfg.checkpoint)
 
 
-def _selection(cfg: SummarizeConfig, summarizer: Summarizer) -> SelectionConfig:
-    """The checkpoint's paragraph selection (as for evaluation), with ``max_paragraphs`` etc.
-    overridden when given."""
+def record_selection(cfg: Any, summarizer: Summarizer) -> SelectionConfig:
+    """The checkpoint's paragraph selection (as for evaluation), with ``max_paragraphs`` etc. overridden
+    when given: ``cfg`` is a :class:`SummarizeConfig` or another command's config with those fields (``serve``)."""
     data = summarizer.data_config or DataConfig(path="")
     given = {name: getattr(cfg, name) for name in SELECTION_FIELDS if getattr(cfg, name, None) is not None}
     if "max_paragraphs" in given:
@@ -149,18 +150,43 @@ def _summarize_window(summarizer: Summarizer, encoded: list[EncodedExample], tok
     as every earlier one is done (synced after each batch); returns how many were written."""
     results: list[dict[str, Any] | None] = [None] * len(encoded)
     next_index = 0  # first result of this window not yet written
-    for indices, summaries in summarize_encoded(
-        summarizer.model, encoded, tokenizer, cfg.decode, batch_tokens=cfg.batch_tokens, device=cfg.device,
-        precision=cfg.precision, attention_top_k=cfg.attention_top_k if cfg.attention else 0,
-    ):
-        for index, summary in zip(indices, summaries, strict=True):
-            results[index] = output_record(summary, encoded[index], n_best=cfg.decode.n_best > 1)
+    options = RecordOptions(decode=cfg.decode, batch_tokens=cfg.batch_tokens, device=cfg.device,
+                            precision=cfg.precision, attention_top_k=cfg.attention_top_k if cfg.attention else 0)
+    for indices, records in output_records(summarizer, encoded, tokenizer, options):
+        for index, record in zip(indices, records, strict=True):
+            results[index] = record
         while next_index < len(results) and results[next_index] is not None:
             writer.write(results[next_index])
             next_index += 1
         writer.sync()
         advance(len(indices))
     return next_index
+
+
+@dataclass(frozen=True)
+class RecordOptions:
+    """What, besides the model and the record, decides an output line (:func:`output_records`)."""
+
+    decode: DecodeConfig
+    batch_tokens: int
+    """Token budget of a decoding batch (examples x paragraphs x tokens)."""
+    device: str
+    precision: str
+    attention_top_k: int
+    """Most attended paragraphs added to each line (``top_paragraphs``); 0 adds none."""
+
+
+def output_records(summarizer: Summarizer, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer,
+                   options: RecordOptions) -> Iterator[tuple[list[int], list[dict[str, Any]]]]:
+    """The output lines of ``encoded`` (:func:`output_record`), decoded in token-budget batches: yields
+    (indices into ``encoded``, their lines) batch by batch. What ``hiersum summarize`` writes and ``hiersum
+    serve`` answers."""
+    for indices, summaries in summarize_encoded(
+        summarizer.model, encoded, tokenizer, options.decode, batch_tokens=options.batch_tokens,
+        device=options.device, precision=options.precision, attention_top_k=options.attention_top_k,
+    ):
+        yield indices, [output_record(summary, encoded[index], n_best=options.decode.n_best > 1)
+                        for index, summary in zip(indices, summaries, strict=True)]
 
 
 def output_record(summary: Summary, source: EncodedExample, *, n_best: bool) -> dict[str, Any]:

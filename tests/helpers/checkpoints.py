@@ -26,7 +26,7 @@ def summarizer_checkpoint() -> dict:
 
 
 def save_summarizer_checkpoint(path: Path) -> Path:
-    """:func:`summarizer_checkpoint` saved at ``path``."""
+    """The checkpoint of the tiny model (:func:`summarizer_checkpoint`, untrained) saved at ``path``."""
     torch.save(summarizer_checkpoint(), path)
     return path
 

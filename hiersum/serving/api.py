@@ -1,0 +1,186 @@
+"""What ``hiersum serve`` runs: the LitServe API of the model (:class:`SummarizeAPI`, in each inference worker),
+the checks of a request before it joins a batch (:class:`RequestChecks`, in the HTTP process) and the
+answering of a batch of checked requests (:class:`Responder`).
+
+Why the checks run in the HTTP process: LitServe decodes the requests of a batch together, and one
+``decode_request`` that raises fails every request of the batch; a bad request is refused before it is
+queued, so it never reaches a batch. A batch that fails in the model is decoded again request by request,
+so only the request that fails gets its 500 (with a request id, logged with the traceback).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import litserve
+from starlette.responses import JSONResponse
+
+from hiersum.checkpoints.io import Summarizer
+from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
+from hiersum.commands.summarize import RecordOptions, output_records, record_selection
+from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
+from hiersum.data.selection import encode_examples
+from hiersum.model.encoder_registry import encoder_spec
+from hiersum.serving.requests import BadRequest, ServeRequest, read_request, response
+
+logger = logging.getLogger(__name__)
+
+API_PATH = "/summarize"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A request that failed inside the model: answered 500 with ``request_id`` (also in the server's log)."""
+
+    request_id: str
+
+
+class Responder:
+    """Answers checked requests with a loaded model: each one as ``hiersum summarize`` writes its record
+    (:func:`hiersum.commands.summarize.output_records`), requests with equal decoding options decoded together."""
+
+    def __init__(self, cfg: ServeConfig, summarizer: Summarizer, *, device: str) -> None:
+        self.summarizer = summarizer
+        self.tokenizer = checkpoint_tokenizer(summarizer, cfg.checkpoint)
+        self.selection = record_selection(cfg, summarizer)
+        self.cfg = cfg
+        self.device = device
+        config = summarizer.model_config
+        self.attention_top_k = cfg.attention_top_k if encoder_spec(config.encoder).inter_paragraph else 0
+        self.model = {"checkpoint": cfg.checkpoint, "encoder": str(config.encoder),
+                      "parameters": sum(p.numel() for p in summarizer.model.parameters()),
+                      "hiersum": importlib.metadata.version("hiersum")}
+
+    def answer(self, requests: list[ServeRequest]) -> list[dict[str, Any] | Failure]:
+        """The answer to each request (a :class:`Failure` where the model failed on it), in order."""
+        groups: dict[str, list[int]] = {}
+        for index, request in enumerate(requests):
+            groups.setdefault(request.options_key(), []).append(index)
+        answers: list[dict[str, Any] | Failure | None] = [None] * len(requests)
+        for indices in groups.values():
+            try:
+                self._decode(requests, indices, answers)
+            except Exception:  # noqa: BLE001 - retried request by request below, each failure logged
+                for index in indices:
+                    answers[index] = self._decode_alone(requests, index, answers)
+        return answers  # type: ignore[return-value]
+
+    def _decode_alone(self, requests: list[ServeRequest], index: int,
+                      answers: list[dict[str, Any] | Failure | None]) -> dict[str, Any] | Failure:
+        try:
+            self._decode(requests, [index], answers)
+        except Exception:  # noqa: BLE001 - a failure inside the model answers 500, the worker goes on
+            request_id = uuid.uuid4().hex[:16]
+            logger.exception("request %s failed inside the model (id %r)", request_id, requests[index].example.id)
+            return Failure(request_id)
+        return answers[index]  # type: ignore[return-value]
+
+    def _decode(self, requests: list[ServeRequest], indices: list[int],
+                answers: list[dict[str, Any] | Failure | None]) -> None:
+        examples = [requests[index].example for index in indices]
+        decode = requests[indices[0]].decode
+        options = RecordOptions(decode=decode, batch_tokens=self.cfg.batch_tokens, device=self.device,
+                                precision=self.cfg.precision, attention_top_k=self.attention_top_k)
+        encoded = encode_examples(examples, self.tokenizer, self.selection)
+        model = {**self.model, "decode": asdict(decode)}
+        for positions, records in output_records(self.summarizer, encoded, self.tokenizer, options):
+            for position, record in zip(positions, records, strict=True):
+                answers[indices[position]] = response(record, examples[position], model)
+
+
+class SummarizeAPI(litserve.LitAPI):
+    """``POST /summarize`` on LitServe: dynamic batching of up to ``cfg.max_batch_size`` requests."""
+
+    def __init__(self, cfg: ServeConfig) -> None:
+        super().__init__(max_batch_size=cfg.max_batch_size, batch_timeout=cfg.batch_timeout, api_path=API_PATH)
+        self.cfg = cfg
+
+    def setup(self, device: str) -> None:
+        self.responder = Responder(self.cfg, load_checkpoint(self.cfg.checkpoint), device=device)
+
+    def decode_request(self, request) -> ServeRequest:  # noqa: ANN001 - LitServe reads an annotation as the body type
+        """``request``: the JSON object of the body, checked already by :class:`RequestChecks`."""
+        return read_request(request, defaults=self.cfg.decode, limits=self.cfg.limits)
+
+    def predict(self, x: ServeRequest | list[ServeRequest]) -> Any:
+        if isinstance(x, list):  # a batch (max_batch_size > 1)
+            return self.responder.answer(x)
+        return self.responder.answer([x])[0]
+
+    def encode_response(self, output: dict[str, Any] | Failure) -> Any:
+        if isinstance(output, Failure):
+            return JSONResponse({"error": "the model failed on this request; the server's log has the traceback "
+                                          f"under request id {output.request_id}", "request_id": output.request_id},
+                                status_code=500)
+        return output
+
+
+class RequestChecks:
+    """ASGI middleware: a ``POST`` to ``path`` whose body is over ``max_body_bytes`` gets 413, one that
+    :func:`read_request` refuses its 400 or 422, each ``{"error": one line}``; the others go on, as JSON."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *, path: str, max_body_bytes: int,
+                 defaults: DecodeConfig, limits: ServeLimits) -> None:
+        self.app = app
+        self.path = path
+        self.max_body_bytes = max_body_bytes
+        self.defaults = defaults
+        self.limits = limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != self.path or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        try:
+            body = await self._body(scope, receive)
+            read_request(body, defaults=self.defaults, limits=self.limits)
+        except BadRequest as error:
+            await JSONResponse({"error": str(error)}, status_code=error.status)(scope, receive, send)
+            return
+        headers = [(name, value) for name, value in scope["headers"] if name != b"content-type"]
+        scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}  # read as JSON by LitServe
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _body(self, scope: Scope, receive: Receive) -> bytes:
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise BadRequest(413, self._too_large(f"{int(declared)} bytes"))
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_body_bytes:
+                raise BadRequest(413, self._too_large("more"))
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+    def _too_large(self, found: str) -> str:
+        return f"body: expected at most {self.max_body_bytes} bytes (the server's max_body_bytes), found {found}"
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` once, then what ``receive`` gives (a disconnect)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed

@@ -1,0 +1,46 @@
+"""A minimal client of ``hiersum serve`` on the standard library (``urllib``): what the load benchmark
+(``scripts/bench_serve.py``) and the tests use to talk to a server they started."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port of ``host`` that nothing listens on now (LitServe takes ports from 1024 up: so does the kernel)."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+def post_json(url: str, body: bytes | dict[str, Any], *, timeout: float = 120) -> tuple[int, dict[str, Any]]:
+    """(status, JSON answer) of a POST of ``body`` to ``url`` (a dict is sent as JSON)."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen, *, timeout: float) -> None:
+    """Wait until the server at ``url`` (run by ``process``) answers ``/health`` with 200; a ``RuntimeError``
+    if ``process`` exits first or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"hiersum serve exited with status {process.returncode} before answering /health")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"hiersum serve did not answer {url}/health within {timeout:.0f} s")

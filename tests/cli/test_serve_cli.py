@@ -1,0 +1,123 @@
+"""``hiersum serve`` as a process on 127.0.0.1: 200 concurrent requests answered as ``hiersum summarize`` writes
+the same records, bad requests among them refused in one line without changing any good answer, and SIGTERM
+with requests in flight (answered, then exit 0)."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from hiersum.commands.summarize import summarize
+from hiersum.serving.client import post_json
+from tests.helpers.serving import assert_same_lines, server_log, start_server, stop_server
+
+pytestmark = pytest.mark.slow
+
+DECODE = ["decode.beam_size=2", "decode.min_length=1", "decode.max_length=12"]
+"""The server's decoding defaults (and summarize's): short summaries, a quick test."""
+OPTION_SETS = {"default": ({}, []),
+               "beam3": ({"beam_size": 3, "n_best": 2}, ["decode.beam_size=3", "decode.n_best=2"])}
+"""Request options and the summarize options that ask for the same decoding."""
+MAX_BODY_BYTES = 20_000
+BAD_REQUESTS = [
+    (b'{"documents": ["a"', 400, "body: expected a JSON object, found invalid JSON"),
+    (b'"just a string"', 400, "body: expected a JSON object, found str"),
+    ({"title": "no documents"}, 422, "field 'documents': expected a list of documents, found no such field"),
+    ({"documents": []}, 422, "field 'documents': expected a non-empty list of documents, found an empty list"),
+    ({"documents": [" ", ""]}, 422, "field 'documents': expected some text, found only empty documents"),
+    ({"documents": [7]}, 422, "field 'documents[0]': expected a string or a list of paragraph strings, found int"),
+    ({"text": ["not", "a", "string"]}, 422, "field 'text': expected a string, found list"),
+    ({"text": "fine", "options": {"beam_size": 99}}, 422, "field 'options.beam_size': expected a value in [1, 8]"),
+    ({"text": "fine", "options": {"max_length": "long"}}, 422, "field 'options.max_length': expected an integer"),
+    ({"text": "x" * MAX_BODY_BYTES}, 413, f"body: expected at most {MAX_BODY_BYTES} bytes"),
+]
+
+
+def records(corpus: Path) -> list[dict]:
+    lines = [line for split in ("test", "validation") for line in (corpus / f"{split}.jsonl").read_text().splitlines()]
+    return [json.loads(line) for line in lines]
+
+
+def summarize_lines(run_summarize, checkpoint: Path, source: Path, output: Path, options: list[str]) -> dict:
+    run_summarize(f"checkpoint={checkpoint}", f"input={source}", f"output={output}", "attention=true",
+                  "attention_top_k=3", *DECODE, *options)
+    return {line["id"]: line for line in map(json.loads, output.read_text(encoding="utf-8").splitlines())}
+
+
+@pytest.fixture()
+def run_summarize(tiny_cfg, tmp_path):
+    return lambda *args: summarize(tiny_cfg(*args, name="summarize", output_dir=tmp_path / "hydra"))
+
+
+def test_200_concurrent_requests_equal_summarize_and_bad_ones_change_nothing(checkpoint, tiny_corpus, run_summarize,
+                                                                             tmp_path):
+    examples = records(tiny_corpus)
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(example) + "\n" for example in examples), encoding="utf-8")
+    expected = {name: summarize_lines(run_summarize, checkpoint, source, tmp_path / f"{name}.jsonl", options)
+                for name, (_, options) in OPTION_SETS.items()}
+    good = [(name, example) for name in OPTION_SETS for example in examples]
+    jobs = [("good", good[i % len(good)]) for i in range(200)] + [("bad", bad) for bad in BAD_REQUESTS * 4]
+    random.Random(0).shuffle(jobs)
+    process, url = start_server(checkpoint, tmp_path / "server", f"max_body_bytes={MAX_BODY_BYTES}",
+                                "attention_top_k=3", *DECODE)
+    try:
+        def send(job):
+            kind, item = job
+            if kind == "bad":
+                return post_json(f"{url}/summarize", item[0])
+            name, example = item
+            return post_json(f"{url}/summarize", {**example, "options": OPTION_SETS[name][0]})
+
+        with ThreadPoolExecutor(max_workers=64) as pool:
+            replies = list(pool.map(send, jobs))
+        for (kind, item), (status, answer) in zip(jobs, replies, strict=True):
+            if kind == "bad":
+                assert status == item[1] and answer["error"].startswith(item[2]), (status, answer)
+            else:
+                name, example = item
+                assert status == 200, answer
+                assert_same_lines([answer], [expected[name][example["id"]]])
+                assert answer["paragraphs"] and answer["model"]["decode"]["beam_size"] == (3 if name == "beam3" else 2)
+        assert sum(kind == "good" for kind, _ in jobs) == 200
+        status, answer = post_json(f"{url}/summarize", {**examples[0], "options": {}})  # and the next one is served
+        assert status == 200 and answer["summary"] == expected["default"][examples[0]["id"]]["summary"]
+    finally:
+        stop_server(process)
+    assert process.returncode == 0, server_log(tmp_path / "server")
+
+
+def test_sigterm_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_corpus, tmp_path):
+    example = records(tiny_corpus)[0]
+    slow = {**example, "options": {"beam_size": 4, "min_length": 60, "max_length": 60}}  # ~0.5 s each, one at a time
+    process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "shutdown_timeout=60")
+    replies: list[tuple[int, dict, float]] = []
+
+    def send() -> None:
+        status, answer = post_json(f"{url}/summarize", slow)
+        replies.append((status, answer, time.monotonic()))
+
+    threads = [threading.Thread(target=send) for _ in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        terminated = time.monotonic()
+        process.terminate()
+        for thread in threads:
+            thread.join(timeout=120)
+        process.wait(timeout=60)
+    finally:
+        stop_server(process)
+    log = server_log(tmp_path / "server")
+    assert process.returncode == 0, log
+    assert len(replies) == 4 and all(status == 200 for status, _, _ in replies), replies
+    assert len({answer["summary"] for _, answer, _ in replies}) == 1
+    assert max(finished for _, _, finished in replies) > terminated, "no request was in flight at the SIGTERM"
+    assert "hiersum serve: stopped" in log

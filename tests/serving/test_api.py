@@ -1,0 +1,162 @@
+"""``hiersum serve`` in process: the answers of :class:`hiersum.serving.api.Responder` are the summarize lines
+of the same records and options, a failure inside the model answers only its own request (500 with a request
+id, logged), and :class:`hiersum.serving.api.RequestChecks` refuses bad bodies before they are queued."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import pickle
+
+import pytest
+
+import hiersum.serving.api as api
+from hiersum.checkpoints.io import load_summarizer
+from hiersum.commands.summarize import RecordOptions, output_records, record_selection
+from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
+from hiersum.data.selection import encode_examples
+from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI
+from hiersum.serving.requests import read_request
+from tests.helpers.checkpoints import save_summarizer_checkpoint
+from tests.helpers.serving import assert_same_lines
+
+DECODE = DecodeConfig(beam_size=2, min_length=1, max_length=6)
+LIMITS = ServeLimits()
+BODIES = [
+    {"id": "a", "title": "alpha", "documents": ["alpha beta gamma.\n\nbeta gamma delta.", "epsilon zeta."]},
+    {"id": "b", "text": "gamma delta epsilon zeta alpha."},
+    {"id": "c", "documents": [["beta beta.", "gamma"], "delta epsilon.\n\nzeta zeta alpha beta."],
+     "options": {"beam_size": 3, "n_best": 2}},
+    {"id": "d", "documents": ["zeta.\n\nalpha.\n\nbeta gamma."], "options": {"greedy": True, "max_length": 4}},
+]
+
+
+@pytest.fixture(scope="module")
+def cfg(tmp_path_factory: pytest.TempPathFactory) -> ServeConfig:
+    checkpoint = save_summarizer_checkpoint(tmp_path_factory.mktemp("serve") / "tiny.ckpt")
+    return ServeConfig(checkpoint=str(checkpoint), decode=DECODE, attention_top_k=2, max_batch_size=4)
+
+
+@pytest.fixture(scope="module")
+def responder(cfg: ServeConfig) -> Responder:
+    return Responder(cfg, load_summarizer(cfg.checkpoint), device="cpu")
+
+
+def requests(bodies: list[dict]) -> list:
+    return [read_request(body, defaults=DECODE, limits=LIMITS) for body in bodies]
+
+
+def summarize_lines(responder: Responder, cfg: ServeConfig, bodies: list[dict]) -> list[dict]:
+    """What ``hiersum summarize`` writes for each body alone (its own options, attention on)."""
+    lines = []
+    for request in requests(bodies):
+        options = RecordOptions(decode=request.decode, batch_tokens=cfg.batch_tokens, device="cpu",
+                                precision="32", attention_top_k=cfg.attention_top_k)
+        encoded = encode_examples([request.example], responder.tokenizer, record_selection(cfg, responder.summarizer))
+        lines += next(output_records(responder.summarizer, encoded, responder.tokenizer, options))[1]
+    return lines
+
+
+def test_a_batch_of_mixed_options_is_answered_in_order_with_the_summarize_lines(responder, cfg):
+    answers = responder.answer(requests(BODIES))
+    assert [answer["id"] for answer in answers] == ["a", "b", "c", "d"]
+    assert_same_lines(answers, summarize_lines(responder, cfg, BODIES))
+    assert len(answers[2]["n_best"]) == 2 and "n_best" not in answers[0]
+    assert answers[3]["model"]["decode"]["greedy"] and not answers[0]["model"]["decode"]["greedy"]
+    assert answers[0]["model"]["encoder"] == "hierarchical" and answers[0]["model"]["parameters"] > 0
+    first = answers[0]
+    assert len(first["paragraphs"]) == 2
+    assert [(p["document"], p["paragraph"], p["attention"]) for p in first["paragraphs"]] == [
+        (p["document"], p["paragraph"], p["weight"]) for p in first["top_paragraphs"]]
+    texts = {(-1, 0): "alpha", (0, 0): "alpha beta gamma.", (0, 1): "beta gamma delta.", (1, 0): "epsilon zeta."}
+    assert all(p["text"] == texts[p["document"], p["paragraph"]] for p in first["paragraphs"])
+
+
+def test_a_failure_inside_the_model_answers_that_request_only(responder, cfg, monkeypatch, caplog):
+    real = api.output_records
+
+    def failing(summarizer, encoded, tokenizer, options):
+        if any(example.id == "boom" for example in encoded):
+            raise RuntimeError("the model broke")
+        return real(summarizer, encoded, tokenizer, options)
+
+    monkeypatch.setattr(api, "output_records", failing)
+    bodies = [BODIES[0], {"id": "boom", "text": "alpha beta."}, BODIES[1]]
+    with caplog.at_level(logging.ERROR, logger="hiersum.serving.api"):
+        answers = responder.answer(requests(bodies))
+    failure = answers[1]
+    assert isinstance(failure, Failure) and len(failure.request_id) == 16
+    assert_same_lines([answers[0], answers[2]], summarize_lines(responder, cfg, [BODIES[0], BODIES[1]]))
+    logged = [record for record in caplog.records if failure.request_id in record.getMessage()]
+    assert len(logged) == 1 and "the model broke" in caplog.text
+    monkeypatch.setattr(api, "output_records", real)
+    assert_same_lines(responder.answer(requests([BODIES[1]])), summarize_lines(responder, cfg, [BODIES[1]]))
+
+
+def test_the_api_answers_a_failure_500_with_its_request_id_through_a_queue(responder, cfg):
+    lit_api = SummarizeAPI(cfg)
+    lit_api.responder = responder
+    reply = pickle.loads(pickle.dumps(lit_api.encode_response(Failure("0123456789abcdef"))))  # LitServe's queues
+    assert reply.status_code == 500
+    assert json.loads(reply.body)["request_id"] == "0123456789abcdef"
+    one = lit_api.predict(lit_api.decode_request(BODIES[1]))  # max_batch_size 1: one request, not a list
+    assert lit_api.encode_response(one) == responder.answer(requests([BODIES[1]]))[0]
+    assert lit_api.predict([lit_api.decode_request(body) for body in BODIES[:2]])[1] == one
+
+
+def run_checks(body_chunks: list[bytes], *, headers: list[tuple[bytes, bytes]] = (), max_body_bytes: int = 200):
+    """(status, JSON answer, body and content type the app behind the checks received or None)."""
+    seen = {}
+
+    async def app(scope, receive, send):
+        message = await receive()
+        seen["body"], seen["type"] = message["body"], dict(scope["headers"]).get(b"content-type")
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    messages = [{"type": "http.request", "body": chunk, "more_body": i < len(body_chunks) - 1}
+                for i, chunk in enumerate(body_chunks)]
+    sent = []
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    checks = RequestChecks(app, path="/summarize", max_body_bytes=max_body_bytes, defaults=DECODE, limits=LIMITS)
+    scope = {"type": "http", "path": "/summarize", "method": "POST", "headers": list(headers)}
+    asyncio.run(checks(scope, receive, send))
+    body = b"".join(message.get("body", b"") for message in sent[1:])
+    return sent[0]["status"], json.loads(body), seen or None
+
+
+def test_the_checks_pass_a_good_body_on_whole_as_json_and_refuse_a_bad_one_before_the_app():
+    good = json.dumps(BODIES[1]).encode()
+    form = [(b"content-type", b"application/x-www-form-urlencoded")]  # curl -d's type: read as JSON all the same
+    status, _, seen = run_checks([good[:10], good[10:]], headers=form)
+    assert (status, seen) == (200, {"body": good, "type": b"application/json"})
+    status, answer, seen = run_checks([b'{"documents": []}'])
+    assert (status, seen) == (422, None)
+    assert answer == {"error": "field 'documents': expected a non-empty list of documents, found an empty list"}
+
+
+def test_the_checks_refuse_a_body_over_the_limit_by_its_length_or_as_it_arrives():
+    status, answer, seen = run_checks([b"{}"], headers=[(b"content-length", b"201")])
+    assert (status, seen) == (413, None)
+    assert answer["error"] == "body: expected at most 200 bytes (the server's max_body_bytes), found 201 bytes"
+    status, answer, seen = run_checks([b" " * 150, b" " * 150])
+    assert (status, seen, answer["error"].endswith("found more")) == (413, None, True)
+
+
+def test_the_server_serves_the_page_at_the_root_and_the_api_with_its_checks(cfg):
+    from hiersum.serving.server import build_server, page
+
+    server = build_server(cfg)
+    roots = [route for route in server.app.router.routes if getattr(route, "path", None) == "/"]
+    assert len(roots) == 1 and roots[0].endpoint().body.decode() == page()
+    assert '<form id="form">' in page() and 'fetch("summarize"' in page()
+    assert any(getattr(route, "path", None) == "/summarize" for route in server.app.router.routes)
+    assert RequestChecks in [middleware.cls for middleware in server.app.user_middleware]
+    assert server.uvicorn_graceful_timeout == cfg.shutdown_timeout
