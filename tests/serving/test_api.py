@@ -13,8 +13,9 @@ import pytest
 
 import hiersum.serving.api as api
 from hiersum.checkpoints.io import load_summarizer
+from hiersum.commands.export import export
 from hiersum.commands.summarize import RecordOptions, output_records, record_selection
-from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
+from hiersum.config import DecodeConfig, ExportConfig, ServeConfig, ServeLimits
 from hiersum.data.selection import encode_examples
 from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI
 from hiersum.serving.requests import read_request
@@ -71,6 +72,14 @@ def test_a_batch_of_mixed_options_is_answered_in_order_with_the_summarize_lines(
         (p["document"], p["paragraph"], p["weight"]) for p in first["top_paragraphs"]]
     texts = {(-1, 0): "alpha", (0, 0): "alpha beta gamma.", (0, 1): "beta gamma delta.", (1, 0): "epsilon zeta."}
     assert all(p["text"] == texts[p["document"], p["paragraph"]] for p in first["paragraphs"])
+
+
+def test_a_service_of_an_exported_model_directory_answers_as_the_checkpoint_it_came_from(responder, cfg, tmp_path):
+    directory = tmp_path / "exported"
+    export(ExportConfig(task_name="export", checkpoint=cfg.checkpoint, output=str(directory), overwrite=False,
+                        paths={}))
+    from_directory = Responder(cfg, load_summarizer(str(directory)), device="cpu")
+    assert from_directory.answer(requests(BODIES)) == responder.answer(requests(BODIES))
 
 
 def test_a_failure_inside_the_model_answers_that_request_only(responder, cfg, monkeypatch, caplog):
