@@ -168,6 +168,7 @@ class HierSum(nn.Module):
                              f"{capacity}")
         position = torch.full((1,), state.length, dtype=torch.long, device=tokens.device)  # (1,)
         step = self.compiled_step or HierSum.static_step_log_probs
+        tokens = tokens.contiguous()  # (N,): the search's last column has a stride that changes every step
         return DecoderStep(log_probs=step(self, tokens, state, position), state=replace(state, length=state.length + 1))
 
     def static_step_log_probs(self, tokens: Tensor, state: DecoderState, position: Tensor) -> Tensor:
@@ -176,14 +177,15 @@ class HierSum(nn.Module):
         states = self.decoder.static_forward(tokens.unsqueeze(1), state, position)  # (N, 1, D)
         return self._step_log_probs(states.squeeze(1), state)
 
-    def compile_step(self) -> None:
-        """Compile :meth:`static_step`'s per-step call (once; later calls keep it): ``mode="reduce-overhead"``
-        (CUDA graphs) on CUDA, the default mode elsewhere. The parameters and ``state_dict()`` are untouched."""
+    def compile_step(self, **options: Any) -> None:
+        """Compile :meth:`static_step`'s per-step call (once; later calls keep it) with :func:`torch.compile`
+        ``options``; ``mode`` defaults to ``"reduce-overhead"`` (CUDA graphs) on CUDA, the default mode elsewhere. The parameters and ``state_dict()`` are untouched. A
+        decoding run compiles at most three graphs: the first count of live examples, a dynamic count once
+        examples finish, and a count of 1 (dynamo specialises sizes 0 and 1)."""
         if self.compiled_step is None:
-            cuda = self.generator.weight.is_cuda
-            mode = "reduce-overhead" if cuda else None
+            options.setdefault("mode", "reduce-overhead" if self.generator.weight.is_cuda else None)
             # the function, not the bound method: a copy of the model must not call this one
-            self.compiled_step = torch.compile(HierSum.static_step_log_probs, mode=mode)
+            self.compiled_step = torch.compile(HierSum.static_step_log_probs, **options)
 
     def log_probs(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None

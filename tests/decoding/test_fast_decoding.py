@@ -3,7 +3,6 @@ transposed output weight), the static cache step and its compiled form (``decode
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import pytest
@@ -44,12 +43,17 @@ def hypotheses(out) -> list[list[list[int]]]:
     return [[h.tokens for h in hs] for hs in out.n_best]
 
 
-@pytest.fixture(scope="module")
-def model():
+def eos_biased_model(bias: float):
     model = make_model(seed=3)
     with torch.no_grad():
-        model.generator.bias[EOS] += 1.0  # some beams end early, some examples finish before others
+        model.generator.bias[EOS] += bias
     return model
+
+
+@pytest.fixture(scope="module", params=[1.0, 2.0], ids=["long", "ragged"])
+def model(request):
+    """EOS bias 1: every hypothesis runs to max_length; 2: examples finish at different steps (2 to 10)."""
+    return eos_biased_model(request.param)
 
 
 @pytest.mark.parametrize("settings", SETTINGS)
@@ -114,17 +118,31 @@ def test_static_step_without_room_raises(model):
 
 
 @pytest.mark.slow
-def test_compiled_step_gives_the_hypotheses_of_eager_decoding(model):
-    """``compile_step``: one compiled step function, the hypotheses of eager decoding; compiled once."""
+def test_compiled_step_graphs_give_the_hypotheses_of_eager_decoding():
+    """``compile_step`` as dynamo captures it (``aot_eager``: the graphs without inductor's code generation):
+    the hypotheses of eager decoding, examples finishing at different steps (the rows shrink); at most three
+    graphs (the first example count, a dynamic count, and a count of 1, which dynamo always specialises)."""
     src, mask, _ = make_batch(1)
-    compiled_model = make_model(seed=3)
-    compiled_model.load_state_dict(model.state_dict())
-    for settings in SETTINGS[:2]:
-        options = GenerationOptions.official(max_length=10, **settings)
-        eager = generate(model, src, mask, options)
-        start = time.perf_counter()
-        compiled = generate(compiled_model, src, mask, replace(options, compile_step=True))
-        print(f"compiled decoding {settings}: {time.perf_counter() - start:.1f} s")
-        assert compiled_model.compiled_step is not None
-        assert hypotheses(compiled) == hypotheses(eager)
-        assert compiled.scores == pytest.approx(eager.scores, rel=1e-5, abs=1e-5)
+    model, compiled_model = eos_biased_model(2.0), eos_biased_model(2.0)
+    options = GenerationOptions.official(max_length=10, **SETTINGS[2])
+    eager = generate(model, src, mask, options)
+    torch._dynamo.utils.counters.clear()
+    compiled_model.compile_step(backend="aot_eager")
+    compiled = generate(compiled_model, src, mask, replace(options, compile_step=True))
+    assert hypotheses(compiled) == hypotheses(eager)
+    assert len({len(sequence) for sequence in eager.sequences}) > 1  # the guard: examples ended apart
+    assert compiled.scores == pytest.approx(eager.scores, rel=1e-5, abs=1e-5)
+    assert 1 <= torch._dynamo.utils.counters["stats"]["unique_graphs"] <= 3
+
+
+@pytest.mark.slow
+def test_inductor_compiled_step_gives_the_hypotheses_of_eager_decoding():
+    """What ``decode.compile_step=true`` runs (inductor), on one example (one graph: compiling takes long on CPU)."""
+    src, mask, _ = make_batch(1)
+    model, compiled_model = eos_biased_model(1.0), eos_biased_model(1.0)
+    options = GenerationOptions.official(max_length=8, beam_size=3, stopping="full", alpha=0.6, n_best=3)
+    eager = generate(model, src[:1], mask[:1], options)
+    compiled = generate(compiled_model, src[:1], mask[:1], replace(options, compile_step=True))
+    assert compiled_model.compiled_step is not None
+    assert hypotheses(compiled) == hypotheses(eager)
+    assert compiled.scores == pytest.approx(eager.scores, rel=1e-5, abs=1e-5)
