@@ -3,7 +3,10 @@
     python scripts/bench_decode.py                          # small and paper sizes, CPU
     python scripts/bench_decode.py --models small --repeats 5
     python scripts/bench_decode.py --device cuda --precision bf16 --compile
-    python scripts/bench_decode.py --models small --no-uncached --against "cd ../main && python scripts/bench_decode.py --models small --no-uncached" --pairs 5
+    python scripts/bench_decode.py --models small --searches beam --no-uncached --pairs 5 \
+        --against "PYTHONPATH=../base python scripts/bench_decode.py --models small --searches beam --no-uncached"
+
+(the last: this script timing the code of another checkout, ``../base``, against this one's)
 
 Prints one JSON object. The weights are random (Xavier initialisation, seed 0): decoding is
 forced to exactly ``--steps`` tokens (min_length = max_length = steps, EOS never allowed before),
@@ -82,7 +85,8 @@ def run_case(args: argparse.Namespace, model_name: str, search: str, cache: bool
         if device.type == "cuda":
             torch.cuda.synchronize()
         start = time.perf_counter()
-        options_at = GenerationOptions(min_length=steps, max_length=steps, compile_step=compiled, **options)
+        compile_flag = {"compile_step": True} if compiled else {}  # absent before: this script times older commits
+        options_at = GenerationOptions(min_length=steps, max_length=steps, **compile_flag, **options)
         with autocast(device, PRECISIONS[args.precision]):
             out = generate(model, src, mask, options_at, use_cache=cache)
         if device.type == "cuda":
@@ -131,6 +135,7 @@ def timing(times: list[float], args: argparse.Namespace, beam: int) -> dict:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["small", "paper"])
+    parser.add_argument("--searches", nargs="+", choices=SEARCHES, default=list(SEARCHES))
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--paragraphs", type=int, default=16)
     parser.add_argument("--tokens", type=int, default=48)
@@ -156,7 +161,7 @@ def run_cases(args: argparse.Namespace, forwarded: list[str]) -> dict:
     """Every case in its own process; the report (settings, results, cache speed-ups)."""
     results = []
     for model_name in args.models:
-        for search in SEARCHES:
+        for search in args.searches:
             for cache in ("cache",) if args.no_uncached else ("cache", "nocache"):
                 child = subprocess.run(
                     [sys.executable, __file__, *forwarded, "--case", f"{model_name}:{search}:{cache}"],

@@ -179,9 +179,10 @@ class HierSum(nn.Module):
 
     def compile_step(self, **options: Any) -> None:
         """Compile :meth:`static_step`'s per-step call (once; later calls keep it) with :func:`torch.compile`
-        ``options``; ``mode`` defaults to ``"reduce-overhead"`` (CUDA graphs) on CUDA, the default mode elsewhere. The parameters and ``state_dict()`` are untouched. A
-        decoding run compiles at most three graphs: the first count of live examples, a dynamic count once
-        examples finish, and a count of 1 (dynamo specialises sizes 0 and 1)."""
+        ``options``; ``mode`` defaults to ``"reduce-overhead"`` (CUDA graphs) on CUDA, the default mode
+        elsewhere. The parameters and ``state_dict()`` are untouched. A decoding run compiles at most three
+        graphs: the first count of live examples, a dynamic count once examples finish, and a count of 1
+        (dynamo specialises sizes 0 and 1)."""
         if self.compiled_step is None:
             options.setdefault("mode", "reduce-overhead" if self.generator.weight.is_cuda else None)
             # the function, not the bound method: a copy of the model must not call this one
