@@ -40,7 +40,9 @@ def test_every_case_reports_tokens_per_second_and_the_cache_speedup():
     assert cases == {("greedy", True), ("greedy", False), ("beam", True), ("beam", False)}
     for result in report["results"]:
         assert TIMES | {"peak_memory_mb", "precision"} <= set(result)
-        assert result["tokens_per_s"] == pytest.approx(2 * 4 / result["seconds_best"], rel=0.01)
+        # seconds are rounded to 0.1 ms in the report: a few % of a tiny model's call
+        assert result["tokens_per_s"] == pytest.approx(2 * 4 / result["seconds_best"], rel=0.05)
+        assert result["seconds_best"] <= result["seconds_median"]
     assert set(report["cache_speedup"]) == {"tiny/greedy", "tiny/beam"}
 
 
@@ -79,4 +81,5 @@ def test_compile_times_the_compiled_step_beside_eager_in_bf16():
     assert result["precision"] == "bf16"
     assert {f"compiled_{key}" for key in TIMES} | {"compiled_speedup", "compile_seconds"} <= set(result)
     assert result["compiled_speedup"] == pytest.approx(result["seconds_best"] / result["compiled_seconds_best"],
-                                                       rel=0.01)
+                                                       rel=0.1)  # from unrounded seconds
+    assert result["compile_seconds"] > 0
