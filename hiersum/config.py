@@ -679,7 +679,8 @@ class EvaluateConfig:
     task_name: str = MISSING
     """The run directory's task folder (``outputs/<task_name>/...``); ``evaluate``."""
     checkpoint: str | None = MISSING
-    """A hiersum checkpoint that decodes the split; exactly one of ``checkpoint`` and ``predictions``."""
+    """A hiersum checkpoint (or model directory of ``hiersum export``) that decodes the split; exactly one of
+    ``checkpoint`` and ``predictions``."""
     predictions: str | None = MISSING
     """A JSONL of ``{"id", "summary"}`` (as ``hiersum summarize`` writes) scored without a model."""
     name: str = MISSING
@@ -778,6 +779,28 @@ class SummarizeConfig:
         _at_least_one(self, "batch_tokens", "sort_window", "attention_top_k", "devices")
 
 
+@dataclass
+class ExportConfig:
+    """``conf/export.yaml`` (``hiersum export``): a checkpoint written as a model directory (safetensors, JSON)."""
+
+    task_name: str = MISSING
+    """The run directory's task folder (``outputs/<task_name>/...``); ``export``."""
+    checkpoint: str = MISSING
+    """A hiersum checkpoint (``.ckpt``), or a run directory of ``hiersum train`` (its best checkpoint, as its
+    ``metrics.json`` names it, else ``checkpoints/last.ckpt``)."""
+    output: str = MISSING
+    """The model directory to write (``model.safetensors``, ``config.json``, ``tokenizer.json``,
+    ``generation_config.json``, ``README.md``); written whole into a temporary folder beside it, then renamed."""
+    overwrite: bool = MISSING
+    """Replace an existing non-empty ``output`` directory (false: refuse it)."""
+    paths: dict[str, Any] = MISSING
+    """The project's folders (``conf/paths/default.yaml``)."""
+
+    def __post_init__(self) -> None:
+        if not self.output.strip() or self.output.strip() == "-":
+            raise ValueError(f"output must name a directory to write, found {self.output!r}")
+
+
 RANKER_FEATURES = ("length", "tfidf", "position")
 """Paragraph features a ranker may read (``RankerModelConfig.features``; computed by
 :func:`hiersum.data.ranker_data.paragraph_features`)."""
@@ -786,7 +809,8 @@ RANKER_FEATURES = ("length", "tfidf", "position")
 @dataclass
 class RankerModelConfig:
     """The paragraph ranker of Liu & Lapata (2019, section 3.1) (``hiersum.model.ranker.ParagraphRanker``);
-    defaults = ``conf/ranker_model/small.yaml``."""
+    defaults = ``conf/ranker_model/paper.yaml`` (``hiersum train-ranker``'s default, ``features.yaml``, adds
+    ``features``)."""
 
     embedding_dim: int = 128
     """Width of the token embeddings (of the run's subword tokenizer)."""
@@ -832,9 +856,13 @@ class RankerTrainConfig:
     max_train_paragraphs: int | None = MISSING
     """Paragraphs of a training example the ranker reads (document order; None: all)."""
     top_k: int = MISSING
-    """Validation: the summed ROUGE-2 recall labels of the ranker's top-k paragraphs (``val_top_k_recall``); >= 1."""
+    """Validation: the summed ROUGE-2 recall labels of the ranker's top-k paragraphs (``val_top_k_recall``); >= 1.
+    Also the L' at which the trained ranker is compared with document order (a warning when below it)."""
+    report_budgets: list[int] = field(default_factory=lambda: [5, 8, 10, 20, 40])
+    """L' of the recall table written at the end of the run (the trained ranker against ``first`` and ``tfidf``
+    on the validation split, ``<run>/selection.md``); ``top_k`` is always one of them. Each >= 1."""
     ranker_model: RankerModelConfig = MISSING
-    """The ranker's sizes and features (``ranker_model=small|tiny|features``)."""
+    """The ranker's sizes and features (``ranker_model=features|paper|tiny``; ``small`` = ``paper``)."""
     tokenizer: TokenizerConfig = MISSING
     """The subword tokenizer, loaded or trained on the train split."""
     data: DataConfig = MISSING
@@ -846,6 +874,8 @@ class RankerTrainConfig:
 
     def __post_init__(self) -> None:
         _at_least_one(self, "batch_examples", "top_k")
+        if not self.report_budgets or min(self.report_budgets) < 1:
+            raise ValueError(f"report_budgets: expected a non-empty list of L' >= 1, found {list(self.report_budgets)}")
 
 
 @dataclass
@@ -933,6 +963,7 @@ def register_configs() -> None:
     store.store(name="evaluate_schema", node=EvaluateConfig)
     store.store(name="summarize_schema", node=SummarizeConfig)
     store.store(name="prepare_schema", node=PrepareConfig)
+    store.store(name="export_schema", node=ExportConfig)
     store.store(group="ranker_model", name="schema", node=RankerModelConfig)
     store.store(name="ranker_schema", node=RankerTrainConfig)
     store.store(name="rank_schema", node=RankConfig)

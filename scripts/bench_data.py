@@ -15,6 +15,16 @@ highest peak memory).
 Prints one JSON object: for each corpus and run, the wall time and the peak resident memory of the
 ``hiersum train`` process (``ru_maxrss`` of that child, from ``os.wait4``); and the ratios large / small
 of the "second" figures against the targets of issue 10 (memory at most 1.25x, time at most 2x).
+
+``--datasets`` measures reading ``datasets`` corpora instead (:mod:`hiersum.data.formats.arrow`)::
+
+    python scripts/bench_data.py --datasets            # 200 vs 25,000 clusters, save_to_disk and parquet
+
+The same clusters written by ``datasets`` (a child process: ``Dataset.from_generator``, then
+``DatasetDict.save_to_disk`` and ``Dataset.to_parquet``) as the train split of a ``save_to_disk`` folder and
+of a parquet folder; a child process then streams every record of the split (``FormatSpec.split_records`` of
+``data=multinews``, each row parsed into an ``Example``). Prints its wall time and peak RSS for each corpus and
+layout, and the ratio large / small of the peaks (flat: at most 1.25x).
 """
 
 from __future__ import annotations
@@ -59,16 +69,77 @@ def build_corpus(folder: Path, lines: list[str], n_examples: int) -> int:
 
 def run_train(corpus: Path, cache: Path, run_dir: Path, extra: list[str]) -> dict[str, float]:
     """Wall time and peak RSS (MB) of one ``hiersum train`` process."""
-    command = [str(Path(sys.executable).parent / "hiersum train"), "data=multinews", f"data.path={corpus}",
+    command = [str(Path(sys.executable).parent / "hiersum"), "train", "data=multinews", f"data.path={corpus}",
                f"data.cache_dir={cache}", "debug=fast_dev_run", f"hydra.run.dir={run_dir}", *extra]
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stderr = process.stderr.read()  # type: ignore[union-attr]
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{stderr.decode(errors='replace')[-3000:]}")
-    return {"wall_s": round(wall, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}  # ru_maxrss: KiB on Linux
+    return run_child(command)[0]
+
+
+LAYOUTS = ("save_to_disk", "parquet")
+STREAM = ("import sys\nfrom hiersum.data.formats.registry import format_spec\n"
+          "print(sum(1 for record in format_spec('multinews').split_records(sys.argv[1], 'train')))")
+"""The reading child of ``--datasets``: counts the records of the train split of the corpus ``argv[1]``."""
+
+
+def write_datasets(folder: Path, n_examples: int) -> None:
+    """``folder/{save_to_disk,parquet}``: the train split of ``n_examples`` clusters (the sample repeated with
+    new ids), written by ``datasets`` (run in a child: ``--write-datasets``, so this process stays small)."""
+    from datasets import Dataset, DatasetDict
+
+    lines = [line for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def records():
+        for index in range(n_examples):
+            copy, line = divmod(index, len(lines))
+            yield {**json.loads(lines[line]), "id": f"copy{copy}-{line}"}
+
+    dataset = Dataset.from_generator(records, cache_dir=str(folder / "hf-cache"))
+    DatasetDict({"train": dataset}).save_to_disk(str(folder / "save_to_disk"))
+    (folder / "parquet").mkdir()
+    dataset.to_parquet(str(folder / "parquet" / "train.parquet"))
+    shutil.rmtree(folder / "hf-cache")
+
+
+def run_child(command: list[str]) -> tuple[dict[str, float], str]:
+    """Wall time and peak RSS (MB) of one child process (``ru_maxrss`` of that child, from ``os.wait4``), and
+    its stdout."""
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=errors)
+        stdout = process.stdout.read()  # type: ignore[union-attr]
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            raise SystemExit(f"{' '.join(command)} failed:\n{errors.read().decode(errors='replace')[-3000:]}")
+    return {"wall_s": round(wall, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}, stdout.decode()  # KiB
+
+
+def bench_datasets(args: argparse.Namespace) -> dict:
+    """``--datasets``: peak RSS and time of streaming the train split of each corpus size and layout."""
+    workdir = Path(tempfile.mkdtemp(prefix="bench_datasets-", dir=args.workdir))
+    report: dict = {"reader": "FormatSpec.split_records (data=multinews), every record of the train split",
+                    "sample": str(SAMPLE), "workdir": str(workdir) if args.keep else None, "corpora": {}}
+    try:
+        for n in (args.small, args.examples):
+            folder = workdir / f"multinews-{n}"
+            folder.mkdir()
+            subprocess.run([sys.executable, __file__, "--write-datasets", str(folder), str(n)], check=True,
+                           stderr=subprocess.DEVNULL)
+            entry = {}
+            for layout in LAYOUTS:
+                figures, stdout = run_child([sys.executable, "-c", STREAM, str(folder / layout)])
+                size = sum(path.stat().st_size for path in (folder / layout).rglob("*") if path.is_file())
+                entry[layout] = {"records": int(stdout.strip()), "files_mb": round(size / 2**20, 1), **figures}
+                print(f"{n} examples, {layout}: {entry[layout]}", file=sys.stderr)
+            report["corpora"][str(n)] = entry
+        small, large = report["corpora"][str(args.small)], report["corpora"][str(args.examples)]
+        report["peak_rss_ratio"] = {layout: round(large[layout]["peak_rss_mb"] / small[layout]["peak_rss_mb"], 3)
+                                    for layout in LAYOUTS}
+        report["target"] = TARGETS["peak_rss"]
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return report
 
 
 def main() -> None:
@@ -80,9 +151,18 @@ def main() -> None:
                         help="runs once prepared (the fastest wall time and the highest peak memory count)")
     parser.add_argument("--keep", action="store_true", help="keep the corpora, caches and runs")
     parser.add_argument("overrides", nargs="*", help="more hiersum train overrides")
+    parser.add_argument("--datasets", action="store_true",
+                        help="measure streaming datasets corpora (save_to_disk, parquet) instead of training")
+    parser.add_argument("--write-datasets", nargs=2, metavar=("FOLDER", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not SAMPLE.is_file():
         raise SystemExit(f"the Multi-News sample is missing: expected {SAMPLE}")
+    if args.write_datasets:
+        write_datasets(Path(args.write_datasets[0]), int(args.write_datasets[1]))
+        return
+    if args.datasets:
+        print(json.dumps(bench_datasets(args), indent=1))
+        return
     lines = [line for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
     workdir = Path(tempfile.mkdtemp(prefix="bench_data-", dir=args.workdir))
     report: dict = {"command": "hiersum train data=multinews debug=fast_dev_run " + " ".join(args.overrides),

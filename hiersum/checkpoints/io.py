@@ -27,6 +27,7 @@ import torch
 from hiersum.config import DataConfig, ModelConfig
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.data.torch_files import TorchFileError, describe_object, file_problem, load_torch_file
+from hiersum.model.hub import portable_config
 from hiersum.model.summarizer import HierSum
 
 CHECKPOINT_EXTRA_KEY = "hiersum"
@@ -58,7 +59,8 @@ class CheckpointKind:
 
 SUMMARIZER = CheckpointKind(
     "a hiersum checkpoint", "checkpoint",
-    "a hiersum checkpoint (the .ckpt of hiersum train, import-hiersumm or average-checkpoints)",
+    "a hiersum checkpoint (the .ckpt of hiersum train, import-hiersumm or average-checkpoints, or a model directory "
+    "of hiersum export)",
     "give it as checkpoint= of hiersum summarize or hiersum evaluate",
 )
 RESUME = replace(SUMMARIZER, expected="a training checkpoint of hiersum train to resume from (ckpt_path=FILE or last)")
@@ -233,8 +235,8 @@ def network_from_hparams(hparams: Mapping[str, Any], *, pretrained_weights: bool
     pays off over training epochs; a loaded network encodes each input once, so a cache would only grow).
     """
     config = ModelConfig(**hparams["model"])
-    if not pretrained_weights and config.pretrained_config_json is not None:
-        config = replace(config, pretrained_encoder=None, pretrained_cache_states=False)
+    if not pretrained_weights:
+        config = portable_config(config)
     return HierSum(
         config, vocab_size=hparams["vocab_size"],
         pad_id=hparams["pad_id"], bos_id=hparams["bos_id"], eos_id=hparams["eos_id"],
@@ -275,8 +277,13 @@ def checkpoint_tokenizer(path: str | Path, checkpoint: dict[str, Any], kind: Che
 
 
 def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu") -> Summarizer:
-    """The network of a hiersum checkpoint (``weights_only=True``), without Lightning. Any failure to read
-    the file as a hiersum checkpoint raises :class:`CheckpointError` (see :func:`read_checkpoint`)."""
+    """The network of a hiersum checkpoint (``weights_only=True``) or of a model directory of ``hiersum export``
+    (safetensors and JSON only: :func:`hiersum.checkpoints.directory.load_model_directory`), without Lightning.
+    Any failure to read it as either raises :class:`CheckpointError` (see :func:`read_checkpoint`)."""
+    if Path(path).is_dir():
+        from hiersum.checkpoints.directory import load_model_directory
+
+        return load_model_directory(path, map_location=map_location)
     checkpoint = read_checkpoint(path, map_location=map_location)
     hparams = checkpoint["hyper_parameters"]
     with rebuilding(path, SUMMARIZER, "'hyper_parameters'"):

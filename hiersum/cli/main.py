@@ -43,6 +43,8 @@ ACTIONS: dict[str, Action] = {
     "evaluate-selection": Action("hiersum.cli.evaluate_selection",
                                  "how much of the references each paragraph selection keeps"),
     "average-checkpoints": Action("hiersum.cli.average_checkpoints", "average the weights of several checkpoints"),
+    "export": Action("hiersum.cli.export", "write a checkpoint as a model directory (safetensors, config.json, "
+                                           "tokenizer, model card)"),
     "import-hiersumm": Action("hiersum.cli.import_hiersumm", "convert an official hiersumm checkpoint"),
     "make-sample": Action("hiersum.cli.make_sample", "regenerate the synthetic sample corpus (data/sample)"),
 }

@@ -76,6 +76,19 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def checkpoint_sha256(path: str | Path) -> str:
+    """The fingerprint of a checkpoint: the SHA-256 of a file's bytes; for a directory (a model directory of
+    ``hiersum export``), the SHA-256 of each file's relative name and bytes' SHA-256, in name order, so that the
+    same files give the same fingerprint wherever the directory is."""
+    path = Path(path)
+    if not path.is_dir():
+        return file_sha256(path)
+    digest = hashlib.sha256()
+    for file in sorted(child for child in path.rglob("*") if child.is_file()):
+        digest.update(f"{file.relative_to(path).as_posix()}\0{file_sha256(file)}\n".encode())
+    return digest.hexdigest()
+
+
 @dataclass(frozen=True)
 class Provenance:
     """What made a record-by-record output: equal provenances give the same lines for the same input."""
@@ -83,7 +96,8 @@ class Provenance:
     command: str
     """``summarize`` or ``rank``."""
     model_sha256: str | None
-    """SHA-256 of the checkpoint (summarize) or ranker checkpoint (rank); None for ``ranker=tfidf``."""
+    """SHA-256 of the checkpoint (summarize; a model directory: :func:`checkpoint_sha256`) or ranker checkpoint (rank);
+    None for ``ranker=tfidf``."""
     input: str
     """The input, as an absolute path (``-`` for standard input)."""
     options: dict[str, Any]
@@ -92,7 +106,7 @@ class Provenance:
 
     @classmethod
     def of(cls, command: str, *, model: str | None, source: str, options: dict[str, Any]) -> Provenance:
-        return cls(command=command, model_sha256=file_sha256(model) if model else None,
+        return cls(command=command, model_sha256=checkpoint_sha256(model) if model else None,
                    input=source if source == STDIN else str(Path(source).resolve()),
                    options=json.loads(json.dumps(options, default=str)),
                    hiersum_version=importlib.metadata.version("hiersum"))

@@ -268,7 +268,7 @@ def encoded_records(
         yield from spec.read_encoded(config.path, split, tokenizer, selection, with_text=with_text)
         return
     chunk: list[Example] = []
-    for item in spec.iter_split(spec.split_path(config.path, split)):
+    for item in spec.split_records(config.path, split):
         if isinstance(item, RecordError):
             yield item
             continue
@@ -497,8 +497,8 @@ def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokeni
     folder = prepared_root(data) / f"tokenizer-{key_digest(key)}"
 
     def train() -> str:
-        train_file = spec.split_path(data.path, "train")
-        texts = list(_training_texts(spec.iter_split(train_file), data.on_error))
+        train_file = spec.split_location(data.path, "train")
+        texts = list(_training_texts(spec.split_records(data.path, "train"), data.on_error))
         tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase)
         learned = tokenizer.vocab_size - len(SPECIAL_TOKENS)
         if learned < MIN_LEARNED_TOKENS:

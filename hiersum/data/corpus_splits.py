@@ -2,7 +2,9 @@
 (:mod:`hiersum.data.cache`) and read lazily, without Lightning.
 
 A split file is ``<data.path>/<split file>`` of the format (:mod:`hiersum.data.formats.registry`):
-``<split>.jsonl``, except SciTLDR's validation split ``dev.jsonl``; WikiSum's splits are shards.
+``<split>.jsonl``, except SciTLDR's validation split ``dev.jsonl``; WikiSum's splits are shards. ``data.path``
+may also be a ``datasets`` corpus of any format: a ``save_to_disk`` folder or per-split parquet files
+(:mod:`hiersum.data.formats.arrow`).
 Training reaches the prepared splits through :class:`hiersum.data.datamodule.SummarizationDataModule`;
 evaluation and scripts use :class:`CorpusSplits` directly, so scoring a split never imports Lightning.
 """
@@ -35,8 +37,14 @@ def read_split(path: str | Path, data_format: str = "jsonl") -> list[Example]:
 
 def read_corpus_split(data_dir: str | Path, split: str, data_format: str = "jsonl") -> list[Example]:
     """The examples of ``split`` (train / validation / test, or a file stem such as ``dev``) of the
-    corpus folder ``data_dir`` in ``data_format``; a missing split file raises FileNotFoundError."""
-    return read_split(text_format(data_format).split_path(data_dir, split), data_format)
+    corpus folder ``data_dir`` in ``data_format`` (its split files, or a ``datasets`` corpus); a missing split
+    raises FileNotFoundError, the first malformed record its :class:`RecordError`."""
+    examples = []
+    for item in text_format(data_format).split_records(data_dir, split):
+        if isinstance(item, RecordError):
+            raise item
+        examples.append(item)
+    return examples
 
 
 def existing_split_files(config: DataConfig, splits: list[str]) -> dict[str, list[Path]]:
@@ -80,8 +88,7 @@ def read_text_split(config: DataConfig, split: str) -> tuple[list[Example], list
     examples: list[Example] = []
     errors: list[RecordError] = []
     try:
-        records = spec.iter_split(spec.split_path(config.path, split))
-        for item in records:
+        for item in spec.split_records(config.path, split):
             if isinstance(item, RecordError):
                 if config.on_error is OnError.fail:
                     raise item
@@ -92,7 +99,7 @@ def read_text_split(config: DataConfig, split: str) -> tuple[list[Example], list
         raise UsageError(str(error)) from None
     if not examples:
         reason = f"all {len(errors)} records were malformed and skipped" if errors else "the split holds no record"
-        raise UsageError(f"{spec.split_path(config.path, split)}: expected {split} examples, found none ({reason}; "
+        raise UsageError(f"{spec.split_location(config.path, split)}: expected {split} examples, found none ({reason}; "
                          f"see {DATA_DOCS})")
     return examples, errors
 
@@ -124,7 +131,7 @@ class CorpusSplits:
             except FileNotFoundError as error:
                 raise UsageError(str(error)) from None
             if len(prepared) == 0:
-                files = ", ".join(str(path) for path in self.format.input_files(self.config.path, split))
+                files = self.format.split_location(self.config.path, split)
                 raise UsageError(f"{files}: expected {split} examples, found none ({_none_because(prepared)}; "
                                  f"see {DATA_DOCS})")
             self.prepared[split] = prepared

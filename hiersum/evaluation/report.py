@@ -154,7 +154,7 @@ def _json_default(obj: Any) -> str:
     raise TypeError(f"cannot write {type(obj).__name__} to JSON: {obj!r}")
 
 
-def _write_text_atomic(path: str | Path, text: str) -> None:
+def write_text_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -174,13 +174,13 @@ def _write_text_atomic(path: str | Path, text: str) -> None:
 def write_json_atomic(path: str | Path, obj: Any) -> None:
     """Write ``obj`` as indented UTF-8 JSON to ``path``, atomically (paths become strings)."""
     text = json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default)
-    _write_text_atomic(path, text + "\n")
+    write_text_atomic(path, text + "\n")
 
 
 def write_predictions(path: str | Path, records: Iterable[dict]) -> None:
     """Write ``records`` (e.g. ``{"id", "summary", "reference"}``) as JSONL, atomically."""
     lines = [json.dumps(record, ensure_ascii=False, default=_json_default) for record in records]
-    _write_text_atomic(path, "".join(line + "\n" for line in lines))
+    write_text_atomic(path, "".join(line + "\n" for line in lines))
 
 
 def _is_split(value: Any) -> bool:
@@ -471,7 +471,7 @@ def write_scores_csv(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Non
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     writer.writerows([row.get(key, "") for key in header] for row in rows)
-    _write_text_atomic(path, buffer.getvalue())
+    write_text_atomic(path, buffer.getvalue())
 
 
 REPORT_FILES = {"metrics": "metrics.json", "report": "report.md", "html": "report.html",
@@ -508,8 +508,8 @@ def write_report(
         curves_csv = run_dir / "csv" / "metrics.csv"
     write_json_atomic(paths["metrics"], metrics)
     report = build_report(metrics, predictions, rows=rows, curves_csv=curves_csv, attention=attention)
-    _write_text_atomic(paths["report"], render_markdown(report))
-    _write_text_atomic(paths["html"], render_html(report))
+    write_text_atomic(paths["report"], render_markdown(report))
+    write_text_atomic(paths["html"], render_html(report))
     if predictions is not None:
         paths["predictions"] = run_dir / REPORT_FILES["predictions"]
         write_predictions(paths["predictions"], predictions)

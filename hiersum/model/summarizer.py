@@ -31,14 +31,18 @@ from hiersum.data.packing import PackedGrid
 from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
 from hiersum.model.encoder import EncoderOutput
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
+from hiersum.model.hub import SummarizerHubMixin
 
 
-class HierSum(nn.Module):
+class HierSum(nn.Module, SummarizerHubMixin):
     """The hierarchical summarizer.
 
     One embedding table [V, D] is shared by the encoder, the decoder and the output layer
     (whose bias is its own); every parameter with more than one dimension is Xavier-uniform
     initialised, as in the official code.
+
+    ``save_pretrained(directory)`` / ``HierSum.from_pretrained(directory)``: the network as a Hugging Face model
+    directory (``model.safetensors`` + ``config.json``; :mod:`hiersum.model.hub`).
 
     Args:
         config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoder_registry.ENCODERS`,

@@ -16,7 +16,7 @@ from hiersum.cli.common import CONFIG_DIR
 from hiersum.cli.main import ACTIONS, main
 from tests.helpers.cli import BIN, assert_usage_error, cli_env, run_cli
 
-HYDRA_ACTIONS = ["train", "evaluate", "summarize", "prepare", "rank", "train-ranker", "evaluate-selection"]
+HYDRA_ACTIONS = ["train", "evaluate", "summarize", "prepare", "rank", "train-ranker", "evaluate-selection", "export"]
 
 
 def test_help_lists_every_action_with_its_summary(capsys):
@@ -69,7 +69,8 @@ def test_each_hydra_action_has_its_own_help_page(action, capsys):
 
 
 ACTION_CONFIGS = {"train": "train", "evaluate": "evaluate", "summarize": "summarize", "prepare": "prepare",
-                  "rank": "rank", "train-ranker": "ranker", "evaluate-selection": "evaluate_selection"}
+                  "rank": "rank", "train-ranker": "ranker", "evaluate-selection": "evaluate_selection",
+                  "export": "export"}
 """The primary config (``conf/<name>.yaml``) of each Hydra action."""
 
 

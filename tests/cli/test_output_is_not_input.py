@@ -13,6 +13,7 @@ import pytest
 from hiersum.cli import average_checkpoints, import_hiersumm
 from hiersum.cli.summarize import PROG
 from hiersum.commands.evaluate import evaluate
+from hiersum.commands.export import export
 from hiersum.commands.prepare import prepare
 from hiersum.commands.rank import rank
 from hiersum.commands.summarize import summarize
@@ -124,6 +125,16 @@ def test_average_and_import_refuse_an_input_checkpoint_as_output(fake_checkpoint
         assert exit_info.value.code == 2
         assert "is the same file as" in capsys.readouterr().err
     assert fake_checkpoint.read_bytes() == b"weights" and other.read_bytes() == b"more weights"
+
+
+@pytest.mark.parametrize("kind", ["same path", "symlink", "hard link", "its folder"])
+def test_export_refuses_an_output_that_holds_its_checkpoint(fake_checkpoint, tmp_path, kind):
+    output = fake_checkpoint.parent if kind == "its folder" else link(kind, fake_checkpoint, tmp_path / "out")
+    cfg = compose_config("export", [f"checkpoint={fake_checkpoint}", f"output={output}", "overwrite=true"],
+                         tmp_path / "hydra")
+    with pytest.raises(UsageError, match=rf"is the same file as {fake_checkpoint} \(checkpoint\)"):
+        export(cfg)
+    assert fake_checkpoint.read_bytes() == b"weights"
 
 
 @pytest.mark.slow

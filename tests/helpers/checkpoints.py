@@ -25,6 +25,12 @@ def summarizer_checkpoint() -> dict:
     return checkpoint
 
 
+def save_summarizer_checkpoint(path: Path) -> Path:
+    """:func:`summarizer_checkpoint` saved at ``path``."""
+    torch.save(summarizer_checkpoint(), path)
+    return path
+
+
 def save_ranker_checkpoint(path: Path) -> Path:
     """A tiny ranker checkpoint of ``hiersum train-ranker`` at ``path``."""
     from hiersum.checkpoints.ranker import save_ranker

@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
+import hiersum.commands.train_ranker as train_ranker_command
 from hiersum.checkpoints.io import CheckpointError
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker, load_ranker_scorer, save_ranker
-from hiersum.commands.train_ranker import train_ranker
+from hiersum.commands.train_ranker import below_document_order, train_ranker
 from hiersum.config import RankerModelConfig
-from hiersum.data.ranker_data import RankerExample, collate_ranker
+from hiersum.data.ranker_data import RankerExample, Rouge2Recall, collate_ranker
 from hiersum.data.selection import SelectionConfig, paragraph_scorer
+from hiersum.evaluation.selection import Coverage
 from hiersum.model.ranker import ParagraphRanker
 from hiersum.training.ranker import RankerModule, top_k_label_sum
 from tests.helpers.config import compose_config
@@ -84,6 +88,59 @@ def test_hiersum_train_ranker_writes_a_ranker_checkpoint_that_selection_can_use(
     loaded = load_ranker(path)
     assert loaded.network.config.hidden_size == 16 and loaded.metrics["val_top_k_recall"] == result["val_top_k_recall"]
     assert (tmp_path / "run" / "logs").is_dir()
+    # the end-of-run comparison on the validation split: the trained ranker, document order and tf-idf
+    report = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert report["checkpoint"] == str(path) and set(report["validation_recall"]) == {"ranker", "first", "tfidf"}
+    assert set(report["validation_recall"]["first"]) == {"5", "8", "10", "20", "40"}
+    first_8 = report["validation_recall"]["first"]["8"]["rougeL"]["mean"]
+    assert 0.0 < first_8 <= 100.0 and report["below_document_order"] == (
+        report["validation_recall"]["ranker"]["8"]["rougeL"]["mean"] < first_8)
+    table = (tmp_path / "run" / "selection.md").read_text()
+    assert "| ranker |" in table and "| first |" in table and "| tfidf |" in table and f"{first_8:.2f}" in table
+
+
+class LeastRelevantFirst:
+    """A ranker that learned the opposite of its target: the paragraphs of lowest ROUGE-2 recall first."""
+
+    def score(self, examples):
+        return [[-label for label in Rouge2Recall().labels(example)] for example in examples]
+
+
+def test_train_ranker_warns_in_one_line_when_its_ranker_is_below_document_order(tiny_corpus, tmp_path, monkeypatch,
+                                                                                 capsys):
+    monkeypatch.setattr(train_ranker_command, "load_ranker_scorer", lambda path: LeastRelevantFirst())
+    cfg = compose_config("ranker", [f"data.path={tiny_corpus}", "ranker_model=tiny", "tokenizer.vocab_size=300",
+                                    "trainer.max_epochs=1", "trainer.accelerator=cpu", "batch_examples=8",
+                                    "max_train_paragraphs=4", "report_budgets=[2]", "top_k=3"], tmp_path / "run")
+    result = train_ranker(cfg)
+    recall = result["validation_recall"]
+    assert set(recall["first"]) == {"2", "3"}  # top_k is always in the table
+    assert recall["ranker"]["3"]["rougeL"]["mean"] < recall["first"]["3"]["rougeL"]["mean"]
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "than document order" in warnings[0]
+    assert "top 3 paragraphs" in warnings[0] and result["below_document_order"] is True
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["below_document_order"] is True
+
+
+def _coverage(ranker: float, first: float) -> dict:
+    return {name: {8: {"rougeL": Coverage(mean, None, None)}}
+            for name, mean in (("ranker", ranker), ("first", first), ("tfidf", 29.3))}
+
+
+def test_the_warning_compares_rouge_l_recall_at_top_k():
+    assert below_document_order(_coverage(30.3, 26.6), 8) is None
+    assert below_document_order(_coverage(26.6, 26.6), 8) is None
+    warning = below_document_order(_coverage(25.0, 26.6), 8)
+    assert warning is not None and "\n" not in warning and "25.00 < 26.60" in warning and "29.30" in warning
+
+
+def test_the_default_ranker_is_the_features_ranker_and_small_is_the_paper_s(tmp_path):
+    default = compose_config("ranker", [], tmp_path / "a")
+    assert list(default.ranker_model.features) == ["length", "tfidf", "position"]
+    paper = compose_config("ranker", ["ranker_model=paper"], tmp_path / "b")
+    small = compose_config("ranker", ["ranker_model=small"], tmp_path / "c")
+    assert list(paper.ranker_model.features) == [] and small.ranker_model == paper.ranker_model
+    assert default.ranker_model.hidden_size == paper.ranker_model.hidden_size == 128
 
 
 def test_a_ranker_with_the_position_feature_generalizes_a_label_that_only_position_predicts():

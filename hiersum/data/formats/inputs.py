@@ -11,6 +11,10 @@
     stem (:mod:`hiersum.data.formats.text`). A folder holds one example per ``*.txt`` file, in
     file-name order.
 
+A ``.parquet`` or ``.arrow`` file, or the folder of one split of a ``datasets`` ``save_to_disk`` corpus,
+is read row by row (:mod:`hiersum.data.formats.arrow`), each row the fields of a JSON line of the format
+(``auto``: by its columns, ``documents`` native, ``document`` Multi-News, ``source`` SciTLDR).
+
 ``-`` reads standard input (a text input on stdin is one example with id ``stdin``).
 ``auto`` picks ``text`` for a folder or a ``.txt`` file, otherwise looks at the first JSON
 record: ``document`` without ``documents`` is Multi-News, anything else native.
@@ -30,6 +34,15 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import pyarrow as pa
+
+from hiersum.data.formats.arrow import (
+    ColumnError,
+    check_schema,
+    file_schema,
+    iter_table_records,
+    table_input_files,
+)
 from hiersum.data.formats.lines import Record, iter_line_records, parse_json
 from hiersum.data.formats.registry import FORMATS as DATA_FORMATS
 from hiersum.data.formats.registry import line_formats
@@ -73,6 +86,12 @@ def read_records(
             return iter([parse_text(data, path=STDIN_NAME, record_id=STDIN_NAME)])
         return _iter_line_records(STDIN_NAME, enumerate(lines, start=1), fmt, require_summary)
     path = Path(source)
+    try:
+        tables = table_input_files(path)
+    except (FileNotFoundError, ColumnError) as error:
+        raise InputError(f"{error} (see {INPUTS_DOCS})") from None
+    if tables is not None:
+        return _table_records(tables, fmt, require_summary)
     if path.is_dir():
         if fmt not in INPUT_MODES:
             raise InputError(f"{path} is a folder; input_format={fmt} reads a file (see {INPUTS_DOCS})")
@@ -112,6 +131,33 @@ def detect_json_format(lines: Iterable[bytes]) -> str:
         if first is None:
             first = raw if record is None else b"{"
     return "text" if first is not None and not first.lstrip().startswith((b"{", b"[")) else "native"
+
+
+def detect_table_format(schema: pa.Schema) -> str:
+    """The line format of a table by its columns: ``documents`` native, ``document`` Multi-News, ``source``
+    SciTLDR; a table with none of them raises :class:`InputError`."""
+    for column, name in (("documents", "native"), ("document", "multinews"), ("source", "scitldr")):
+        if column in schema.names:
+            return name
+    raise InputError(f"expected a column documents (native), document (multinews) or source (scitldr), found the "
+                     f"columns {', '.join(schema.names) or 'none'}; or give input_format (see {INPUTS_DOCS})")
+
+
+def _table_records(files: list[Path], fmt: str, require_summary: bool) -> Iterator[Record]:
+    """The records of a ``datasets`` table input (:mod:`hiersum.data.formats.arrow`); its files' columns are
+    checked before anything is read (a missing or mistyped column: :class:`InputError`)."""
+    if fmt == "text":
+        raise InputError(f"{files[0]}: input_format=text reads .txt files, not Arrow or parquet (see {INPUTS_DOCS})")
+    try:
+        schemas = [file_schema(path) for path in files]
+        spec = DATA_FORMATS[line_formats()[detect_table_format(schemas[0]) if fmt == "auto" else fmt]]
+        if spec.parse_object is None:
+            raise InputError(f"input_format={fmt} reads no Arrow or parquet file (see {INPUTS_DOCS})")
+        for path, schema in zip(files, schemas, strict=True):
+            check_schema(path, schema, spec.columns, require_references=require_summary)
+    except ColumnError as error:
+        raise InputError(str(error)) from None
+    return iter_table_records(files, spec.parse_object, spec.columns, require_summary=require_summary)
 
 
 def _iter_line_records(

@@ -19,6 +19,9 @@ from hiersum.data.schema import Example, RecordError
 Record = Example | RecordError
 RecordParser = Callable[..., Example]
 """``parse(text, *, path, line, require_summary) -> Example``, raising :class:`RecordError`."""
+ObjectParser = Callable[..., Example]
+"""``parse(record: dict, *, path, line, require_summary) -> Example`` of a record already read as a dict (a
+JSON line's object, a row of a ``datasets`` corpus), raising :class:`RecordError`."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from hiersum.data.formats.lines import load_json_object, split_paragraphs
 from hiersum.data.schema import Example, RecordError
@@ -17,7 +18,13 @@ MULTINEWS_ARTICLE_SEPARATOR = "|||||"
 
 def parse_multinews_record(text: str, *, path: str, line: int, require_summary: bool = False) -> Example:
     """Parse and validate one Multi-News JSON line into an :class:`Example`."""
-    record = load_json_object(text, path=path, line=line)
+    return parse_multinews_object(load_json_object(text, path=path, line=line), path=path, line=line,
+                                  require_summary=require_summary)
+
+
+def parse_multinews_object(record: dict[str, Any], *, path: str, line: int, require_summary: bool = False) -> Example:
+    """Validate one Multi-News record (a JSON line's object, or a row of an Arrow/parquet corpus) into an
+    :class:`Example`."""
     record_id = record.get("id", f"{Path(path).stem}-{line}")
     if not isinstance(record_id, (str, int)):
         raise RecordError(path, line, "id", f"expected a string, found {type(record_id).__name__}")

@@ -60,7 +60,13 @@ def _parse_references(value: Any, path: str, line: int, require: bool) -> list[s
 
 def parse_record(text: str, *, path: str, line: int, require_summary: bool) -> Example:
     """Parse and validate one JSONL line into an :class:`Example`."""
-    record = load_json_object(text, path=path, line=line)
+    return parse_native_object(load_json_object(text, path=path, line=line), path=path, line=line,
+                               require_summary=require_summary)
+
+
+def parse_native_object(record: dict[str, Any], *, path: str, line: int, require_summary: bool) -> Example:
+    """Validate one native record (a JSON line's object, or a row of an Arrow/parquet corpus) into an
+    :class:`Example`; ``line``: its line (row) in ``path``."""
     record_id = record.get("id", f"{Path(path).stem}-{line}")
     if not isinstance(record_id, (str, int)):
         raise RecordError(path, line, "id", f"expected a string, found {type(record_id).__name__}")

@@ -28,10 +28,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from hiersum.data.formats.lines import Record, RecordParser, iter_line_records
-from hiersum.data.formats.multinews import parse_multinews_record
-from hiersum.data.formats.native import iter_jsonl, parse_record
-from hiersum.data.formats.scitldr import iter_scitldr, parse_scitldr_record
+from hiersum.data.formats.arrow import Column, corpus_layout, iter_table_records, split_files
+from hiersum.data.formats.lines import ObjectParser, Record, RecordParser, iter_line_records
+from hiersum.data.formats.multinews import parse_multinews_object, parse_multinews_record
+from hiersum.data.formats.native import iter_jsonl, parse_native_object, parse_record
+from hiersum.data.formats.scitldr import iter_scitldr, parse_scitldr_object, parse_scitldr_record
+from hiersum.data.formats.wikisum import COLUMNS as WIKISUM_COLUMNS
 from hiersum.data.formats.wikisum import SPLIT_NAMES as WIKISUM_SPLIT_NAMES
 from hiersum.data.formats.wikisum import iter_wikisum, shard_paths
 from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
@@ -69,6 +71,12 @@ class FormatSpec:
     """Suffix of a split file."""
     input_aliases: tuple[str, ...] = ()
     """Other names of the format as a ``hiersum summarize`` ``input_format`` (``native`` for ``jsonl``)."""
+    columns: tuple[Column, ...] = ()
+    """The columns of a row of a ``datasets`` corpus (``save_to_disk`` folder or parquet files,
+    :mod:`hiersum.data.formats.arrow`) the format reads; none: the format reads no such corpus."""
+    parse_object: ObjectParser | None = None
+    """``parse(record, *, path, line, require_summary) -> Example`` of one such row (a dict of ``columns``);
+    the same fields as a JSON line's object."""
 
     def __post_init__(self) -> None:
         text = self.parse_line is not None or self.read_split is not None
@@ -91,11 +99,29 @@ class FormatSpec:
             raise FileNotFoundError(f"data split '{split}' not found: expected the file {path} (see {DATA_DOCS})")
         return path
 
+    def reads_table(self, data_dir: str | Path) -> bool:
+        """True when ``data_dir`` is a ``datasets`` corpus (``save_to_disk`` or parquet) of this format."""
+        return bool(self.columns) and corpus_layout(data_dir) is not None
+
     def input_files(self, data_dir: str | Path, split: str) -> list[Path]:
         """Every file ``split`` of ``data_dir`` is read from (a missing one raises FileNotFoundError)."""
+        if self.reads_table(data_dir):
+            return split_files(data_dir, (split, self.split_files.get(split, split)))
         if self.split_inputs is not None:
             return self.split_inputs(Path(data_dir), split)
         return [self.split_path(data_dir, split)]
+
+    def split_location(self, data_dir: str | Path, split: str) -> str:
+        """Where ``split`` of ``data_dir`` is read from, for messages: its file, or its files joined by ``, ``."""
+        return ", ".join(str(path) for path in self.input_files(data_dir, split))
+
+    def split_records(self, data_dir: str | Path, split: str) -> Iterator[Record]:
+        """Every record of ``split`` of the corpus folder ``data_dir`` (references required): the rows of a
+        ``datasets`` corpus, or the records of its split file (a missing split raises FileNotFoundError)."""
+        if self.reads_table(data_dir) and self.parse_object is not None:
+            return iter_table_records(self.input_files(data_dir, split), self.parse_object, self.columns,
+                                      require_summary=True)
+        return self.iter_split(self.split_path(data_dir, split))
 
     def iter_split(self, path: str | Path) -> Iterator[Record]:
         """Every record of the split file ``path`` (references required)."""
@@ -146,19 +172,28 @@ def line_formats() -> dict[str, str]:
     return names
 
 
+_ID = ("string", "integer")
 register_format("jsonl", FormatSpec(
     "native JSONL text ({id, title, documents, summary} a line)", parse_line=parse_record,
-    read_split=iter_jsonl, input_aliases=("native",),
+    read_split=iter_jsonl, input_aliases=("native",), parse_object=parse_native_object,
+    columns=(Column("id", _ID), Column("title", ("string",)),
+             Column("documents", ("list<string>", "list<list<string>>"), required=True),
+             Column("summary", ("string", "list<string>"), reference=True)),
 ))
 register_format("multinews", FormatSpec(
     "Multi-News JSONL ({document: articles joined by ' ||||| ', summary} a line)",
-    parse_line=parse_multinews_record,
+    parse_line=parse_multinews_record, parse_object=parse_multinews_object,
+    columns=(Column("id", _ID), Column("document", ("string",), required=True),
+             Column("summary", ("string",), reference=True)),
 ))
 register_format("scitldr", FormatSpec(
     "SciTLDR JSONL ({paper_id, source: sentences, target: TLDRs} a line; splits train/dev/test)",
     parse_line=parse_scitldr_record, read_split=iter_scitldr, split_files={**SPLIT_FILES, "validation": "dev"},
+    parse_object=parse_scitldr_object,
+    columns=(Column("paper_id", _ID), Column("title", ("string",)), Column("source", ("list<string>",), required=True),
+             Column("target", ("list<string>",), reference=True)),
 ))
 register_format("wikisum", FormatSpec(
     "the ranked WikiSum release (shards WIKI.{train,valid,test}.N.pt of SentencePiece ids)",
-    read_encoded=iter_wikisum, split_inputs=shard_paths, split_files=WIKISUM_SPLIT_NAMES,
+    read_encoded=iter_wikisum, split_inputs=shard_paths, split_files=WIKISUM_SPLIT_NAMES, columns=WIKISUM_COLUMNS,
 ))

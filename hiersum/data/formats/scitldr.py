@@ -29,7 +29,13 @@ def _strings(value: Any, path: str, line: int, name: str) -> list[str]:
 
 def parse_scitldr_record(text: str, *, path: str, line: int, require_summary: bool = True) -> Example:
     """Parse and validate one SciTLDR JSON line into an :class:`Example`."""
-    record = load_json_object(text, path=path, line=line)
+    return parse_scitldr_object(load_json_object(text, path=path, line=line), path=path, line=line,
+                                require_summary=require_summary)
+
+
+def parse_scitldr_object(record: dict[str, Any], *, path: str, line: int, require_summary: bool = True) -> Example:
+    """Validate one SciTLDR record (a JSON line's object, or a row of an Arrow/parquet corpus) into an
+    :class:`Example`."""
     record_id = record.get("paper_id", f"{Path(path).stem}-{line}")
     if not isinstance(record_id, (str, int)):
         raise RecordError(path, line, "paper_id", f"expected a string, found {type(record_id).__name__}")

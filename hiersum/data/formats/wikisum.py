@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hiersum.data.formats.arrow import Column, corpus_layout, iter_rows, split_files
 from hiersum.data.graph import paragraph_graph
 from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig
@@ -34,6 +35,9 @@ from hiersum.data.torch_files import TorchFileError, describe_object, load_torch
 SPLIT_NAMES = {"train": "train", "validation": "valid", "test": "test"}
 """hiersum split -> the release's split name."""
 
+COLUMNS = (Column("src", ("list<list<integer>>",), required=True), Column("tgt", ("list<integer>",), required=True),
+           Column("tgt_str", ("string",)))
+"""The columns of a ``datasets`` corpus of WikiSum records (``save_to_disk`` or parquet, as the shards' records)."""
 SHARD_EXPECTED = "a WikiSum shard (a torch file holding a list of {'src', 'tgt', 'tgt_str'} records)"
 """The ``expected ...`` of a shard's :class:`TorchFileError`."""
 _SHARD = re.compile(r"^(?P<prefix>.+)\.(?P<split>train|valid|test)\.(?P<index>\d+)\.pt$")
@@ -60,7 +64,7 @@ def record_error(record: Any, path: Path, index: int) -> RecordError | None:
     """What is wrong with record ``index`` of shard ``path`` (``src`` a list of id lists, ``tgt`` an id
     list), or None."""
     def error(field: str | None, message: str) -> RecordError:
-        return RecordError(str(path), index, field, message, record_id=f"{path.name.removesuffix('.pt')}-{index}")
+        return RecordError(str(path), index, field, message, record_id=f"{path.stem}-{index}")
 
     if not isinstance(record, dict) or "src" not in record or "tgt" not in record:
         return error(None, f"expected a dict with 'src', 'tgt' and 'tgt_str', found {type(record).__name__}")
@@ -74,15 +78,30 @@ def record_error(record: Any, path: Path, index: int) -> RecordError | None:
     return None
 
 
+def _shard_list(path: Path) -> list[Any]:
+    records = load_torch_file(path, expected=SHARD_EXPECTED, noun="shard")
+    if not isinstance(records, list):
+        raise TorchFileError(path, f"holds {describe_object(records)}, not a list", SHARD_EXPECTED)
+    return records
+
+
 def shard_records(path: str | Path) -> Iterator[dict[str, Any] | RecordError]:
     """The records of one shard, each validated: the record, or the :class:`RecordError` saying what is wrong; a
     shard that is not a torch file of a list raises :class:`TorchFileError`."""
     path = Path(path)
-    records = load_torch_file(path, expected=SHARD_EXPECTED, noun="shard")
-    if not isinstance(records, list):
-        raise TorchFileError(path, f"holds {describe_object(records)}, not a list", SHARD_EXPECTED)
-    for index, record in enumerate(records):
+    for index, record in enumerate(_shard_list(path)):
         yield record_error(record, path, index) or record
+
+
+def _split_records(directory: str | Path, split: str) -> Iterator[tuple[Path, int, Any]]:
+    """``(file, index, record)`` of every record of a split: of its shards (index from 0), or of the rows of a
+    ``datasets`` corpus of ``COLUMNS`` (row number from 1; :mod:`hiersum.data.formats.arrow`)."""
+    if corpus_layout(directory) is not None:
+        files = split_files(directory, (split, SPLIT_NAMES.get(split, split)))
+        yield from iter_rows(files, COLUMNS, require_references=True)
+        return
+    for path in shard_paths(directory, split):
+        yield from ((path, index, record) for index, record in enumerate(_shard_list(path)))
 
 
 def load_shard(path: str | Path) -> list[dict[str, Any]]:
@@ -131,16 +150,17 @@ def iter_wikisum(
     directory: str | Path, split: str, tokenizer: SubwordTokenizer, config: SelectionConfig, *, with_text: bool
 ) -> Iterator[tuple[Example, EncodedExample] | RecordError]:
     """(example, encoded example) of every record of a split, shard after shard (one shard in memory at
-    a time), or the :class:`RecordError` of a malformed record; ids are ``<shard stem>-<index>``."""
-    for path in shard_paths(directory, split):
-        stem = path.name.removesuffix(".pt")
-        for index, record in enumerate(shard_records(path)):
-            if isinstance(record, RecordError):
-                yield record
-                continue
-            yield encode_record(
-                record, example_id=f"{stem}-{index}", tokenizer=tokenizer, config=config, with_text=with_text
-            )
+    a time), or the :class:`RecordError` of a malformed record; ids are ``<shard stem>-<index>``. A ``datasets``
+    corpus of the same records (columns ``src``, ``tgt``, ``tgt_str``) is read row by row, ids
+    ``<file stem>-<row>``."""
+    for path, index, record in _split_records(directory, split):
+        error = record_error(record, path, index)
+        if error is not None:
+            yield error
+            continue
+        yield encode_record(
+            record, example_id=f"{path.stem}-{index}", tokenizer=tokenizer, config=config, with_text=with_text
+        )
 
 
 def read_wikisum(
