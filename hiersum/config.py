@@ -440,6 +440,10 @@ class DecodeConfig:
     """Greedy search (argmax at each step) instead of beam search; beam_size is ignored."""
     max_steps: int | None = None
     """Hard cap on decoding steps, over max_length and min_length (None: no cap)."""
+    compile_step: bool = False
+    """Compile the decoding step over a self-attention cache of fixed size (max_length + 1), with CUDA
+    graphs on CUDA; the same summaries as eager. Off by default: on the 2-core CPU it does not gain
+    (docs/benchmarks.md, "Compiled decoding step")."""
 
     def __post_init__(self) -> None:
         self.stopping = Stopping.coerce(self.stopping, "decode.stopping")

@@ -131,15 +131,17 @@ def test_the_checker_allows_the_right_arrows():
 
 TEST_HELPERS = "helpers"
 """``tests/helpers/``: what the tests share (no tests of its own), beside the folders that mirror the stages."""
+TEST_SCRIPTS = "scripts"
+"""``tests/scripts/``: the tests of ``scripts/`` (benchmarks and one-off tools), which are no stage."""
 
 
 def test_the_tests_mirror_the_stages():
     """``tests/<stage>/`` for every sub-package; package-wide tests (config, layout, packaging) at the top;
-    the shared helpers in ``tests/helpers/``."""
+    the shared helpers in ``tests/helpers/``, the tests of ``scripts/`` in ``tests/scripts/``."""
     tests_dir = Path(__file__).resolve().parent
     folders = {p.name for p in tests_dir.iterdir() if (p / "__init__.py").is_file()}
     sub_packages = {p.parent.name for p in PACKAGE_DIR.glob("*/__init__.py")} - {"conf"}
-    assert folders - {TEST_HELPERS} == sub_packages
+    assert folders - {TEST_HELPERS, TEST_SCRIPTS} == sub_packages
     assert not list((tests_dir / TEST_HELPERS).glob("test_*.py")), "tests/helpers/ holds no tests"
     for test in tests_dir.glob("*/test_*.py"):
         unit = test.stem.removeprefix("test_")

@@ -54,6 +54,9 @@ class GenerationOptions:
     """Run :func:`~hiersum.decoding.search.greedy_search` instead (``beam_size`` ignored)."""
     max_steps: int | None = DecodeConfig.max_steps
     """Hard cap on decoding steps, over ``max_length`` and ``min_length`` (None: no cap)."""
+    compile_step: bool = DecodeConfig.compile_step
+    """Decode with :meth:`HierSum.static_step` (a cache of fixed size ``max_length + 1``), compiled
+    (:meth:`HierSum.compile_step`); the same hypotheses as eager."""
 
     def __post_init__(self) -> None:
         if self.stopping not in STOPPING_RULES:
@@ -77,7 +80,7 @@ class GenerationOptions:
         return cls(
             beam_size=decode.beam_size, alpha=decode.alpha, min_length=decode.min_length,
             max_length=decode.max_length, stopping=decode.stopping, no_repeat_ngram_size=decode.no_repeat_ngram_size,
-            n_best=decode.n_best, greedy=decode.greedy, max_steps=decode.max_steps,
+            n_best=decode.n_best, greedy=decode.greedy, max_steps=decode.max_steps, compile_step=decode.compile_step,
         )
 
 
@@ -130,15 +133,20 @@ def generate(
     src: long [B, P, T] ([B, L] for a flat model); src_mask: bool, same shape, True = real token;
     options: the search settings (None: :class:`GenerationOptions` defaults); paragraph_graph:
     float [B, P, P], needed when ``model.config.graph`` is not ``none``; ``use_cache=False``
-    recomputes the decoder over the whole prefix at every step.
+    recomputes the decoder over the whole prefix at every step (``options.compile_step`` is then ignored).
     """
     options = options or GenerationOptions()
     max_length, min_length = options.max_length, options.min_length
     if options.max_steps is not None:
         max_length, min_length = min(max_length, options.max_steps), min(min_length, options.max_steps)
     encoded = model.encode(src, src_mask, paragraph_graph=paragraph_graph)
-    state = model.init_decoder_state(encoded, cache_capacity=max_length if use_cache else None)
+    static = use_cache and options.compile_step
+    capacity = None if not use_cache else max_length + 1 if static else max_length
+    state = model.init_decoder_state(encoded, cache_capacity=capacity)
     step = model.step
+    if static:
+        model.compile_step()
+        step = model.static_step
     if not use_cache:
         empty = torch.empty(src.size(0), 0, dtype=torch.long, device=src.device)  # (B, 0)
         state, step = PrefixState(empty, state), UncachedStep(model)

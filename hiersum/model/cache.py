@@ -10,7 +10,10 @@ Dimensions
     E  head width, D / H
 
 The self-attention cache is preallocated (one buffer per layer, grown by doubling if a call
-needs more room) and written in place, so a decoding step allocates no cache memory. Beam
+needs more room) and written in place, so a decoding step allocates no cache memory. Its
+buffers start zeroed and only positions < S are ever written, so the positions beyond hold
+zeros: a static step (:func:`write_key_value_at`) can attend over the whole capacity with the
+unwritten positions masked out. Beam
 reordering copies only the rows that change, through a spare buffer of the same shape (or,
 when most rows change, gathers all rows into the spare and the two swap).
 """
@@ -41,6 +44,29 @@ def write_key_value(buffer: Tensor, start: int, key_value: KeyValue) -> KeyValue
     return cached_key_value(buffer, end)
 
 
+def write_key_value_at(buffer: Tensor, position: Tensor, key_value: KeyValue) -> KeyValue:
+    """Store one new key/value [N, H, 1, E] at ``position`` (long [1], a tensor so that a compiled
+    step does not specialise on it) of ``buffer`` [N, 2, H, C, E]; return the keys/values of all C
+    positions (views; the caller masks the positions > ``position``)."""
+    new = torch.stack([key_value.keys, key_value.values], 1)  # (N, 2, H, 1, E)
+    buffer.index_copy_(3, position, new)
+    return KeyValue(buffer[:, 0], buffer[:, 1])  # (N, H, C, E) each
+
+
+@dataclass
+class StepWeights:
+    """Weights laid out for the one-token decoding step, made from the parameters when decoding
+    starts (:meth:`hiersum.model.decoder.TransformerDecoder.init_state`), so they never go stale
+    against them; the parameters and ``state_dict()`` keys are untouched."""
+
+    self_qkv: list[tuple[Tensor, Tensor]]
+    """Per decoder layer, its self-attention's query, key and value projections stacked:
+    (weight [3*D, D], bias [3*D]), one matrix product instead of three."""
+    output: tuple[Tensor, Tensor] | None = None
+    """The output layer as (weight transposed and contiguous [D, V], bias [V]), for
+    ``addmm(bias, x, weight_t)``; None: the model's own layer."""
+
+
 @dataclass
 class SelfAttentionCache:
     """Self-attention keys and values of the target tokens seen so far, written in place.
@@ -57,7 +83,7 @@ class SelfAttentionCache:
     @classmethod
     def allocate(cls, rows: int, *, layers: int, heads: int, head_dim: int, capacity: int, like: Tensor):
         """Empty buffers for ``rows`` rows and ``capacity`` positions (dtype and device of ``like``)."""
-        return cls([like.new_empty(rows, 2, heads, capacity, head_dim) for _ in range(layers)])
+        return cls([like.new_zeros(rows, 2, heads, capacity, head_dim) for _ in range(layers)])
 
     @property
     def capacity(self) -> int:
@@ -76,7 +102,7 @@ class SelfAttentionCache:
         capacity = max(needed, 2 * self.capacity)
         grown = []
         for buffer in self.buffers:
-            new = buffer.new_empty(*buffer.shape[:3], capacity, buffer.size(4))
+            new = buffer.new_zeros(*buffer.shape[:3], capacity, buffer.size(4))
             new[:, :, :, :length].copy_(buffer[:, :, :, :length])
             grown.append(new)
         return SelfAttentionCache(grown)
@@ -98,7 +124,7 @@ class SelfAttentionCache:
             return self.select_rows(rows, length=length, reuse=True)
         spares = self.spares
         if spares is None or spares[0].size(0) < moved.numel():
-            spares = [torch.empty_like(buffer) for buffer in self.buffers]
+            spares = [torch.zeros_like(buffer) for buffer in self.buffers]
         sources = rows.index_select(0, moved)  # (c,)
         for buffer, spare in zip(self.buffers, spares, strict=True):
             used, moved_rows = buffer[:, :, :, :length], spare[: moved.numel(), :, :, :length]
@@ -114,7 +140,7 @@ class SelfAttentionCache:
         if reuse and self.spares is not None and n <= self.spares[0].size(0):
             targets = [spare[:n] for spare in self.spares]  # (N', 2, H, C, E), contiguous
         else:
-            targets = [buffer.new_empty(n, *buffer.shape[1:]) for buffer in self.buffers]
+            targets = [buffer.new_zeros(n, *buffer.shape[1:]) for buffer in self.buffers]
         for buffer, target in zip(self.buffers, targets, strict=True):
             used, into = buffer[:, :, :, :length], target[:, :, :, :length]
             if used.requires_grad:  # out= does not support autograd
@@ -150,6 +176,8 @@ class DecoderState:
     """S, target tokens already consumed (the position of the next token)."""
     group_size: int = 1
     """G, rows per memory entry (beams per example)."""
+    step_weights: StepWeights | None = None
+    """Weights laid out for the step (None: the layers' own)."""
 
     def _select(
         self, rows: Tensor, *, reuse: bool, entries: Tensor | None = None, group_size: int | None = None

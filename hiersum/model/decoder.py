@@ -31,7 +31,7 @@ import torch
 from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
-from hiersum.model.cache import DecoderState, SelfAttentionCache, write_key_value
+from hiersum.model.cache import DecoderState, SelfAttentionCache, StepWeights, write_key_value, write_key_value_at
 from hiersum.model.layers import (
     LAYER_NORM_EPS,
     FeedForward,
@@ -82,22 +82,33 @@ class DecoderLayer(nn.Module):
         memory_attn_mask: Tensor | None,
         group_size: int,
         cache: Tensor | None,
-        start: int,
+        start: int | Tensor,
+        self_qkv: tuple[Tensor, Tensor] | None = None,
     ) -> Tensor:
         """x: [N, L, D], the new tokens at positions S..S+L-1 (S = ``start``). ``memory``: this layer's
         context keys/values [B', H, M, E] (row r reads entry r // ``group_size``), ``memory_attn_mask``
         [B', 1, 1, M] or None. ``cache``: this layer's self-attention buffer [N, 2, H, C, E] that the new
-        keys/values are written into (None: no cache, S must be 0). Returns [N, L, D].
+        keys/values are written into (None: no cache, S must be 0). ``start`` as a long tensor [1] (L = 1):
+        a static step, that attends over all C cache positions with those > S masked, so that its shapes
+        do not change from step to step. ``self_qkv``: the self-attention's stacked projections
+        (:class:`StepWeights`), None: its three Linear layers. Returns [N, L, D].
 
         The layer is given its own tensors rather than its number, so that one compiled graph serves
         every layer (an index would be a guard, and a recompilation per layer)."""
         N, L, D = x.shape
         h = self.self_attn_norm(x)
-        self_kv = self.self_attn.project_key_value(h)  # (N, H, L, E)
-        if cache is not None:
-            self_kv = write_key_value(cache, start, self_kv)  # (N, H, S+L, E)
-        causal = causal_mask(L, self_kv.length, device=x.device)
-        x = x + self.dropout(self.self_attn.attend(h, self_kv, mask=causal))
+        if self_qkv is None:
+            q, self_kv = self.self_attn.split_heads(self.self_attn.query(h)), self.self_attn.project_key_value(h)
+        else:
+            q, self_kv = self.self_attn.project_query_key_value(h, self_qkv)  # (N, H, L, E) each
+        if isinstance(start, Tensor):
+            self_kv = write_key_value_at(cache, start, self_kv)  # (N, H, C, E)
+            causal = (torch.arange(self_kv.length, device=x.device) <= start).view(1, 1, -1)  # (1, 1, C)
+        else:
+            if cache is not None:
+                self_kv = write_key_value(cache, start, self_kv)  # (N, H, S+L, E)
+            causal = causal_mask(L, self_kv.length, device=x.device)
+        x = x + self.dropout(self.self_attn.attend_heads(q, self_kv, attention_mask(causal, None)))
         query = self.context_norm(x).reshape(-1, group_size * L, D)  # (B', G*L, D): beams as queries
         context = self.context_attn.attend_prepared(query, memory, memory_attn_mask)
         return self.feed_forward(x + self.dropout(context.view(N, L, D)))
@@ -153,17 +164,19 @@ class TransformerDecoder(nn.Module):
         # value, so a compiled region keeps the mask instead (the same numbers).
         if torch.compiler.is_compiling() or not bool(memory_mask.all()):
             memory_attn_mask = attention_mask(memory_mask.unsqueeze(1), None)  # (N, 1, 1, M)
-        cache = None
+        cache, step_weights = None, None
         if cache_capacity is not None:
             cache = SelfAttentionCache.allocate(
                 memory.size(0), layers=len(self.layers), heads=self.heads,
                 head_dim=self.d_model // self.heads, capacity=cache_capacity, like=memory,
             )
+            step_weights = StepWeights([layer.self_attn.stacked_query_key_value() for layer in self.layers])
         return DecoderState(
             memory=[layer.context_attn.project_key_value(memory) for layer in self.layers],
             memory_attn_mask=memory_attn_mask,
             self_attn=cache,
             length=0,
+            step_weights=step_weights,
         )
 
     def forward(self, tokens: Tensor, state: DecoderState) -> DecoderOutput:
@@ -181,9 +194,23 @@ class TransformerDecoder(nn.Module):
             raise ValueError("this decoder state keeps no self-attention cache and cannot be continued")
         cache = None if state.self_attn is None else state.self_attn.reserve(start + L, length=start)
         x = self.embeddings(tokens) * math.sqrt(self.d_model) + self.positions[start : start + L]
+        states = self._layers(x, state, cache, start)
+        return DecoderOutput(states=states, state=replace(state, self_attn=cache, length=start + L))
+
+    def static_forward(self, tokens: Tensor, state: DecoderState, position: Tensor) -> Tensor:
+        """One token per row, ``tokens`` [N, 1], at ``position`` (long [1], = ``state.length``), over the
+        fixed-size cache of ``state`` (written in place); returns the states [N, 1, D]. Reads no Python
+        number that changes from step to step, so one compiled graph serves every step; the caller
+        advances ``state.length`` and checks the capacity (:meth:`HierSum.static_step`)."""
+        x = self.embeddings(tokens) * math.sqrt(self.d_model) + self.positions.index_select(0, position)
+        return self._layers(x, state, state.self_attn, position)
+
+    def _layers(self, x: Tensor, state: DecoderState, cache: SelfAttentionCache | None, start: int | Tensor) -> Tensor:
+        """Dropout, the layers (with the state's memory, ``cache`` and step weights) and the final LN; x [N, L, D]."""
         x = self.dropout(x)  # (N, L, D)
         buffers = [None] * len(self.layers) if cache is None else cache.buffers
-        for layer, memory, buffer in zip(self.layers, state.memory, buffers, strict=True):
+        stacked = [None] * len(self.layers) if state.step_weights is None else state.step_weights.self_qkv
+        for layer, memory, buffer, self_qkv in zip(self.layers, state.memory, buffers, stacked, strict=True):
             x = layer(x, memory=memory, memory_attn_mask=state.memory_attn_mask, group_size=state.group_size,
-                      cache=buffer, start=start)
-        return DecoderOutput(states=self.final_norm(x), state=replace(state, self_attn=cache, length=start + L))
+                      cache=buffer, start=start, self_qkv=self_qkv)
+        return self.final_norm(x)

@@ -113,8 +113,12 @@ class MultiHeadAttention(nn.Module):
     def attend_prepared(self, query: Tensor, key_value: KeyValue, attn_mask: Tensor | None) -> Tensor:
         """:meth:`attend` with the mask already made by :func:`attention_mask` ([N, 1, L, M],
         broadcastable; None attends everywhere), for callers that reuse one mask at every step."""
-        N, L, D = query.shape
-        q = self.split_heads(self.query(query))  # (N, H, L, E)
+        return self.attend_heads(self.split_heads(self.query(query)), key_value, attn_mask)
+
+    def attend_heads(self, q: Tensor, key_value: KeyValue, attn_mask: Tensor | None) -> Tensor:
+        """:meth:`attend_prepared` with the queries already projected and split, q [N, H, L, E]
+        (e.g. by :meth:`project_query_key_value`). Returns [N, L, D]."""
+        N, H, L, E = q.shape
         if attn_mask is not None and attn_mask.is_floating_point():
             attn_mask = attn_mask.to(q.dtype)  # a float mask must match the queries (autocast)
         context = F.scaled_dot_product_attention(
@@ -124,8 +128,23 @@ class MultiHeadAttention(nn.Module):
             attn_mask=attn_mask,
             dropout_p=self.dropout if self.training else 0.0,
         )  # (N, H, L, E)
-        context = context.transpose(1, 2).reshape(N, L, D)  # (N, L, H*E)
+        context = context.transpose(1, 2).reshape(N, L, H * E)  # (N, L, D)
         return context if self.out is None else self.out(context)
+
+    def stacked_query_key_value(self) -> tuple[Tensor, Tensor]:
+        """The query, key and value projections stacked into one: weight [3*D, D], bias [3*D]
+        (a new tensor: it follows the parameters only until they change)."""
+        weight = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3*D, D)
+        bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])  # (3*D,)
+        return weight, bias
+
+    def project_query_key_value(self, x: Tensor, stacked: tuple[Tensor, Tensor]) -> tuple[Tensor, KeyValue]:
+        """Queries [N, H, L, E] and keys/values of ``x`` [N, L, D] in one matrix product, with the
+        weights of :meth:`stacked_query_key_value` (made once by the caller, e.g. per decoding run)."""
+        N, L, D = x.shape
+        qkv = F.linear(x, *stacked).view(N, L, 3, self.heads, D // self.heads)  # (N, L, 3, H, E)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (N, H, L, E)
+        return q, KeyValue(k, v)
 
     def self_attend_buckets(self, x: Tensor, layout: PackedGrid) -> Tensor:
         """Self-attention within each paragraph of the packed token rows ``x`` [N, D] (see
@@ -133,9 +152,7 @@ class MultiHeadAttention(nn.Module):
         paragraphs of one width class (padded to the bucket's width W only). Returns [N, D]."""
         N, D = x.shape
         H, E = self.heads, D // self.heads
-        weight = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3*D, D)
-        bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])  # (3*D,)
-        qkv = F.linear(x, weight, bias)  # (N, 3*D): one matmul for the three projections
+        qkv = F.linear(x, *self.stacked_query_key_value())  # (N, 3*D): one matmul for the three projections
         contexts = []
         for bucket in layout.buckets:
             n, W = bucket.gather_index.shape

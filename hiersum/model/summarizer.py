@@ -18,8 +18,11 @@ Masks are boolean with True = real token; every tensor is batch-first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -66,6 +69,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.decoder = TransformerDecoder(config, embeddings=embeddings)
         self.generator = nn.Linear(config.d_model, vocab_size)
         self.generator.weight = embeddings.weight
+        # the compiled static_step_log_probs (compile_step), called with the model first; None: eager
+        self.compiled_step: Callable[[HierSum, Tensor, DecoderState, Tensor], Tensor] | None = None
         self.reset_parameters()
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
@@ -126,8 +131,14 @@ class HierSum(nn.Module, SummarizerHubMixin):
 
     def init_decoder_state(self, encoded: EncoderOutput, *, cache_capacity: int | None = 0) -> DecoderState:
         """A decoder state for B rows, with the memory keys/values projected once and room for
-        ``cache_capacity`` target positions in the self-attention cache (None: no cache)."""
-        return self.decoder.init_state(encoded.memory, encoded.memory_mask, cache_capacity=cache_capacity)
+        ``cache_capacity`` target positions in the self-attention cache (None: no cache). A cached state
+        carries the step's weights (:class:`~hiersum.model.cache.StepWeights`: stacked self-attention
+        projections, the output weight transposed), made here from the current parameters."""
+        state = self.decoder.init_state(encoded.memory, encoded.memory_mask, cache_capacity=cache_capacity)
+        if state.step_weights is None:
+            return state
+        output = (self.generator.weight.t().contiguous(), self.generator.bias)  # (D, V), (V,)
+        return replace(state, step_weights=replace(state.step_weights, output=output))
 
     def output_logits(self, states: Tensor) -> Tensor:
         """Decoder states [..., D] -> unnormalised scores (logits) [..., V]."""
@@ -140,7 +151,46 @@ class HierSum(nn.Module, SummarizerHubMixin):
     def step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
         """Feed one token per row (long [N]); log p(next) [N, V] and the advanced state."""
         out = self.decoder(tokens.unsqueeze(1), state)  # states (N, 1, D)
-        return DecoderStep(log_probs=self.output_log_probs(out.states.squeeze(1)), state=out.state)
+        return DecoderStep(log_probs=self._step_log_probs(out.states.squeeze(1), state), state=out.state)
+
+    def _step_log_probs(self, states: Tensor, state: DecoderState) -> Tensor:
+        """Decoder states [N, D] -> log-probabilities [N, V], with the state's transposed output weight."""
+        output = None if state.step_weights is None else state.step_weights.output
+        if output is None:
+            return self.output_log_probs(states)
+        weight_t, bias = output
+        return F.log_softmax(torch.addmm(bias, states, weight_t), dim=-1)  # (N, V)
+
+    def static_step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
+        """:meth:`step` over a fixed-size cache: attends over all of its positions (those not yet written
+        masked out), so every step has the same shapes and one compiled graph (:meth:`compile_step`) serves
+        them all, as litgpt's and Hugging Face's static caches. The state's cache must have room for every
+        step (``init_decoder_state(cache_capacity=max_length + 1)``); it is never grown."""
+        if state.self_attn is None or state.length >= state.self_attn.capacity:
+            capacity = None if state.self_attn is None else state.self_attn.capacity
+            raise ValueError(f"a static step needs a cache with room for position {state.length}, found capacity "
+                             f"{capacity}")
+        position = torch.full((1,), state.length, dtype=torch.long, device=tokens.device)  # (1,)
+        step = self.compiled_step or HierSum.static_step_log_probs
+        tokens = tokens.contiguous()  # (N,): the search's last column has a stride that changes every step
+        return DecoderStep(log_probs=step(self, tokens, state, position), state=replace(state, length=state.length + 1))
+
+    def static_step_log_probs(self, tokens: Tensor, state: DecoderState, position: Tensor) -> Tensor:
+        """The work of :meth:`static_step` (what :meth:`compile_step` compiles): log p(next) [N, V] of
+        ``tokens`` [N] at ``position`` (long [1]), writing their keys/values into the state's cache."""
+        states = self.decoder.static_forward(tokens.unsqueeze(1), state, position)  # (N, 1, D)
+        return self._step_log_probs(states.squeeze(1), state)
+
+    def compile_step(self, **options: Any) -> None:
+        """Compile :meth:`static_step`'s per-step call (once; later calls keep it) with :func:`torch.compile`
+        ``options``; ``mode`` defaults to ``"reduce-overhead"`` (CUDA graphs) on CUDA, the default mode
+        elsewhere. The parameters and ``state_dict()`` are untouched. A decoding run compiles at most three
+        graphs: the first count of live examples, a dynamic count once examples finish, and a count of 1
+        (dynamo specialises sizes 0 and 1)."""
+        if self.compiled_step is None:
+            options.setdefault("mode", "reduce-overhead" if self.generator.weight.is_cuda else None)
+            # the function, not the bound method: a copy of the model must not call this one
+            self.compiled_step = torch.compile(HierSum.static_step_log_probs, **options)
 
     def log_probs(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None
