@@ -299,9 +299,11 @@ def compile_warmup(
     for batch in batches[1:]:
         training_step(models["compiled"], optimizers["compiled"], batch, args.part, args.precision)
     synchronize(device)
-    return {"compile_batches": len(batches), "graphs": int(counters["stats"]["unique_graphs"]),
-            "first_step_seconds": round(first["compiled"], 2), "eager_first_step_seconds": round(first["eager"], 2),
-            "warmup_seconds": round(first["compiled"] + time.perf_counter() - start, 2)}
+    warmup = {"compile_batches": len(batches), "graphs": int(counters["stats"]["unique_graphs"]),
+              "first_step_seconds": round(first["compiled"], 2), "eager_first_step_seconds": round(first["eager"], 2),
+              "warmup_seconds": round(first["compiled"] + time.perf_counter() - start, 2)}
+    print(json.dumps({"compile_warmup": warmup}), file=sys.stderr, flush=True)
+    return warmup
 
 
 def run_case(
