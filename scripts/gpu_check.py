@@ -34,18 +34,22 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 PART_TIMEOUT = 570
 """Seconds a part's command may run: every part stays under 10 minutes."""
-STATUSES = ("ok", "failed", "skipped")
 
 
 @dataclass(frozen=True)
 class Context:
-    """What the parts read: the interpreter, the data and MiniLM folders, the folder of logs and runs."""
+    """What the parts read."""
 
     python: str
+    """the interpreter the parts' commands run under (this one's)"""
     data: Path
+    """``--data``: holds multi-news-sample/ and scitldr-a/"""
     minilm: Path
+    """``--minilm``: the all-MiniLM-L6-v2 directory"""
     out: Path
+    """``--out``: the parts' logs and run directories"""
     timeout: int = PART_TIMEOUT
+    """seconds a command may run"""
 
     def script(self, name: str) -> list[str]:
         return [self.python, str(ROOT / "scripts" / name)]
@@ -65,6 +69,10 @@ class Part:
     """Why the part cannot run here (a missing folder), or None."""
     figures: Callable[[Context, list[str]], dict[str, Any]] = lambda context, outputs: {}
     """The part's figures from its commands' standard outputs (and the files they wrote)."""
+
+
+STATUSES = ("ok", "failed", "skipped")
+"""What became of a part."""
 
 
 @dataclass
