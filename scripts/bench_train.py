@@ -52,7 +52,8 @@ weights and optimizer), as ``trainer.precision=bf16-mixed`` does.
 against the same weights eager, instead of padded against packed: ``eager`` and ``compiled`` in the results,
 ``speedup`` = eager over compiled. Before the timed passes the compiled model trains once over ``compile_batches``
 (for ``multinews``: every batch of the sample, an epoch; else the case's batches), from a fresh compile cache:
-``first_step_seconds`` is its first step (compiling included; the eager first step beside it), ``warmup_seconds``
+``first_step_seconds`` is its first step (compiling included; the eager first step beside it; ``..._cpu_seconds``
+the same in CPU time of this process, which compiling spends on one core), ``warmup_seconds``
 the whole warm-up pass, and ``graphs`` the graphs dynamo compiled over it (``torch._dynamo.utils.counters``,
 ``unique_graphs``). The timed passes then see no new shape.
 """
@@ -287,13 +288,13 @@ def compile_warmup(
     docstring): its first step beside the eager model's, the whole pass, and the graphs compiled."""
     torch._dynamo.reset()
     counters.clear()
-    first = {}
+    first, first_cpu = {}, {}
     for name in ("eager", "compiled"):
         synchronize(device)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         training_step(models[name], optimizers[name], batches[0], args.part, args.precision)
         synchronize(device)
-        first[name] = time.perf_counter() - start
+        first[name], first_cpu[name] = time.perf_counter() - start, time.process_time() - cpu_start
     synchronize(device)
     start = time.perf_counter()
     for batch in batches[1:]:
@@ -301,6 +302,8 @@ def compile_warmup(
     synchronize(device)
     warmup = {"compile_batches": len(batches), "graphs": int(counters["stats"]["unique_graphs"]),
               "first_step_seconds": round(first["compiled"], 2), "eager_first_step_seconds": round(first["eager"], 2),
+              "first_step_cpu_seconds": round(first_cpu["compiled"], 2),
+              "eager_first_step_cpu_seconds": round(first_cpu["eager"], 2),
               "warmup_seconds": round(first["compiled"] + time.perf_counter() - start, 2)}
     print(json.dumps({"compile_warmup": warmup}), file=sys.stderr, flush=True)
     return warmup
