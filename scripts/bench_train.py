@@ -53,7 +53,7 @@ against the same weights eager, instead of padded against packed: ``eager`` and 
 ``speedup`` = eager over compiled. Before the timed passes the compiled model trains once over ``compile_batches``
 (for ``multinews``: every batch of the sample, an epoch; else the case's batches), from a fresh compile cache:
 ``first_step_seconds`` is its first step (compiling included; the eager first step beside it; ``..._cpu_seconds``
-the same in CPU time of this process, which compiling spends on one core), ``warmup_seconds``
+the same in CPU time of this process, inductor's compile workers not counted), ``warmup_seconds``
 the whole warm-up pass, and ``graphs`` the graphs dynamo compiled over it (``torch._dynamo.utils.counters``,
 ``unique_graphs``). The timed passes then see no new shape.
 """
