@@ -2,6 +2,7 @@
 #   make train   the default training run on the embedded sample corpus (ends with a metric report)
 #   make test    the test suite (what CI runs)
 #   make docs    the documentation site (mkdocs.yml, pages in docs/) built into site/; make docs-serve serves it
+#   make gpu-check   on a CUDA machine: tests, benchmarks and runs on the GPU, one JSON summary (docs/benchmarks.md)
 # Extra arguments: make train ARGS="model=tiny debug=fast_dev_run"; make test PYTEST_ARGS="-m 'not slow'"
 
 PYTHON ?= python3
@@ -11,7 +12,7 @@ STAMP := $(VENV)/.installed
 # CPU wheel unless an NVIDIA GPU is present (an unpinned torch pulls a multi-GB CUDA build)
 TORCH_SPEC := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'torch>=2.2' || echo 'torch==2.13.0')
 
-.PHONY: train test lint sample docs docs-serve clean
+.PHONY: train test lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +48,23 @@ docs: $(DOCS_STAMP)
 
 docs-serve: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
+# the GPU check: parts of under 10 minutes each, one JSON summary; ARGS="--parts tests,bench_train_bf16 --data DIR"
+gpu-check: $(STAMP)
+	$(BIN)/python scripts/gpu_check.py $(ARGS)
+
+# for a GPU machine without network whose python3 has torch (CUDA), Lightning and most of the rest: here, the
+# wheels of what it lacks (pure Python, the versions of this venv) into .whl/; there, make gpu-venv
+GPU_WHEELS := hydra.core|omegaconf|antlr4.python3.runtime|rouge.score|nltk
+gpu-wheels: $(STAMP)
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir .whl $$($(BIN)/pip freeze | grep -iE '^($(GPU_WHEELS))==')
+
+# there: a venv over the system's packages (its CUDA torch) with the wheels of .whl/ and hiersum, all offline
+gpu-venv:
+	$(PYTHON) -m venv --system-site-packages $(VENV)
+	$(BIN)/pip install --quiet --no-index --no-deps .whl/*.whl
+	$(BIN)/pip install --quiet --no-index --no-deps --no-build-isolation -e .
+	touch $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache site

@@ -9,6 +9,7 @@ _.EpochSummary  # conf/callbacks/default.yaml
 _.ValidationRouge  # conf/callbacks/val_rouge.yaml
 _.RunProbe  # tests/cli/probes.py: +callbacks.probe._target_=tests.cli.probes.RunProbe
 _.StopAt  # tests/cli/probes.py: +callbacks.stop._target_=tests.cli.probes.StopAt (tests/cli/test_train_stopped.py)
+_.DataProbe  # tests/cli/probes.py: +callbacks.data_probe._target_=tests.cli.probes.DataProbe (tests/cli/test_multi_node.py)
 
 # attributes a library reads
 _.flops_per_batch  # Lightning's ThroughputMonitor reads it from the LightningModule (hiersum/training/module.py)

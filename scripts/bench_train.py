@@ -5,6 +5,8 @@
     python scripts/bench_train.py --device cuda
     python scripts/bench_train.py --models small --cases multinews --part encoder   # the encoder's share
     python scripts/bench_train.py --models small --cases multinews --profile        # where the time goes
+    python scripts/bench_train.py --models small --cases multinews --compile        # compiled against eager
+    python scripts/bench_train.py --device cuda --precision bf16-mixed --compile
 
 Prints one JSON object. One training step = forward, label-smoothed NLL (0.1, summed over target
 tokens / their number, as ``HierSumModule``), backward, Adam. Both implementations run in this one
@@ -28,8 +30,8 @@ Figures: ``src_tokens_per_s`` and ``tgt_tokens_per_s`` count real (non-pad) sour
 sensitive than the wall clock to other tenants' load); ``speedup`` and ``cpu_speedup`` are padded
 over packed. ``gflop``: the floating-point operations of one pass in matrix products and attention (forward
 and backward, counted by ``torch.utils.flop_counter.FlopCounterMode``; element-wise work and the optimizer are
-not counted), ``gflop_per_s`` that over ``seconds``, and ``share_of_roof`` that over ``matmul_roof_gflop_per_s``,
-the rate of one large fp32 matrix product (2048^3, best of 5) measured at the start of the run. ``flop_ratio``
+not counted), ``gflop_per_s`` that over ``seconds``, and ``share_of_roof`` that over ``peak_gflop_per_s``,
+on a CPU the rate of one large matrix product (2048^3, best of 5) measured at the start of the run. ``flop_ratio``
 (padded over packed ``gflop``) is the speedup packing gives when both implementations run at the same share of
 the roof: ``speedup = flop_ratio x packed share / padded share``. ``peak_activation_mb``: the most memory the
 tensors autograd saves for backward hold at once during the step (storages counted once, parameters excluded),
@@ -38,11 +40,28 @@ i.e. the step's memory beyond weights, gradients and Adam state; on CUDA, ``peak
 [B, M] (M = the most real tokens of an example of the batch). With ``--profile`` (CPU), one more pass of each
 implementation under ``torch.profiler`` gives ``matmul_time_share`` (matrix products' share of its operator time)
 and ``matmul_gflop_per_s`` (their rate).
+
+``mfu``: the model FLOPs of the real tokens (:func:`hiersum.model.flops.training_flops`, forward and backward, no
+padding) over ``seconds``, over the peak of the device for the step's matrix products
+(:func:`hiersum.model.flops.peak_flops`: on a CPU the measured roof of fp32, or of bf16 with ``--precision
+bf16-mixed``; on CUDA the GPU's data-sheet peak of that type; ``--peak-tflops`` overrides). ``--precision
+bf16-mixed`` runs forward and loss under Lightning's ``MixedPrecision`` plugin (autocast to bfloat16, fp32
+weights and optimizer), as ``trainer.precision=bf16-mixed`` does.
+
+``--compile`` compares the packed model compiled (:meth:`hiersum.model.HierSum.compile`, inductor, dynamic sizes)
+against the same weights eager, instead of padded against packed: ``eager`` and ``compiled`` in the results,
+``speedup`` = eager over compiled. Before the timed passes the compiled model trains once over ``compile_batches``
+(for ``multinews``: every batch of the sample, an epoch; else the case's batches), from a fresh compile cache:
+``first_step_seconds`` is its first step (compiling included; the eager first step beside it; ``..._cpu_seconds``
+the same in CPU time of this process, inductor's compile workers not counted), ``warmup_seconds``
+the whole warm-up pass, and ``graphs`` the graphs dynamo compiled over it (``torch._dynamo.utils.counters``,
+``unique_graphs``). The timed passes then see no new shape.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import random
@@ -53,15 +72,19 @@ from pathlib import Path
 from statistics import median
 
 import torch
+import torch._dynamo
+from pytorch_lightning.plugins.precision import MixedPrecision
+from torch._dynamo.utils import counters
 
 from hiersum.config import DataConfig
 from hiersum.data.batching import collate, make_token_budget_batches
 from hiersum.data.corpus_splits import read_split
+from hiersum.data.packing import PackedGrid
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.selection import encode_examples, selection_config
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model import HierSum
-from hiersum.model.flops import flop_counter, matmul_roof
+from hiersum.model.flops import flop_counter, peak_flops, training_flops
 from hiersum.training.module import label_smoothed_nll
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -71,6 +94,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MULTINEWS = ROOT.parent / "shared" / "data" / "multi-news-sample"
 CASES = ("dense", "ragged", "multinews")
 PAD, BOS, EOS = 0, 1, 2
+PRECISIONS = {"32-true": torch.float32, "bf16-mixed": torch.bfloat16}
+"""``--precision``: Lightning's names, and the dtype of the step's matrix products."""
 
 
 @dataclass
@@ -85,9 +110,12 @@ class StepBatch:
     """[B, S] long"""
     labels: torch.Tensor
     """[B, S] long, IGNORE_INDEX at padding"""
+    layout: PackedGrid
+    """the packed layout of ``src_mask``, made beforehand (as ``collate`` does)"""
 
     def to(self, device: torch.device) -> StepBatch:
-        return StepBatch(*(t.to(device) for t in (self.src, self.src_mask, self.tgt_in, self.labels)))
+        return StepBatch(*(t.to(device) for t in (self.src, self.src_mask, self.tgt_in, self.labels)),
+                         self.layout.to(device))
 
 
 def synthetic_batch(
@@ -105,7 +133,8 @@ def synthetic_batch(
     real_tgt = torch.arange(S) < torch.tensor(target_lengths).unsqueeze(1)  # (B, S)
     tgt_in = tgt[:, :-1].masked_fill(~real_tgt, PAD)
     tgt_in[:, 0] = BOS
-    return StepBatch(src.masked_fill(~src_mask, PAD), src_mask, tgt_in, tgt[:, 1:].masked_fill(~real_tgt, IGNORE_INDEX))
+    return StepBatch(src.masked_fill(~src_mask, PAD), src_mask, tgt_in, tgt[:, 1:].masked_fill(~real_tgt, IGNORE_INDEX),
+                     PackedGrid.from_mask(src_mask, widest=T))
 
 
 def dense_batches(vocab: int) -> list[StepBatch]:
@@ -123,9 +152,9 @@ def ragged_batches(vocab: int) -> list[StepBatch]:
     return [synthetic_batch(torch.Generator().manual_seed(0), vocab, counts, lengths, targets)]
 
 
-def multinews_batches(vocab: int, count: int) -> tuple[list[StepBatch], dict]:
-    """``count`` token-budget batches of the Multi-News sample, evenly spread over the size order,
-    and the fill of the whole sample's batches."""
+def multinews_batches(vocab: int, count: int) -> tuple[list[StepBatch], list[StepBatch], dict]:
+    """``count`` token-budget batches of the Multi-News sample, evenly spread over the size order, all of
+    its batches (an epoch), and the fill of the whole sample's batches."""
     data = replace(DataConfig(path=str(MULTINEWS), format="multinews"), max_paragraphs=24, max_paragraph_tokens=100,
                    max_target_tokens=256, selection="round_robin", title_paragraph=False, batch_tokens=16384,
                    max_batch_size=32)
@@ -135,7 +164,8 @@ def multinews_batches(vocab: int, count: int) -> tuple[list[StepBatch], dict]:
     encoded = encode_examples(examples, tokenizer, selection_config(data))
     groups = make_token_budget_batches(encoded, batch_tokens=data.batch_tokens, max_batch_size=data.max_batch_size)
     ids = tokenizer.special
-    batches = [collate([encoded[i] for i in group], pad_id=ids.pad, bos_id=ids.bos, eos_id=ids.eos) for group in groups]
+    batches = [collate([encoded[i] for i in group], pad_id=ids.pad, bos_id=ids.bos, eos_id=ids.eos,
+                       max_paragraph_tokens=data.max_paragraph_tokens) for group in groups]
     fill = {
         "examples": len(encoded), "batches": len(batches),
         "real_src_tokens": sum(int(b.src_mask.sum()) for b in batches),
@@ -144,28 +174,40 @@ def multinews_batches(vocab: int, count: int) -> tuple[list[StepBatch], dict]:
         "grid_tgt_tokens": sum(b.tgt_mask.numel() for b in batches),
     }
     picked = sorted({round(i * (len(batches) - 1) / max(count - 1, 1)) for i in range(count)})
-    return [step_batch(batches[i]) for i in picked], fill
+    epoch = [step_batch(batch) for batch in batches]
+    return [epoch[i] for i in picked], epoch, fill
 
 
 def step_batch(batch: Batch) -> StepBatch:
-    return StepBatch(batch.src, batch.src_mask, batch.tgt_in, batch.target_labels())
+    assert batch.layout is not None  # a grid batch
+    return StepBatch(batch.src, batch.src_mask, batch.tgt_in, batch.target_labels(), batch.layout)
 
 
 PARTS = ("step", "encoder")
 """``--part``: the whole training step, or the encoder alone (its forward, a stand-in loss, the backward)."""
 
 
-def training_step(model: HierSum, optimizer: torch.optim.Optimizer, batch: StepBatch, part: str = "step") -> None:
-    if part == "encoder":  # the encoder's share of a step: the loss stands in for the decoder's gradient
-        loss = model.encode(batch.src, batch.src_mask).memory.square().mean()
-    else:
-        loss = label_smoothed_nll(model.logits(batch.src, batch.src_mask, batch.tgt_in), batch.labels, 0.1)
+def training_step(
+    model: HierSum, optimizer: torch.optim.Optimizer, batch: StepBatch, part: str = "step",
+    precision: str = "32-true",
+) -> None:
+    """One step; the packed model reads the batch's layout, the padded one has none to read."""
+    layout = batch.layout if model.encoder.packed else None
+    autocast = MixedPrecision(precision, batch.src.device.type) if precision == "bf16-mixed" else None
+    with autocast.forward_context() if autocast else contextlib.nullcontext():
+        if part == "encoder":  # the encoder's share of a step: the loss stands in for the decoder's gradient
+            loss = model.encode(batch.src, batch.src_mask, layout=layout).memory.float().square().mean()
+        else:
+            logits = model.logits(batch.src, batch.src_mask, batch.tgt_in, layout=layout)
+            loss = label_smoothed_nll(logits, batch.labels, 0.1)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
 
 
-def peak_activation_bytes(model: HierSum, optimizer: torch.optim.Optimizer, batch: StepBatch, part: str) -> int:
+def peak_activation_bytes(
+    model: HierSum, optimizer: torch.optim.Optimizer, batch: StepBatch, part: str, precision: str
+) -> int:
     """The most bytes held by the tensors saved for backward at any point of one step (see the docstring)."""
     parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
     held: dict[int, int] = {}
@@ -180,7 +222,7 @@ def peak_activation_bytes(model: HierSum, optimizer: torch.optim.Optimizer, batc
         return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        training_step(model, optimizer, batch, part)
+        training_step(model, optimizer, batch, part, precision)
     return peak
 
 
@@ -194,14 +236,14 @@ MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm")
 
 
 def matmul_profile(
-    model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], part: str
+    model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], part: str, precision: str
 ) -> dict[str, float]:
     """One pass under ``torch.profiler`` (CPU): the share of the pass's operator time spent in matrix products
     (``MATMUL_OPS``, self time) and the GFLOP/s they run at, which ``share_of_roof`` cannot tell apart from
     the time the step spends elsewhere (element-wise work, softmaxes, LayerNorms, index copies, Adam)."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_flops=True) as profiler:
         for batch in batches:
-            training_step(model, optimizer, batch, part)
+            training_step(model, optimizer, batch, part, precision)
     events = profiler.key_averages()
     total_us = sum(event.self_cpu_time_total for event in events)
     matmul_us = sum(event.self_cpu_time_total for event in events if event.key in MATMUL_OPS)
@@ -211,35 +253,84 @@ def matmul_profile(
 
 
 def timed_pass(
-    model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], device: torch.device, part: str
+    model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], device: torch.device, part: str,
+    precision: str,
 ) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process) of one pass over ``batches``."""
     synchronize(device)
     start, cpu_start = time.perf_counter(), time.process_time()
     for batch in batches:
-        training_step(model, optimizer, batch, part)
+        training_step(model, optimizer, batch, part, precision)
     synchronize(device)
     return time.perf_counter() - start, time.process_time() - cpu_start
 
 
-def run_case(
-    args: argparse.Namespace, model_name: str, case: str, batches: list[StepBatch], roof_gflop_per_s: float
-) -> dict:
-    device = torch.device(args.device)
+def build_models(args: argparse.Namespace, model_name: str, device: torch.device) -> dict[str, HierSum]:
+    """The two implementations compared, on copies of the same weights: padded and packed, or (``--compile``)
+    the packed model eager and compiled."""
     torch.manual_seed(0)
     packed = HierSum(model_config(model_name), vocab_size=args.vocab, pad_id=PAD, bos_id=BOS, eos_id=EOS)
-    padded = copy.deepcopy(packed)
-    padded.encoder.packed = False
-    models = {"padded": padded.train().to(device), "packed": packed.train().to(device)}
+    other = copy.deepcopy(packed)
+    if args.compile:
+        other.compile()
+        models = {"eager": packed, "compiled": other}
+    else:
+        other.encoder.packed = False
+        models = {"padded": other, "packed": packed}
+    return {name: model.train().to(device) for name, model in models.items()}
+
+
+def compile_warmup(
+    args: argparse.Namespace, models: dict[str, HierSum], optimizers: dict[str, torch.optim.Optimizer],
+    batches: list[StepBatch], device: torch.device,
+) -> dict:
+    """One training pass of the compiled model over ``batches`` from a fresh compile cache (see the module
+    docstring): its first step beside the eager model's, the whole pass, and the graphs compiled."""
+    torch._dynamo.reset()
+    counters.clear()
+    first, first_cpu = {}, {}
+    for name in ("eager", "compiled"):
+        synchronize(device)
+        start, cpu_start = time.perf_counter(), time.process_time()
+        training_step(models[name], optimizers[name], batches[0], args.part, args.precision)
+        synchronize(device)
+        first[name], first_cpu[name] = time.perf_counter() - start, time.process_time() - cpu_start
+    synchronize(device)
+    start = time.perf_counter()
+    for batch in batches[1:]:
+        training_step(models["compiled"], optimizers["compiled"], batch, args.part, args.precision)
+    synchronize(device)
+    warmup = {"compile_batches": len(batches), "graphs": int(counters["stats"]["unique_graphs"]),
+              "first_step_seconds": round(first["compiled"], 2), "eager_first_step_seconds": round(first["eager"], 2),
+              "first_step_cpu_seconds": round(first_cpu["compiled"], 2),
+              "eager_first_step_cpu_seconds": round(first_cpu["eager"], 2),
+              "warmup_seconds": round(first["compiled"] + time.perf_counter() - start, 2)}
+    print(json.dumps({"compile_warmup": warmup}), file=sys.stderr, flush=True)
+    return warmup
+
+
+def run_case(
+    args: argparse.Namespace, model_name: str, case: str, batches: list[StepBatch], epoch: list[StepBatch],
+    peak: float | None,
+) -> dict:
+    device = torch.device(args.device)
+    models = build_models(args, model_name, device)
     optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.998), eps=1e-9)
                   for name, m in models.items()}
     batches = [b.to(device) for b in batches]
     extra, gflop = {}, {}  # per implementation: memory (and profile) figures, GFLOP of one pass
+    compiled = {}
+    if args.compile:
+        compiled = compile_warmup(args, models, optimizers, [b.to(device) for b in epoch], device)
     for name, model in models.items():
+        if name == "compiled":  # the same work as eager: counted there (the counter's mode is not traced)
+            extra[name], gflop[name] = {}, gflop["eager"]
+            continue
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats()
         with flop_counter() as counter:  # also the warm-up
-            activation = max(peak_activation_bytes(model, optimizers[name], b, args.part) for b in batches)
+            activation = max(peak_activation_bytes(model, optimizers[name], b, args.part, args.precision)
+                             for b in batches)
         extra[name] = {"peak_activation_mb": round(activation / 2**20, 1)}
         gflop[name] = counter.get_total_flops() / 1e9
         if device.type == "cuda":
@@ -247,18 +338,22 @@ def run_case(
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in models}
     for _ in range(args.repeats):
         for name, model in models.items():
-            times[name].append(timed_pass(model, optimizers[name], batches, device, args.part))
+            times[name].append(timed_pass(model, optimizers[name], batches, device, args.part, args.precision))
     if args.profile:
         for name, model in models.items():
-            extra[name].update(matmul_profile(model, optimizers[name], batches, args.part))
+            extra[name].update(matmul_profile(model, optimizers[name], batches, args.part, args.precision))
     src_tokens = sum(int(b.src_mask.sum()) for b in batches)
     memory_rows = sum(b.src_mask.size(0) * int(b.src_mask.flatten(1).sum(1).max()) for b in batches)
     tgt_tokens = sum(int(b.labels.ne(IGNORE_INDEX).sum()) for b in batches)
+    config = model_config(model_name)
+    model_flops = None if args.part != "step" else sum(
+        training_flops(config, args.vocab, b.src_mask, b.labels.ne(IGNORE_INDEX)) or 0 for b in batches)
     result = {
         "model": model_name, "case": case, "batches": len(batches),
         "real_src_tokens": src_tokens, "src_fill": round(src_tokens / sum(b.src_mask.numel() for b in batches), 3),
         "memory_fill": round(src_tokens / memory_rows, 3),
         "real_tgt_tokens": tgt_tokens, "tgt_fill": round(tgt_tokens / sum(b.labels.numel() for b in batches), 3),
+        "model_gflop": None if model_flops is None else round(model_flops / 1e9, 2), **compiled,
     }
     for name in models:
         seconds = median(wall for wall, _ in times[name])
@@ -266,10 +361,13 @@ def run_case(
                         "src_tokens_per_s": round(src_tokens / seconds, 1),
                         "tgt_tokens_per_s": round(tgt_tokens / seconds, 1), "gflop": round(gflop[name], 2),
                         "gflop_per_s": round(gflop[name] / seconds, 1),
-                        "share_of_roof": round(gflop[name] / seconds / roof_gflop_per_s, 3), **extra[name]}
-    result["speedup"] = round(result["padded"]["seconds"] / result["packed"]["seconds"], 2)
-    result["flop_ratio"] = round(gflop["padded"] / gflop["packed"], 2)
-    result["cpu_speedup"] = round(result["padded"]["cpu_seconds"] / result["packed"]["cpu_seconds"], 2)
+                        "mfu": None if model_flops is None or peak is None else round(model_flops / seconds / peak, 4),
+                        "share_of_roof": None if peak is None else round(gflop[name] * 1e9 / seconds / peak, 3),
+                        **extra[name]}
+    baseline, candidate = models
+    result["speedup"] = round(result[baseline]["seconds"] / result[candidate]["seconds"], 3)
+    result["flop_ratio"] = round(gflop[baseline] / gflop[candidate], 2)
+    result["cpu_speedup"] = round(result[baseline]["cpu_seconds"] / result[candidate]["cpu_seconds"], 3)
     return result
 
 
@@ -280,7 +378,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--vocab", type=int, default=8000)
     parser.add_argument("--multinews-batches", type=int, default=6, help="real batches timed in case multinews")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per implementation (median counts)")
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--precision", choices=tuple(PRECISIONS), default="32-true",
+                        help="bf16-mixed: forward and loss under autocast to bfloat16 (Lightning's MixedPrecision)")
+    parser.add_argument("--compile", action="store_true",
+                        help="compare the packed model compiled against eager (instead of padded against packed)")
+    parser.add_argument("--peak-tflops", type=float, default=None,
+                        help="the device's peak TFLOP/s for MFU (default: measured on CPU, the data sheet on CUDA)")
     parser.add_argument("--part", choices=PARTS, default="step",
                         help="time the whole training step, or the encoder alone (forward, stand-in loss, backward)")
     parser.add_argument("--profile", action="store_true",
@@ -295,35 +399,43 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("--profile reads CPU operator times: use it with --device cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
-    cases: dict[str, list[StepBatch]] = {}
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch sees no CUDA device (torch.cuda.is_available() is False)")
+    cases: dict[str, tuple[list[StepBatch], list[StepBatch]]] = {}  # timed batches, compile warm-up batches
     skipped = {}
     fill = None
     for case in args.cases:
         if case == "dense":
-            cases[case] = dense_batches(args.vocab)
+            cases[case] = (dense_batches(args.vocab),) * 2
         elif case == "ragged":
-            cases[case] = ragged_batches(args.vocab)
+            cases[case] = (ragged_batches(args.vocab),) * 2
         elif not (MULTINEWS / "validation.jsonl").is_file():
             skipped[case] = f"{MULTINEWS} is absent"
         else:
-            cases[case], fill = multinews_batches(args.vocab, args.multinews_batches)
-    roof = matmul_roof(torch.device(args.device))
-    print(json.dumps({"matmul_roof_gflop_per_s": round(roof, 1)}), file=sys.stderr)
+            timed, epoch, fill = multinews_batches(args.vocab, args.multinews_batches)
+            cases[case] = (timed, epoch)
+    peak = peak_flops(args.device, PRECISIONS[args.precision], args.peak_tflops)
+    print(json.dumps({"peak_gflop_per_s": None if peak is None else round(peak / 1e9, 1)}), file=sys.stderr)
     results = []
     for model_name in args.models:
-        for case, batches in cases.items():
-            results.append(run_case(args, model_name, case, batches, roof))
+        for case, (batches, epoch) in cases.items():
+            results.append(run_case(args, model_name, case, batches, epoch, peak))
             print(json.dumps(results[-1]), file=sys.stderr)
     report = {
         "settings": {"part": args.part, "models": args.models, "vocab": args.vocab, "repeats": args.repeats,
-                     "device": args.device,
+                     "device": args.device, "precision": args.precision, "compile": args.compile,
+                     "device_name": torch.cuda.get_device_name() if args.device == "cuda" else None,
                      "torch": torch.__version__, "threads": torch.get_num_threads(),
                      "weights": "random (Xavier, seed 0)", "multinews_batches": args.multinews_batches,
-                     "matmul_roof_gflop_per_s": round(roof, 1)},
+                     "peak_gflop_per_s": None if peak is None else round(peak / 1e9, 1),
+                     "peak": "the GPU's data-sheet peak" if args.device == "cuda" and args.peak_tflops is None
+                     else "given" if args.peak_tflops is not None else "measured matrix-product roof"},
         "multinews_sample": fill,
         "skipped": skipped,
         "results": results,
         "speedups": {f"{r['model']}/{r['case']}": r["speedup"] for r in results},
+        "mfu": {f"{r['model']}/{r['case']}/{name}": r[name]["mfu"] for r in results
+                for name in (("eager", "compiled") if args.compile else ("padded", "packed"))},
         "cpu_speedups": {f"{r['model']}/{r['case']}": r["cpu_speedup"] for r in results},
         "flop_ratios": {f"{r['model']}/{r['case']}": r["flop_ratio"] for r in results},
     }

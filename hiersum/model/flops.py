@@ -95,11 +95,13 @@ def flop_counter() -> FlopCounterMode:
     return FlopCounterMode(display=False, custom_mapping=CPU_ATTENTION_FLOPS)
 
 
-def matmul_roof(device: torch.device | str, size: int = 2048, repeats: int = 5) -> float:
-    """GFLOP/s of the best of ``repeats`` fp32 products of two [size, size] matrices on ``device``: what the
-    matrix products of a step could reach at most (the peak MFU is measured against on a CPU)."""
+def matmul_roof(
+    device: torch.device | str, size: int = 2048, repeats: int = 5, dtype: torch.dtype = torch.float32
+) -> float:
+    """GFLOP/s of the best of ``repeats`` products of two [size, size] matrices of ``dtype`` on ``device``: what
+    the matrix products of a step could reach at most (the peak MFU is measured against on a CPU)."""
     device = torch.device(device)
-    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
+    a, b = (torch.randn(size, size, device=device, dtype=dtype) for _ in range(2))
     best = float("inf")
     for _ in range(repeats + 1):  # the first is a warm-up
         _synchronize(device)
@@ -113,3 +115,45 @@ def matmul_roof(device: torch.device | str, size: int = 2048, repeats: int = 5) 
 def _synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+GPU_PEAK_TFLOPS: tuple[tuple[str, dict[str, float]], ...] = (
+    ("H200", {"bf16": 989.4, "tf32": 494.7, "fp32": 66.9}),
+    ("H100 NVL", {"bf16": 835.5, "tf32": 417.8, "fp32": 60.0}),
+    ("H100 PCIE", {"bf16": 756.5, "tf32": 378.0, "fp32": 51.2}),
+    ("H100", {"bf16": 989.4, "tf32": 494.7, "fp32": 66.9}),
+    ("A100", {"bf16": 312.0, "tf32": 156.0, "fp32": 19.5}),
+    ("L40S", {"bf16": 362.1, "tf32": 183.0, "fp32": 91.6}),
+    ("L4", {"bf16": 121.0, "tf32": 60.0, "fp32": 30.3}),
+    ("RTX 4090", {"bf16": 165.2, "tf32": 82.6, "fp32": 82.6}),
+    ("V100", {"fp32": 15.7}),
+)
+"""Peak dense TFLOP/s (no sparsity) of common NVIDIA GPUs, from NVIDIA's data sheets: bf16 and tf32 on the tensor
+cores, fp32 without them. Looked up by the first key the device name holds (upper case), so the more specific
+names come first ("H100 PCIE" before "H100" = SXM, "L40S" before "L4"). The SXM figures for parts sold as SXM
+and PCIe (A100): a PCIe card at its lower clock gets a slightly higher MFU than it should. Not Lightning's
+``get_available_flops``: in lightning 2.6 it gives the H200 and H100 NVL their sparse (2x) figures and knows no
+GPU named plainly "NVIDIA H200" (what torch reports for the H200 SXM)."""
+
+
+def peak_flops(device: torch.device | str, dtype: torch.dtype, override_tflops: float | None = None) -> float | None:
+    """The peak FLOP/s of ``device`` for matrix products of ``dtype``, the denominator of MFU: ``override_tflops``
+    if given; on CUDA, :data:`GPU_PEAK_TFLOPS` for the GPU's name (fp32 counts as tf32 unless
+    ``torch.get_float32_matmul_precision()`` is "highest"), None for a GPU not in it; on a CPU, the
+    measured :func:`matmul_roof` for ``dtype``."""
+    if override_tflops is not None:
+        return override_tflops * 1e12
+    device = torch.device(device)
+    if device.type == "cpu":
+        return matmul_roof(device, dtype=dtype) * 1e9
+    if device.type != "cuda":
+        return None
+    if dtype == torch.float32:
+        kind = "fp32" if torch.get_float32_matmul_precision() == "highest" else "tf32"
+    else:
+        kind = {torch.bfloat16: "bf16", torch.float16: "bf16"}.get(dtype, "")
+    name = torch.cuda.get_device_name(device).upper()
+    for key, peaks in GPU_PEAK_TFLOPS:
+        if key in name:
+            return peaks[kind] * 1e12 if kind in peaks else None
+    return None

@@ -23,13 +23,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytorch_lightning as pl
+import torch
 from pytorch_lightning.callbacks import ThroughputMonitor
 
 from hiersum.config import DecodeConfig
 from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import summarize_encoded
-from hiersum.model.flops import matmul_roof
+from hiersum.model.flops import matmul_roof, peak_flops
 from hiersum.training.module import HierSumModule
 
 log = logging.getLogger(__name__)
@@ -121,8 +122,9 @@ class Throughput(ThroughputMonitor):
     """Lightning's ``ThroughputMonitor`` on hiersum batches: examples/s (``samples_per_sec``), real tokens/s
     (``items_per_sec``, source and target, padding not counted), FLOP/s of the model on the real tokens
     (:mod:`hiersum.model.flops`, the module's ``flops_per_batch``) and MFU (``device/mfu``) against
-    ``available_flops`` per device: given, else Lightning's figure for the GPU, else (a CPU) the measured
-    fp32 matrix-product roof (:func:`hiersum.model.flops.matmul_roof`). Logged as ``train|...`` and
+    ``available_flops`` per device: given, else the GPU's data-sheet peak for the precision's matrix products
+    (:func:`hiersum.model.flops.peak_flops`; Lightning's figure for a GPU not in its table), else (a CPU) the
+    measured fp32 matrix-product roof (:func:`hiersum.model.flops.matmul_roof`). Logged as ``train|...`` and
     ``validate|...`` every ``trainer.log_every_n_steps``, rolling over ``window_size`` batches."""
 
     def __init__(self, available_flops: float | None = None, window_size: int = 50) -> None:
@@ -131,13 +133,21 @@ class Throughput(ThroughputMonitor):
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         super().setup(trainer, pl_module, stage)
-        flops = self.configured_flops or self.available_flops
-        if flops is None and trainer.strategy.root_device.type == "cpu":
+        flops = self.configured_flops
+        device = trainer.strategy.root_device
+        if flops is None and device.type == "cuda":
+            flops = peak_flops(device, MATMUL_DTYPES.get(str(trainer.precision), torch.float32)) or self.available_flops
+        if flops is None and device.type == "cpu":
             flops = _cpu_roof() * 1e9
             log.info("throughput: MFU against this CPU's measured fp32 matrix-product roof, %.1f GFLOP/s", flops / 1e9)
         self.available_flops = flops
         for throughput in self._throughputs.values():
             throughput.available_flops = flops
+
+
+MATMUL_DTYPES = {"bf16-mixed": torch.bfloat16, "bf16-true": torch.bfloat16, "16-mixed": torch.float16,
+                 "16-true": torch.float16}
+"""The dtype of the matrix products under a ``trainer.precision`` (float32 for any other)."""
 
 
 @functools.cache

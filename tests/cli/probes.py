@@ -77,3 +77,30 @@ class StopAt(pl.Callback):
             return
         raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: "
                            "you tried to allocate 93898752 bytes")
+
+
+class DataProbe(pl.Callback):
+    """Records the example ids of every training batch a rank trains on, and saves its weights at the end of the
+    fit: ``DIR/data<R>.json`` (``{"rank", "world_size", "global_step", "batches": [[id, ...], ...]}``) and
+    ``DIR/weights<R>.pt`` (the model's ``state_dict``), R the global rank."""
+
+    def __init__(self, folder: str):
+        self.folder = Path(folder)
+        self.batches: list[list[str]] = []
+
+    def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any,
+                             batch_idx: int) -> None:
+        self.batches.append(list(batch.ids))
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        rank = trainer.global_rank
+        torch.save(pl_module.model.state_dict(), self.folder / f"weights{rank}.pt")
+        record = {"rank": rank, "world_size": trainer.world_size, "num_nodes": trainer.num_nodes,
+                  "global_step": trainer.global_step, "batches": self.batches}
+        (self.folder / f"data{rank}.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def data_probe_overrides(folder: Path) -> list[str]:
+    """The overrides that add a :class:`DataProbe` writing to ``folder``."""
+    return ["+callbacks.data_probe._target_=tests.cli.probes.DataProbe", f"+callbacks.data_probe.folder={folder}"]

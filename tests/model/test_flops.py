@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hiersum.model.flops import flop_counter, forward_flops, training_flops
+from hiersum.model.flops import flop_counter, forward_flops, peak_flops, training_flops
 from hiersum.model.summarizer import HierSum
 from tests.helpers.config import tiny_model_config
 
@@ -47,3 +47,26 @@ def test_padding_adds_no_flops_and_real_tokens_do():
     assert forward_flops(config, VOCAB, extra_paragraph, padded_target) == base
     assert forward_flops(config, VOCAB, mask, torch.ones(2, 6, dtype=torch.bool)) > base
     assert training_flops(tiny_model_config(encoder="flat"), VOCAB, mask.flatten(1), target) is None
+
+
+@pytest.mark.parametrize(("name", "dtype", "precision", "tflops"), [
+    ("NVIDIA H100 80GB HBM3", torch.bfloat16, "highest", 989.4),  # the SXM part
+    ("NVIDIA H100 PCIe", torch.bfloat16, "highest", 756.5),
+    ("NVIDIA H200", torch.float32, "highest", 66.9),  # no tensor cores for fp32 at "highest"
+    ("NVIDIA H200", torch.float32, "high", 494.7),  # tf32 otherwise
+    ("NVIDIA A100-SXM4-80GB", torch.bfloat16, "highest", 312.0),
+    ("NVIDIA L40S", torch.bfloat16, "highest", 362.1),
+    ("NVIDIA L4", torch.bfloat16, "highest", 121.0),
+    ("Tesla V100-SXM2-16GB", torch.bfloat16, "highest", None),  # no bf16 tensor cores
+    ("Some Future GPU", torch.bfloat16, "highest", None),
+])
+def test_the_gpu_peak_comes_from_the_data_sheet_table(name, dtype, precision, tflops, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: name)
+    monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: precision)
+    peak = peak_flops("cuda", dtype)
+    assert peak == (None if tflops is None else pytest.approx(tflops * 1e12))
+
+
+def test_a_given_peak_wins_and_a_cpu_peak_is_measured():
+    assert peak_flops("cuda", torch.bfloat16, override_tflops=123.0) == pytest.approx(123e12)
+    assert peak_flops("cpu", torch.float32) > 1e9  # this machine's fp32 roof: more than a GFLOP/s

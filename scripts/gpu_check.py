@@ -1,0 +1,335 @@
+"""The GPU check (``make gpu-check``): on a machine with a CUDA GPU, run in parts of under 10 minutes each the test
+suite on CUDA, the training and decoding benchmarks (fp32 and bf16-mixed, compiled against eager), the paper-size
+model for 200 steps in bf16-mixed, and the SciTLDR-A pair (from scratch against the MiniLM encoder); print one
+JSON summary.
+
+    python scripts/gpu_check.py                                  # every part
+    python scripts/gpu_check.py --parts tests,bench_train_bf16   # some of them
+    python scripts/gpu_check.py --list                           # the parts and what each runs
+
+Each part runs its commands as child processes (each stopped after ``--part-timeout`` seconds, 570 by default),
+their output kept in ``--out``/<part>.log; the summary gives per part ``status`` (ok, failed or skipped),
+``seconds``, ``figures`` (what the part measured) and ``reason`` (why it failed or was skipped). The exit status
+is 1 when a part failed, and when the machine has no CUDA GPU (one line on stderr, nothing run); 2 for an
+unknown part.
+
+Data: ``--data`` (default ``../shared/data``) holds ``multi-news-sample/`` (the training benchmark's real batches)
+and ``scitldr-a/``; ``--minilm`` the all-MiniLM-L6-v2 directory (docs/model.md, "A pretrained paragraph
+encoder"). A part whose data is absent is skipped. docs/benchmarks.md ("GPU check") says how to set the machine up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PART_TIMEOUT = 570
+"""Seconds a part's command may run: every part stays under 10 minutes."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the parts read."""
+
+    python: str
+    """the interpreter the parts' commands run under (this one's)"""
+    data: Path
+    """``--data``: holds multi-news-sample/ and scitldr-a/"""
+    minilm: Path
+    """``--minilm``: the all-MiniLM-L6-v2 directory"""
+    out: Path
+    """``--out``: the parts' logs and run directories"""
+    timeout: int = PART_TIMEOUT
+    """seconds a command may run"""
+
+    def script(self, name: str) -> list[str]:
+        return [self.python, str(ROOT / "scripts" / name)]
+
+    def hiersum(self, *overrides: str, run: str) -> list[str]:
+        return [self.python, "-m", "hiersum", "train", *overrides, f"hydra.run.dir={self.out / run}"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the check: its commands (given the context), what it needs, and how its figures are read."""
+
+    name: str
+    about: str
+    commands: Callable[[Context], list[list[str]]]
+    needs: Callable[[Context], str | None] = lambda context: None
+    """Why the part cannot run here (a missing folder), or None."""
+    figures: Callable[[Context, list[str]], dict[str, Any]] = lambda context, outputs: {}
+    """The part's figures from its commands' standard outputs (and the files they wrote)."""
+
+
+STATUSES = ("ok", "failed", "skipped")
+"""What became of a part."""
+
+
+@dataclass
+class Outcome:
+    """What a part gave: one entry of the summary."""
+
+    status: str
+    seconds: float = 0.0
+    figures: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"status": self.status, "seconds": round(self.seconds, 1), "figures": self.figures}
+        if self.reason:
+            record["reason"] = self.reason
+        return record
+
+
+# --- the parts -------------------------------------------------------------------------------------------------
+
+def _pytest_figures(_context: Context, outputs: list[str]) -> dict[str, Any]:
+    """The counts of pytest's last summary line (``3 failed, 510 passed, 12 skipped in 300.1s``)."""
+    lines = [line for line in outputs[-1].splitlines() if " in " in line and ("passed" in line or "failed" in line)]
+    if not lines:
+        return {}
+    counts = {}
+    for item in lines[-1].strip("= ").split(" in ")[0].split(", "):
+        number, _, what = item.partition(" ")
+        if number.isdigit():
+            counts[what] = int(number)
+    return counts
+
+
+def last_json(output: str) -> dict[str, Any]:
+    """The JSON object a benchmark prints last (indented over several lines) in ``output``."""
+    start = output.rfind("\n{")
+    return json.loads(output[start + 1 if start >= 0 else 0:])
+
+
+def _bench_train_figures(_context: Context, outputs: list[str]) -> dict[str, Any]:
+    """Per model/case: compiled over eager, the MFU and real source tokens/s of each, the graphs and compile time."""
+    figures = {}
+    for result in last_json(outputs[-1])["results"]:
+        figures[f"{result['model']}/{result['case']}"] = {
+            "speedup": result["speedup"], "graphs": result.get("graphs"),
+            "first_step_seconds": result.get("first_step_seconds"),
+            **{f"{name}_{key}": result[name][key] for name in ("eager", "compiled")
+               for key in ("mfu", "src_tokens_per_s")},
+        }
+    return figures
+
+
+def _bench_decode_figures(_context: Context, outputs: list[str]) -> dict[str, Any]:
+    """bench_decode's JSON summary as it prints it (its own keys), the last command's."""
+    report = last_json(outputs[-1])
+    return {key: value for key, value in report.items() if key != "settings"}
+
+
+def _run_figures(run: str) -> Callable[[Context, list[str]], dict[str, Any]]:
+    """A training run's figures: its throughput (median of the logged windows) and the metrics it scored."""
+
+    def figures(context: Context, _outputs: list[str]) -> dict[str, Any]:
+        from hiersum.evaluation.report import throughput_items
+
+        run_dir = context.out / run
+        found: dict[str, Any] = {}
+        metrics_file = run_dir / "metrics.json"
+        if metrics_file.is_file():
+            metrics = json.loads(metrics_file.read_text(encoding="utf-8"))
+            found["validation_loss"] = metrics.get("validation_loss")
+            for split in ("validation", "test"):
+                system = metrics.get(split, {}).get("model") if isinstance(metrics.get(split), dict) else None
+                if system:
+                    found[split] = {key: system[key] for key in ("rouge1", "rouge2", "rougeL", "rougeLsum")
+                                    if key in system}
+        curves = run_dir / "csv" / "metrics.csv"
+        if curves.is_file():
+            found["throughput"] = dict(throughput_items(curves))
+        return found
+
+    return figures
+
+
+def _bench_decode_commands(context: Context) -> list[list[str]]:
+    """bench_decode on CUDA with the flags it has: ``--precision`` and ``--compile`` when its ``--help`` lists them."""
+    base = [*context.script("bench_decode.py"), "--device", "cuda", "--repeats", "3"]
+    options = subprocess.run([*base[:2], "--help"], capture_output=True, text=True, cwd=ROOT).stdout
+    variants = [[]]
+    if "--precision" in options:
+        variants.append(["--precision", "bf16-mixed" if "bf16-mixed" in options else "bf16"])
+    if "--compile" in options:
+        variants = [variant + extra for variant in variants for extra in ([], ["--compile"])]
+    return [base + variant for variant in variants]
+
+
+def _needs(*paths: Callable[[Context], Path]) -> Callable[[Context], str | None]:
+    def missing(context: Context) -> str | None:
+        absent = [str(path(context)) for path in paths if not path(context).exists()]
+        return f"absent: {', '.join(absent)}" if absent else None
+
+    return missing
+
+
+def _multinews(context: Context) -> Path:
+    return context.data / "multi-news-sample"
+
+
+def _scitldr(context: Context) -> Path:
+    return context.data / "scitldr-a"
+
+
+def _bench_train(precision: str) -> Callable[[Context], list[list[str]]]:
+    return lambda context: [[*context.script("bench_train.py"), "--device", "cuda", "--precision", precision,
+                             "--compile", "--models", "small", "paper", "--cases", "ragged", "multinews",
+                             "--threads", "0"]]
+
+
+SCITLDR_MINUTES = "00:00:07:30"
+"""The SciTLDR-A runs' time limit (``trainer.max_time``): with the dev decoding, under 10 minutes a part."""
+
+
+def _scitldr_run(experiment: str, *extra: str) -> Callable[[Context], list[list[str]]]:
+    return lambda context: [context.hiersum(
+        f"experiment={experiment}", "trainer=gpu", f"data.path={_scitldr(context)}",
+        f"trainer.max_time={SCITLDR_MINUTES}", *(option.format(minilm=context.minilm) for option in extra),
+        run=experiment,
+    )]
+
+
+PAPER_STEPS = ("model=paper", "trainer=gpu", "trainer.precision=bf16-mixed", "trainer.max_steps=200",
+               "trainer.max_epochs=-1", "trainer.log_every_n_steps=10", "data.batch_tokens=16384", "eval_split=null",
+               "logger=csv")
+"""The paper-size model for 200 steps in bf16-mixed, on the embedded sample corpus (no test decoding), in batches
+of 16384 grid tokens (the sample's default 6144 leaves a GPU idle)."""
+
+PARTS: tuple[Part, ...] = (
+    Part("tests", "the test suite with HIERSUM_TEST_DEVICE=cuda (tests/test_cuda.py runs; 8 workers)",
+         lambda c: [[c.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "8", "--dist", "worksteal",
+                     "tests"]], figures=_pytest_figures),
+    Part("bench_train_fp32", "scripts/bench_train.py --device cuda --precision 32-true --compile (small, paper)",
+         _bench_train("32-true"), needs=_needs(_multinews), figures=_bench_train_figures),
+    Part("bench_train_bf16", "scripts/bench_train.py --device cuda --precision bf16-mixed --compile (small, paper)",
+         _bench_train("bf16-mixed"), needs=_needs(_multinews), figures=_bench_train_figures),
+    Part("bench_decode", "scripts/bench_decode.py --device cuda (with --precision / --compile when it has them)",
+         _bench_decode_commands, figures=_bench_decode_figures),
+    Part("paper_bf16", "hiersum train " + " ".join(PAPER_STEPS),
+         lambda c: [c.hiersum(*PAPER_STEPS, run="paper_bf16")], figures=_run_figures("paper_bf16")),
+    Part("paper_bf16_compiled", "the same, compile=true",
+         lambda c: [c.hiersum(*PAPER_STEPS, "compile=true", run="paper_bf16_compiled")],
+         figures=_run_figures("paper_bf16_compiled")),
+    Part("scitldr_scratch", f"hiersum train experiment=scitldr_scratch trainer=gpu (max_time {SCITLDR_MINUTES})",
+         _scitldr_run("scitldr_scratch"), needs=_needs(_scitldr), figures=_run_figures("scitldr_scratch")),
+    Part("scitldr_minilm", f"hiersum train experiment=scitldr_minilm trainer=gpu (max_time {SCITLDR_MINUTES})",
+         _scitldr_run("scitldr_minilm", "model.pretrained_encoder={minilm}"),
+         needs=_needs(_scitldr, lambda c: c.minilm), figures=_run_figures("scitldr_minilm")),
+)
+PART_NAMES = tuple(part.name for part in PARTS)
+
+
+# --- running ---------------------------------------------------------------------------------------------------
+
+class UnknownPart(ValueError):
+    """``--parts`` names a part there is not."""
+
+
+def select_parts(spec: str | None) -> list[Part]:
+    """The parts ``--parts`` names (comma-separated, in the check's order; None or empty: all)."""
+    names = [name.strip() for name in (spec or "").split(",") if name.strip()]
+    unknown = [name for name in names if name not in PART_NAMES]
+    if unknown:
+        raise UnknownPart(f"gpu_check: --parts: unknown part {', '.join(unknown)}; expected some of "
+                          f"{', '.join(PART_NAMES)}")
+    return [part for part in PARTS if not names or part.name in names]
+
+
+def cuda_device() -> str:
+    """The name of the CUDA GPU torch sees; raises ``SystemExit`` (one line) when there is none."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit(f"gpu_check: no CUDA GPU: torch {torch.__version__} sees none "
+                         "(torch.cuda.is_available() is False); run it on a machine with an NVIDIA GPU")
+    return torch.cuda.get_device_name()
+
+
+def run_part(part: Part, context: Context) -> Outcome:
+    """Run the part's commands one after the other (the first failure ends it); its log in ``out/<name>.log``."""
+    missing = part.needs(context)
+    if missing:
+        return Outcome("skipped", reason=missing)
+    start = time.perf_counter()
+    outputs = []
+    env = {**os.environ, "HIERSUM_TEST_DEVICE": "cuda", "PYTHONUNBUFFERED": "1"}
+    with open(context.out / f"{part.name}.log", "w", encoding="utf-8") as log:
+        for command in part.commands(context):
+            log.write(f"$ {' '.join(command)}\n")
+            log.flush()
+            try:
+                done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
+                                      timeout=context.timeout)
+            except subprocess.TimeoutExpired:
+                return Outcome("failed", time.perf_counter() - start, reason=f"timed out after {context.timeout} s")
+            log.write(done.stdout)
+            outputs.append(done.stdout)
+            if done.returncode != 0:
+                reason = f"exit status {done.returncode} ({context.out / (part.name + '.log')})"
+                return Outcome("failed", time.perf_counter() - start, _figures(part, context, outputs), reason)
+    return Outcome("ok", time.perf_counter() - start, _figures(part, context, outputs))
+
+
+def _figures(part: Part, context: Context, outputs: list[str]) -> dict[str, Any]:
+    """The part's figures; a figure that cannot be read is reported as such, not as a failed check."""
+    try:
+        return part.figures(context, outputs)
+    except (ValueError, KeyError, IndexError, TypeError) as error:
+        return {"unreadable": f"{type(error).__name__}: {error}"}
+
+
+def summary(device: str, outcomes: dict[str, Outcome]) -> dict[str, Any]:
+    """The JSON summary: the device, each part's outcome, and whether every part that ran is ok."""
+    counts = {status: sum(o.status == status for o in outcomes.values()) for status in STATUSES}
+    return {"device": device, "ok": counts["failed"] == 0, "counts": counts,
+            "parts": {name: outcome.as_json() for name, outcome in outcomes.items()}}
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", help=f"comma-separated, of: {', '.join(PART_NAMES)} (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the parts and exit")
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--minilm", type=Path, default=Path(os.environ.get("MINILM", ROOT / "minilm")))
+    parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "gpu-check")
+    parser.add_argument("--part-timeout", type=int, default=PART_TIMEOUT, help="seconds a part's command may run")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        parts = select_parts(args.parts)
+    except UnknownPart as error:
+        print(error, file=sys.stderr)
+        return 2
+    if args.list:
+        print("\n".join(f"{part.name}: {part.about}" for part in parts))
+        return 0
+    device = cuda_device()
+    args.out.mkdir(parents=True, exist_ok=True)
+    context = Context(sys.executable, args.data.resolve(), args.minilm.resolve(), args.out.resolve(), args.part_timeout)
+    outcomes = {}
+    for part in parts:
+        outcomes[part.name] = run_part(part, context)
+        print(json.dumps({part.name: outcomes[part.name].as_json()}), file=sys.stderr, flush=True)
+    report = summary(device, outcomes)
+    print(json.dumps(report, indent=2))
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""``scripts/gpu_check.py`` (``make gpu-check``) where there is no GPU: it refuses in one line with a non-zero
+exit; its parts are selected with ``--parts`` (an unknown one: exit 2); each part runs, fails, times out or is
+skipped as its commands and data say; the summary is one JSON object. The GPU parts themselves run only on a
+CUDA machine."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.helpers.paths import PROJECT_ROOT
+
+SCRIPT = PROJECT_ROOT / "scripts" / "gpu_check.py"
+spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+gpu_check = importlib.util.module_from_spec(spec)
+sys.modules["gpu_check"] = gpu_check  # dataclasses look their module up
+spec.loader.exec_module(gpu_check)
+
+
+def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
+def test_without_a_gpu_it_fails_in_one_line_and_runs_nothing(tmp_path):
+    result = run_script("--out", str(tmp_path / "out"))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip().count("\n") == 0 and "Traceback" not in result.stderr
+    assert "no CUDA GPU" in result.stderr and "torch.cuda.is_available() is False" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unknown_part_is_refused_in_one_line_with_exit_2():
+    result = run_script("--parts", "tests,bench_everything")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == ("gpu_check: --parts: unknown part bench_everything; expected some of "
+                                     + ", ".join(gpu_check.PART_NAMES))
+
+
+def test_parts_are_selected_by_name_in_the_order_of_the_check():
+    assert [p.name for p in gpu_check.select_parts(None)] == list(gpu_check.PART_NAMES)
+    picked = gpu_check.select_parts("scitldr_minilm, tests")
+    assert [p.name for p in picked] == ["tests", "scitldr_minilm"]
+    with pytest.raises(gpu_check.UnknownPart, match="unknown part nope"):
+        gpu_check.select_parts("tests,nope")
+
+
+def test_list_names_every_part_and_needs_no_gpu():
+    result = run_script("--list")
+    assert result.returncode == 0
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == list(gpu_check.PART_NAMES)
+
+
+def context(tmp_path: Path, timeout: int = 60):
+    return gpu_check.Context(sys.executable, tmp_path / "data", tmp_path / "minilm", tmp_path, timeout)
+
+
+def python(code: str):
+    return lambda c: [[c.python, "-c", code]]
+
+
+def test_a_part_that_succeeds_gives_its_figures_and_keeps_its_log(tmp_path):
+    part = gpu_check.Part("demo", "", python('print("warming"); print({"x": 1}.__repr__().replace("\'", \'"\'))'),
+                          figures=lambda c, outputs: gpu_check.last_json(outputs[-1]))
+    outcome = gpu_check.run_part(part, context(tmp_path))
+    assert (outcome.status, outcome.figures, outcome.reason) == ("ok", {"x": 1}, None)
+    assert outcome.seconds > 0 and "warming" in (tmp_path / "demo.log").read_text()
+
+
+def test_a_failing_a_slow_and_a_part_without_its_data(tmp_path):
+    failing = gpu_check.Part("failing", "", python("import sys; sys.exit(3)"))
+    assert gpu_check.run_part(failing, context(tmp_path)).reason.startswith("exit status 3")
+    slow = gpu_check.Part("slow", "", python("import time; time.sleep(30)"))
+    outcome = gpu_check.run_part(slow, context(tmp_path, timeout=1))
+    assert (outcome.status, outcome.reason) == ("failed", "timed out after 1 s")
+    data = gpu_check.PARTS[gpu_check.PART_NAMES.index("scitldr_scratch")]
+    outcome = gpu_check.run_part(data, context(tmp_path))
+    assert (outcome.status, outcome.reason) == ("skipped", f"absent: {tmp_path / 'data' / 'scitldr-a'}")
+    assert not (tmp_path / "scitldr_scratch.log").exists()  # nothing ran
+
+
+def test_the_summary_is_one_json_object_that_is_ok_only_without_a_failure():
+    outcomes = {"tests": gpu_check.Outcome("ok", 12.34, {"passed": 3}),
+                "bench_decode": gpu_check.Outcome("skipped", reason="absent: x")}
+    report = gpu_check.summary("NVIDIA H100 80GB HBM3", outcomes)
+    assert json.loads(json.dumps(report)) == {
+        "device": "NVIDIA H100 80GB HBM3", "ok": True, "counts": {"ok": 1, "failed": 0, "skipped": 1},
+        "parts": {"tests": {"status": "ok", "seconds": 12.3, "figures": {"passed": 3}},
+                  "bench_decode": {"status": "skipped", "seconds": 0.0, "figures": {}, "reason": "absent: x"}}}
+    outcomes["paper_bf16"] = gpu_check.Outcome("failed", 1.0, reason="exit status 1")
+    assert gpu_check.summary("x", outcomes)["ok"] is False
+
+
+def test_pytest_and_benchmark_figures_are_read_from_their_output():
+    summary = "....\n= 2 failed, 510 passed, 12 skipped, 3 warnings in 301.25s (0:05:01) =\n"
+    assert gpu_check._pytest_figures(None, [summary]) == {"failed": 2, "passed": 510, "skipped": 12, "warnings": 3}
+    result = {"model": "small", "case": "multinews", "speedup": 1.3, "graphs": 5, "first_step_seconds": 20.0,
+              "eager": {"mfu": 0.2, "src_tokens_per_s": 1000.0}, "compiled": {"mfu": 0.26, "src_tokens_per_s": 1300.0}}
+    output = "progress line\n" + json.dumps({"settings": {}, "results": [result]}, indent=2)
+    assert gpu_check._bench_train_figures(None, [output]) == {"small/multinews": {
+        "speedup": 1.3, "graphs": 5, "first_step_seconds": 20.0, "eager_mfu": 0.2, "eager_src_tokens_per_s": 1000.0,
+        "compiled_mfu": 0.26, "compiled_src_tokens_per_s": 1300.0}}
+
+
+@pytest.mark.slow  # bench_decode --help, twice: ~10 s of imports
+def test_bench_decode_is_called_on_cuda_with_the_flags_it_has(tmp_path):
+    commands = gpu_check._bench_decode_commands(context(tmp_path))
+    help_text = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "bench_decode.py"), "--help"],
+                               capture_output=True, text=True, cwd=PROJECT_ROOT).stdout
+    assert all(command[command.index("--device") + 1] == "cuda" for command in commands)
+    assert len(commands) == (1 + ("--precision" in help_text)) * (1 + ("--compile" in help_text))
