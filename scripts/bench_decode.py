@@ -24,6 +24,13 @@ process as eager, their calls alternated: "compiled_tokens_per_s", "compiled_spe
 time, best of each) and "compile_seconds" (the first compiled call less a timed one: the compilation).
 ``--precision bf16`` decodes under bf16 autocast (as ``hiersum summarize precision=bf16``).
 
+"gflop" is the work of one timed call (matrix products and attention, counted by
+``torch.utils.flop_counter.FlopCounterMode`` over one more eager call, as bench_train counts a training
+step), "gflop_per_s" that work over the best time, and "mfu" that rate over the device's peak for the
+precision (:func:`hiersum.model.flops.peak_flops`: the measured matrix-product roof on a CPU, the data
+sheet's on a GPU; null for a GPU it does not know). Decoding is bound by memory traffic, not by products, so
+its MFU is far below a training step's.
+
 ``--against CMD --pairs N`` measures a ratio on a noisy machine: it runs CMD (a shell command printing
 this script's JSON, e.g. this script in a checkout of another commit, or a JSON object with a top-level
 "tokens_per_s", e.g. a wrapper around another implementation) and this benchmark alternately, each in its
@@ -113,12 +120,27 @@ def run_case(args: argparse.Namespace, model_name: str, search: str, cache: bool
         "model": model_name, "search": search, "beam": beam, "cache": cache, "precision": args.precision,
         **timing(times, args, beam), "peak_memory_mb": round(peak_mb, 1),
     }
+    result.update(work_rate(lambda: decode(args.steps), min(times), device, args.precision))
     if compiling:
         compiled = timing(compiled_times, args, beam)
         result.update({f"compiled_{key}": value for key, value in compiled.items()})
         result["compiled_speedup"] = round(min(times) / min(compiled_times), 3)
         result["compile_seconds"] = round(first_compiled - median(compiled_times), 2)
     return result
+
+
+def work_rate(decode_once, best: float, device: torch.device, precision: str) -> dict:
+    """"gflop", "gflop_per_s" and "mfu" of a call that took ``best`` seconds at best (module docstring)."""
+    try:
+        from hiersum.model.flops import flop_counter, peak_flops
+    except ImportError:  # a checkout from before the FLOP counter (--against times older commits)
+        return {}
+    with flop_counter() as counter:
+        decode_once()
+    flops = counter.get_total_flops()
+    peak = peak_flops(device, torch.bfloat16 if precision == "bf16" else torch.float32)
+    return {"gflop": float(f"{flops / 1e9:.4g}"), "gflop_per_s": float(f"{flops / best / 1e9:.4g}"),
+            "mfu": None if peak is None else float(f"{flops / best / peak:.4g}")}
 
 
 def timing(times: list[float], args: argparse.Namespace, beam: int) -> dict:

@@ -43,7 +43,12 @@ def test_every_case_reports_tokens_per_second_and_the_cache_speedup():
         # seconds are rounded to 0.1 ms in the report: a few % of a tiny model's call
         assert result["tokens_per_s"] == pytest.approx(2 * 4 / result["seconds_best"], rel=0.05)
         assert result["seconds_best"] <= result["seconds_median"]
+        assert result["gflop_per_s"] == pytest.approx(result["gflop"] / result["seconds_best"], rel=0.05, abs=0.01)
+        assert 0 < result["mfu"] < 1
     assert set(report["cache_speedup"]) == {"tiny/greedy", "tiny/beam"}
+    work = {(r["search"], r["cache"]): r["gflop"] for r in report["results"]}
+    for search in ("greedy", "beam"):  # without the cache every step runs the decoder over the whole prefix again
+        assert work[search, False] > work[search, True] > 0
 
 
 @pytest.mark.slow
