@@ -3,8 +3,10 @@ inference worker per device (:class:`hiersum.serving.api.SummarizeAPI`), an HTTP
 checked before they are queued (:class:`hiersum.serving.api.RequestChecks`), the page at ``/``, and LitServe's
 ``/health``, ``/info`` and OpenAPI (``/docs``) endpoints.
 
-Stopping: SIGTERM is Ctrl-C (a :class:`hiersum.config.Terminated`), on which LitServe stops its HTTP process
-gracefully, so the requests in flight are answered before the workers stop; then :func:`serve` returns.
+Stopping: SIGTERM and Ctrl-C (SIGINT, which a terminal sends to every process of the group) raise a
+:class:`hiersum.config.Terminated` in this process, on which LitServe stops its HTTP process gracefully, so the
+requests in flight are answered before the workers stop; then :func:`serve` returns. The processes it forked
+ignore SIGINT and leave the stopping to it.
 """
 
 from __future__ import annotations
@@ -62,19 +64,24 @@ def serve(cfg: ServeConfig | DictConfig) -> None:
     server = build_server(cfg)
     print(f"serving {cfg.checkpoint} on http://{cfg.host}:{cfg.port} (page /, POST {API_PATH}, /health, /docs); "
           "Ctrl-C or SIGTERM stops after answering the requests in flight", file=sys.stderr, flush=True)
-    previous = signal.signal(signal.SIGTERM, functools.partial(_on_sigterm, os.getpid()))
+    stop = functools.partial(_on_stop_signal, os.getpid())
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
         server.run(host=cfg.host, port=cfg.port, log_level=cfg.log_level, generate_client_file=False)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     print("hiersum serve: stopped", file=sys.stderr)
 
 
-def _on_sigterm(main_pid: int, signum: int, _frame: Any) -> None:
-    """In this process, :class:`Terminated` (LitServe's graceful stop); in a process forked from it that kept
-    the handler (LitServe's HTTP process, once uvicorn has stopped and raises the signal again), the default
-    action."""
+def _on_stop_signal(main_pid: int, signum: int, _frame: Any) -> None:
+    """In this process, :class:`Terminated` (LitServe's graceful stop) for SIGTERM and SIGINT alike. In a process
+    forked from it that kept the handler: SIGINT is ignored (Ctrl-C in a terminal signals every process of the
+    group at once; this process stops them in order), SIGTERM takes its default action (LitServe's HTTP process,
+    once uvicorn has stopped, raises it again; the workers are stopped with it)."""
     if os.getpid() == main_pid:
         raise Terminated()
+    if signum == signal.SIGINT:
+        return
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)

@@ -1,11 +1,13 @@
 """``hiersum serve`` as a process on 127.0.0.1: 200 concurrent requests answered as ``hiersum summarize`` writes
 the same records, bad requests among them refused in one line without changing any good answer, and SIGTERM
-with requests in flight (answered, then exit 0)."""
+with requests in flight (answered, then exit 0), Ctrl-C in a terminal (SIGINT to the whole group) stops it."""
 
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -103,11 +105,13 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_co
         status, answer = post_json(f"{url}/summarize", slow)
         replies.append((status, answer, time.monotonic()))
 
-    threads = [threading.Thread(target=send) for _ in range(4)]
+    threads = [threading.Thread(target=send) for _ in range(8)]
     try:
         for thread in threads:
             thread.start()
-        time.sleep(0.5)
+        deadline = time.monotonic() + 60
+        while not replies and time.monotonic() < deadline:  # one answered: the others queued, one at a time
+            time.sleep(0.01)
         terminated = time.monotonic()
         process.terminate()
         for thread in threads:
@@ -117,7 +121,28 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_co
         stop_server(process)
     log = server_log(tmp_path / "server")
     assert process.returncode == 0, log
-    assert len(replies) == 4 and all(status == 200 for status, _, _ in replies), replies
+    assert len(replies) == 8 and all(status == 200 for status, _, _ in replies), replies
     assert len({answer["summary"] for _, answer, _ in replies}) == 1
     assert max(finished for _, _, finished in replies) > terminated, "no request was in flight at the SIGTERM"
+    assert "hiersum serve: stopped" in log
+
+
+def test_ctrl_c_to_the_whole_process_group_answers_the_request_in_flight_and_stops(checkpoint, tiny_corpus, tmp_path):
+    """A terminal's Ctrl-C signals every process of the group at once (main, HTTP process, worker, manager): the
+    main process stops them in order instead of each dying on its own (which left the server hanging)."""
+    example = records(tiny_corpus)[0]
+    slow = {**example, "options": {"beam_size": 4, "min_length": 60, "max_length": 60}}
+    process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "shutdown_timeout=60")
+    replies: list[int] = []
+    thread = threading.Thread(target=lambda: replies.append(post_json(f"{url}/summarize", slow)[0]))
+    try:
+        thread.start()
+        time.sleep(0.3)
+        os.killpg(process.pid, signal.SIGINT)
+        thread.join(timeout=120)
+        process.wait(timeout=60)
+    finally:
+        stop_server(process)
+    log = server_log(tmp_path / "server")
+    assert replies == [200], log
     assert "hiersum serve: stopped" in log

@@ -18,14 +18,15 @@ START_SECONDS = 120
 
 def start_server(checkpoint: Path, run_dir: Path, *options: str) -> tuple[subprocess.Popen, str]:
     """``hiersum serve`` on ``checkpoint`` at a free port of 127.0.0.1, answering /health: (process, base URL).
-    Its stdout and stderr go to ``run_dir/server.log``."""
+    Its stdout and stderr go to ``run_dir/server.log``; it leads a process group of its own (the group of a
+    terminal's Ctrl-C: ``os.killpg(process.pid, SIGINT)``)."""
     port = free_port()
     run_dir.mkdir(parents=True, exist_ok=True)
     with open(run_dir / "server.log", "w", encoding="utf-8") as log:  # the server writes on through its own copy
         process = subprocess.Popen(
             [str(BIN / "hiersum"), "serve", f"checkpoint={checkpoint}", f"port={port}", "log_level=warning",
              f"hydra.run.dir={run_dir}", *options],
-            cwd=PROJECT_ROOT, env=cli_env(), stdout=log, stderr=subprocess.STDOUT,
+            cwd=PROJECT_ROOT, env=cli_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"
     try:
