@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import multiprocessing
+import signal
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import asdict, dataclass
@@ -106,6 +108,11 @@ class SummarizeAPI(litserve.LitAPI):
         self.cfg = cfg
 
     def setup(self, device: str) -> None:
+        if multiprocessing.current_process().name != "MainProcess":
+            # An inference worker (LitServe may spawn it afresh, so it does not inherit the server's handlers):
+            # Ctrl-C in a terminal signals the whole group, and the server process stops the workers in order,
+            # after the requests in flight are answered.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         self.responder = Responder(self.cfg, load_checkpoint(self.cfg.checkpoint), device=device)
 
     def decode_request(self, request) -> ServeRequest:  # noqa: ANN001 - LitServe reads an annotation as the body type

@@ -127,22 +127,28 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_co
     assert "hiersum serve: stopped" in log
 
 
-def test_ctrl_c_to_the_whole_process_group_answers_the_request_in_flight_and_stops(checkpoint, tiny_corpus, tmp_path):
+def test_ctrl_c_to_the_whole_process_group_answers_the_requests_in_flight_and_stops(checkpoint, tiny_corpus,
+                                                                                   tmp_path):
     """A terminal's Ctrl-C signals every process of the group at once (main, HTTP process, worker, manager): the
-    main process stops them in order instead of each dying on its own (which left the server hanging)."""
+    main process stops them in order, after the requests in flight are answered, instead of each process dying
+    on its own (which left the server hanging, or killed the worker in the middle of a decode)."""
     example = records(tiny_corpus)[0]
     slow = {**example, "options": {"beam_size": 4, "min_length": 60, "max_length": 60}}
     process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "shutdown_timeout=60")
     replies: list[int] = []
-    thread = threading.Thread(target=lambda: replies.append(post_json(f"{url}/summarize", slow)[0]))
+    threads = [threading.Thread(target=lambda: replies.append(post_json(f"{url}/summarize", slow)[0]))
+               for _ in range(3)]
     try:
-        thread.start()
-        time.sleep(0.3)
+        for thread in threads:
+            thread.start()
+        time.sleep(0.3)  # the worker decoding the first, the others queued
         os.killpg(process.pid, signal.SIGINT)
-        thread.join(timeout=120)
+        for thread in threads:
+            thread.join(timeout=120)
         process.wait(timeout=60)
     finally:
         stop_server(process)
     log = server_log(tmp_path / "server")
-    assert replies == [200], log
+    assert replies == [200, 200, 200], log
+    assert "KeyboardInterrupt" not in log and "died" not in log, log
     assert "hiersum serve: stopped" in log
