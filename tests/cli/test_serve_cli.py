@@ -95,33 +95,44 @@ def test_200_concurrent_requests_equal_summarize_and_bad_ones_change_nothing(che
     assert process.returncode == 0, server_log(tmp_path / "server")
 
 
-def test_sigterm_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_corpus, tmp_path):
+def stop_with_requests_queued(checkpoint: Path, tiny_corpus: Path, run_dir: Path, stop, *, requests: int,
+                              after_first_answer: bool) -> tuple[int, list[tuple[int, dict, float]], float, str]:
+    """Start a server that answers one slow request at a time (~0.5 s each), send ``requests`` of them at once, call
+    ``stop(process)`` once the first is answered (``after_first_answer``) or 0.3 s later (the first in the middle of
+    its decode), and wait for every answer and the exit: (exit status, (status, answer, time answered) of each
+    reply, the time of the stop, the server's log)."""
     example = records(tiny_corpus)[0]
-    slow = {**example, "options": {"beam_size": 4, "min_length": 60, "max_length": 60}}  # ~0.5 s each, one at a time
-    process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "shutdown_timeout=60")
+    slow = {**example, "options": {"beam_size": 4, "min_length": 60, "max_length": 60}}
+    process, url = start_server(checkpoint, run_dir, "max_batch_size=1", "shutdown_timeout=60")
     replies: list[tuple[int, dict, float]] = []
 
     def send() -> None:
         status, answer = post_json(f"{url}/summarize", slow)
         replies.append((status, answer, time.monotonic()))
 
-    threads = [threading.Thread(target=send) for _ in range(8)]
+    threads = [threading.Thread(target=send) for _ in range(requests)]
     try:
         for thread in threads:
             thread.start()
-        deadline = time.monotonic() + 60
-        while not replies and time.monotonic() < deadline:  # one answered: the others queued, one at a time
+        deadline = time.monotonic() + (60 if after_first_answer else 0.3)
+        while not (after_first_answer and replies) and time.monotonic() < deadline:
             time.sleep(0.01)
-        terminated = time.monotonic()
-        process.terminate()
+        stopped = time.monotonic()
+        stop(process)
         for thread in threads:
             thread.join(timeout=120)
         process.wait(timeout=60)
     finally:
         stop_server(process)
-    log = server_log(tmp_path / "server")
-    assert process.returncode == 0, log
-    assert len(replies) == 8 and all(status == 200 for status, _, _ in replies), replies
+    return process.returncode, replies, stopped, server_log(run_dir)
+
+
+def test_sigterm_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_corpus, tmp_path):
+    status, replies, terminated, log = stop_with_requests_queued(
+        checkpoint, tiny_corpus, tmp_path / "server", lambda process: process.terminate(), requests=8,
+        after_first_answer=True)
+    assert status == 0, log
+    assert len(replies) == 8 and all(code == 200 for code, _, _ in replies), replies
     assert len({answer["summary"] for _, answer, _ in replies}) == 1
     assert max(finished for _, _, finished in replies) > terminated, "no request was in flight at the SIGTERM"
     assert "hiersum serve: stopped" in log
@@ -132,23 +143,9 @@ def test_ctrl_c_to_the_whole_process_group_answers_the_requests_in_flight_and_st
     """A terminal's Ctrl-C signals every process of the group at once (main, HTTP process, worker, manager): the
     main process stops them in order, after the requests in flight are answered, instead of each process dying
     on its own (which left the server hanging, or killed the worker in the middle of a decode)."""
-    example = records(tiny_corpus)[0]
-    slow = {**example, "options": {"beam_size": 4, "min_length": 60, "max_length": 60}}
-    process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "shutdown_timeout=60")
-    replies: list[int] = []
-    threads = [threading.Thread(target=lambda: replies.append(post_json(f"{url}/summarize", slow)[0]))
-               for _ in range(3)]
-    try:
-        for thread in threads:
-            thread.start()
-        time.sleep(0.3)  # the worker decoding the first, the others queued
-        os.killpg(process.pid, signal.SIGINT)
-        for thread in threads:
-            thread.join(timeout=120)
-        process.wait(timeout=60)
-    finally:
-        stop_server(process)
-    log = server_log(tmp_path / "server")
-    assert replies == [200, 200, 200], log
+    _, replies, _, log = stop_with_requests_queued(
+        checkpoint, tiny_corpus, tmp_path / "server", lambda process: os.killpg(process.pid, signal.SIGINT),
+        requests=3, after_first_answer=False)
+    assert [code for code, _, _ in replies] == [200, 200, 200], log
     assert "KeyboardInterrupt" not in log and "died" not in log, log
     assert "hiersum serve: stopped" in log
