@@ -647,7 +647,14 @@ class TrainConfig:
     """After fitting, decode and score this split with the best checkpoint (None: skip)."""
     ckpt_path: str | None = MISSING
     """Resume from this checkpoint; ``last``: the newest checkpoint of the run directory (a fresh start
-    when it has none). None: a fresh run."""
+    when it has none). None: a fresh run, except in a job of torchrun or SLURM, where it means ``last``
+    (:mod:`hiersum.training.launchers`: a restarted or requeued job resumes by itself)."""
+    checkpoint_every_n_steps: int | None = 200
+    """A checkpoint (and ``last.ckpt``) every N training steps, whatever the validation says; None: none
+    between validations. What a killed or restarted run loses at most."""
+    ddp_timeout: float = 600.0
+    """Seconds a DDP collective waits for a rank (the strategy's ``timeout``, ``trainer=ddp``): a rank that
+    died ends the job within about this time."""
     compile: bool = False
     """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
     a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
@@ -670,6 +677,11 @@ class TrainConfig:
     """Lightning loggers by name, each a ``_target_`` node (null or without ``_target_``: left out)."""
     paths: dict[str, Any] = MISSING
     """``output_dir`` (the run directory) and the project's folders (``conf/paths/default.yaml``)."""
+
+    def __post_init__(self) -> None:
+        steps = self.checkpoint_every_n_steps
+        _check(steps is None or steps >= 1, "checkpoint_every_n_steps", "null or a step count >= 1", steps)
+        _check(self.ddp_timeout > 0, "ddp_timeout", "seconds > 0", self.ddp_timeout)
 
 
 @dataclass

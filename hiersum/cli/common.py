@@ -24,6 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from hiersum.config import RunStopped, UsageError, interruption_status, register_configs
 from hiersum.data.sample_location import register_resolver
+from hiersum.training import launchers
 
 # The configs ship in the package as ``hiersum.conf`` (pyproject.toml maps it to the top-level conf/):
 # importlib.resources finds the repository's conf/ in an editable install and site-packages/hiersum/conf
@@ -35,6 +36,7 @@ CONFIG_DIR = str(Path(str(importlib.resources.files("hiersum.conf"))))
 
 register_configs()  # the schemas every conf/ file extends, once for all entry points
 register_resolver()  # ${hiersum.sample_dir:...} of conf/data/sample.yaml, resolved in the tasks
+launchers.register_resolver()  # ${hiersum.run_name:...} of conf/hydra/train.yaml: one run directory per job
 
 EXIT_USAGE = 2
 """Exit status of a usage error: a missing or bad option, a missing or unreadable file."""

@@ -14,6 +14,7 @@ error (a bad option or value, a missing or malformed train split).
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
@@ -26,8 +27,11 @@ from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.evaluation.report import report_outputs, write_report
 from hiersum.evaluation.split import evaluate_split
 from hiersum.training.fit import FitStopped, fit
+from hiersum.training.launchers import launched_job
 
 log = logging.getLogger(__name__)
+LAST_CHECKPOINT = "last.ckpt"
+"""The checkpoint ModelCheckpoint rewrites with every save (``save_last``): what a resume command names."""
 USAGE = "hiersum train [group=option ...] [key=value ...]"
 
 
@@ -76,10 +80,26 @@ def _stopped_message(stopped: FitStopped, cfg: TrainConfig) -> str:
         return (f"out of memory at step {stopped.step}: lower data.batch_tokens (now {cfg.data.batch_tokens}) or "
                 f"data.max_batch_size (now {cfg.data.max_batch_size}); {saved}; resume with the lower setting: "
                 f"{resume}")
+    if stopped.rank_lost:
+        return _rank_lost_message(stopped, str(run_dir))
     return f"stopped by {stopped.cause} at step {stopped.step}: {saved}; resume: {resume}"
 
 
+def _rank_lost_message(stopped: FitStopped, run_dir: str) -> str:
+    """Which rank was lost, and the command that resumes from ``last.ckpt`` (torchrun restarts the workers
+    from it by itself while it has restarts left)."""
+    job = launched_job()
+    if stopped.saved is None:
+        return (f"{stopped.cause} at step {stopped.step}: the job stopped before its first checkpoint; "
+                f"start again: {rerun_command('train', **{'hydra.run.dir': run_dir})}")
+    last = Path(run_dir) / "checkpoints" / LAST_CHECKPOINT
+    last = last if last.is_file() else stopped.saved
+    resume = rerun_command("train", **{"hydra.run.dir": run_dir, "ckpt_path": str(last)})
+    restarts = f"{job.launcher} restarts the job from it by itself; " if job is not None else ""
+    return f"{stopped.cause} at step {stopped.step}: the job stopped; the newest checkpoint is {last}; {restarts}resume: {resume}"
+
+
 def _exit_status(stopped: FitStopped) -> int:
-    if stopped.cause == "out of memory":
+    if stopped.cause == "out of memory" or stopped.rank_lost:
         return 1
     return EXIT_TERMINATED if stopped.terminated else EXIT_INTERRUPTED

@@ -112,7 +112,8 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
     Resumable mid-epoch: the order of an epoch is a function of ``seed + epoch``, so the state is
     the epoch and the number of its batches training consumed (:meth:`mark_consumed`, called when a
     batch reaches the model, not when a loader prefetches it). After :meth:`load_state_dict`, the
-    next iteration over that epoch starts after its consumed batches.
+    next iteration over that epoch starts after its consumed batches; a state saved once its epoch was
+    consumed (the checkpoint of the validation at the epoch's end) resumes at the next epoch's start.
     """
 
     def __init__(
@@ -136,6 +137,12 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
         """Batches of the current epoch that reached the model."""
         self._resume_at: tuple[int, int] | None = None  # (epoch, consumed batches) of a loaded state
 
+    @property
+    def sampler(self) -> TokenBudgetBatchSampler:
+        """This sampler: Lightning calls ``set_epoch`` on a loader's ``batch_sampler.sampler`` (the sampler of a
+        ``BatchSampler``) when every epoch starts, so each epoch gets its own order."""
+        return self
+
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
 
@@ -152,8 +159,11 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
                 f"the checkpoint's batches (seed {state['seed']}, {state['batches']} batches) are not this "
                 f"run's (seed {self.seed}, {len(self.batches)} batches): resume with the same data and settings"
             )
-        self.epoch = state["epoch"]
-        self._resume_at = (state["epoch"], state["consumed"])
+        if state["consumed"] >= len(self):  # saved at the end of its epoch (validation): the next one is due
+            self.epoch, self._resume_at = state["epoch"] + 1, None
+        else:
+            self.epoch = state["epoch"]
+            self._resume_at = (state["epoch"], state["consumed"])
 
     def __len__(self) -> int:
         return math.ceil(len(self.batches) / self.num_replicas)

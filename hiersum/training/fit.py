@@ -8,6 +8,7 @@ A problem with the command itself (a bad value, a missing split, a malformed rec
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +28,10 @@ from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import is_out_of_memory
 from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
+from hiersum.training.launchers import launched_job
+from hiersum.training.lost_ranks import lost_rank
 from hiersum.training.module import HierSumModule, module_hparams
-from hiersum.training.resume import ResumableCSVLogger, find_checkpoint
+from hiersum.training.resume import LAST, ResumableCSVLogger, find_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -73,18 +76,23 @@ def best_checkpoint(trainer: pl.Trainer) -> str | None:
 
 
 class FitStopped(Exception):
-    """A fit that stopped before its end: Ctrl-C, SIGTERM, or a batch that did not fit in memory."""
+    """A fit that stopped before its end: Ctrl-C, SIGTERM, a batch that did not fit in memory, or a DDP rank
+    that was lost."""
 
-    def __init__(self, cause: str, *, step: int, saved: Path | None, terminated: bool = False) -> None:
+    def __init__(self, cause: str, *, step: int, saved: Path | None, terminated: bool = False,
+                 rank_lost: bool = False) -> None:
         super().__init__(cause)
         self.cause = cause
-        """``Ctrl-C``, ``SIGTERM`` or ``out of memory``."""
+        """``Ctrl-C``, ``SIGTERM``, ``out of memory``, or which rank was lost (``rank 1 (pid 4242) was killed by
+        SIGKILL``, :func:`hiersum.training.lost_ranks.lost_rank`)."""
         self.step = step
         """The global step the fit had reached."""
         self.saved = saved
         """The newest checkpoint of the run (what a resume starts from), None when there is none."""
         self.terminated = terminated
         """Stopped by SIGTERM."""
+        self.rank_lost = rank_lost
+        """Stopped because a DDP rank was lost (``cause`` says which)."""
 
 
 def newest_checkpoint(run_dir: Path) -> Path | None:
@@ -96,7 +104,9 @@ def newest_checkpoint(run_dir: Path) -> Path | None:
 def _fit_or_stop(trainer: pl.Trainer, module: HierSumModule, datamodule: SummarizationDataModule,
                  resume: str | None, run_dir: Path) -> None:
     """``trainer.fit``; a fit that Lightning ends after Ctrl-C (``sys.exit(1)``) or SIGTERM
-    (``SIGTERMException``), or that runs out of memory, raises :class:`FitStopped` instead."""
+    (``SIGTERMException``), that runs out of memory, or whose DDP collective failed because a rank died,
+    raises :class:`FitStopped` instead."""
+    parent_pid = os.getppid()  # rank 0 of Lightning's launcher, seen from the ranks it starts
     try:
         trainer.fit(module, datamodule=datamodule, ckpt_path=resume, weights_only=True)
     except SystemExit as stop:
@@ -105,10 +115,13 @@ def _fit_or_stop(trainer: pl.Trainer, module: HierSumModule, datamodule: Summari
         terminated = isinstance(stop, SIGTERMException)
         raise FitStopped("SIGTERM" if terminated else "Ctrl-C", step=trainer.global_step,
                          saved=newest_checkpoint(run_dir), terminated=terminated) from None
-    except (RuntimeError, torch.cuda.OutOfMemoryError) as error:
-        if not is_out_of_memory(error):
+    except Exception as error:
+        if is_out_of_memory(error):
+            raise FitStopped("out of memory", step=trainer.global_step, saved=newest_checkpoint(run_dir)) from None
+        lost = lost_rank(trainer, error, parent_pid)
+        if lost is None:
             raise
-        raise FitStopped("out of memory", step=trainer.global_step, saved=newest_checkpoint(run_dir)) from None
+        raise FitStopped(lost, step=trainer.global_step, saved=newest_checkpoint(run_dir), rank_lost=True) from None
 
 
 def fit(cfg: TrainConfig) -> FitResult:
@@ -122,7 +135,8 @@ def fit(cfg: TrainConfig) -> FitResult:
     run_dir = Path(cfg.paths["output_dir"])
     data, model_config = cfg.data, cfg.model
 
-    resume = find_checkpoint(cfg.ckpt_path, run_dir)
+    job = launched_job()  # torchrun or SLURM: a restarted or requeued job resumes by itself
+    resume = find_checkpoint(LAST if cfg.ckpt_path is None and job is not None else cfg.ckpt_path, run_dir)
     # a file that is no training checkpoint: its CheckpointError (one line) before anything is prepared
     checkpoint = read_training_checkpoint(resume) if resume else None
     if checkpoint is not None:  # the run's own tokenizer, never retrained
@@ -145,7 +159,8 @@ def fit(cfg: TrainConfig) -> FitResult:
         for logger in loggers:
             if isinstance(logger, ResumableCSVLogger):
                 logger.continue_from(checkpoint["global_step"])
-        log.info("resuming from %s (epoch %d, global step %d)", resume, checkpoint["epoch"], checkpoint["global_step"])
+        log.info("resuming from %s (epoch %d, global step %d)%s", resume, checkpoint["epoch"], checkpoint["global_step"],
+                 f", {job.describe()}" if job is not None else "")
     del checkpoint
     trainer: pl.Trainer = instantiate(cfg.trainer, callbacks=instantiate_group(cfg.callbacks), logger=loggers)
     _fit_or_stop(trainer, module, datamodule, resume, run_dir)

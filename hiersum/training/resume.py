@@ -28,13 +28,14 @@ LAST = "last"
 
 def find_checkpoint(ckpt_path: str | None, run_dir: Path) -> str | None:
     """The checkpoint to resume from: None for a fresh run; ``last``: the newest ``*.ckpt`` of
-    ``run_dir/checkpoints`` (None when there is none yet, so a rerun command starts or continues);
-    any other value: that file (read by :func:`hiersum.checkpoints.io.read_training_checkpoint`, which
-    says what is wrong with it)."""
+    ``run_dir/checkpoints``, or the ``hpc_ckpt_N.ckpt`` that Lightning's SLURM auto-requeue saves in the run
+    directory (None when there is none yet, so a rerun command starts or continues); any other value:
+    that file (read by :func:`hiersum.checkpoints.io.read_training_checkpoint`, which says what is wrong
+    with it)."""
     if ckpt_path is None:
         return None
     if ckpt_path == LAST:
-        candidates = sorted((run_dir / "checkpoints").glob("*.ckpt"),
+        candidates = sorted([*(run_dir / "checkpoints").glob("*.ckpt"), *run_dir.glob("hpc_ckpt_*.ckpt")],
                             key=lambda path: (path.stat().st_mtime, path.name == "last.ckpt"))
         return str(candidates[-1]) if candidates else None
     return ckpt_path

@@ -6,6 +6,7 @@ import torch
 from hiersum.config import ModelConfig
 from hiersum.data.batching import (
     FlatLayout,
+    ResumableDataLoader,
     SourceLayout,
     TokenBudgetBatchSampler,
     collate,
@@ -83,6 +84,41 @@ def test_a_sampler_restored_mid_epoch_yields_the_rest_of_that_epoch_then_the_nex
     assert list(resumed) == epoch2[4:] and resumed.consumed == 4
     resumed.set_epoch(3)
     assert list(resumed) == epoch3  # the next epoch starts at its beginning
+
+
+def test_lightning_sets_the_epoch_of_a_loaders_token_budget_sampler():
+    # Lightning calls set_epoch on loader.sampler and loader.batch_sampler.sampler as every epoch starts;
+    # without it every epoch would repeat the first epoch's order
+    from lightning_fabric.utilities.data import _set_sampler_epoch
+
+    examples = [example(i, [[5] * (1 + i % 9)], [6]) for i in range(50)]
+    sampler = TokenBudgetBatchSampler(examples, batch_tokens=20, max_batch_size=4, shuffle=True, seed=3)
+    loader = ResumableDataLoader(examples, batch_sampler=sampler, collate_fn=list)
+    epoch0 = list(sampler)
+    _set_sampler_epoch(loader, 1)
+    assert sampler.epoch == 1 and list(sampler) != epoch0
+
+
+def test_a_sampler_restored_at_the_end_of_an_epoch_starts_the_next_epoch():
+    # the checkpoint of the validation at an epoch's end holds the whole epoch consumed; Lightning sets the
+    # epoch of the resumed loop before or after the state is loaded: either way the next epoch's order
+    examples = [example(i, [[5] * (1 + i % 9)], [6]) for i in range(50)]
+    options = {"batch_tokens": 20, "max_batch_size": 4, "shuffle": True, "seed": 3}
+    finished = TokenBudgetBatchSampler(examples, **options)
+    finished.set_epoch(2)
+    for _ in finished:
+        finished.mark_consumed()
+    state = finished.state_dict()
+    finished.set_epoch(3)
+    epoch3 = list(finished)
+
+    loaded_first = TokenBudgetBatchSampler(examples, **options)
+    loaded_first.load_state_dict(state)
+    loaded_first.set_epoch(3)
+    epoch_set_first = TokenBudgetBatchSampler(examples, **options)
+    epoch_set_first.set_epoch(3)
+    epoch_set_first.load_state_dict(state)
+    assert list(loaded_first) == list(epoch_set_first) == epoch3
 
 
 def test_a_sampler_state_of_other_batches_is_refused():

@@ -1,0 +1,237 @@
+"""Training that outlives a dead worker, on 2 CPU processes over gloo, under the launchers clusters use:
+
+- torchrun (TorchElastic): a worker SIGKILLed at a random step; torchrun restarts the group, which resumes
+  from the run's newest checkpoint in the same run directory, and ends with the weights of the run never
+  interrupted;
+- Lightning's own launcher: rank 0 or rank 1 SIGKILLed at a random step; the job ends in bounded time with
+  one last line naming the lost rank and the command that resumes, no process of it left; that command
+  ends with the weights of the run never interrupted;
+- SLURM: SIGUSR1 before the time limit; Lightning's auto-requeue saves ``hpc_ckpt_1.ckpt`` in the job's run
+  directory and calls ``scontrol requeue`` (a stand-in on PATH records it); the requeued job resumes from it.
+
+Every wait has a deadline: a rank that waits forever fails the test instead of hanging it. The kill step is
+drawn at random (printed, so a failure can be replayed with ``HIERSUM_KILL_STEP=N``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.helpers.cli import BIN, cli_env, train_args
+from tests.helpers.config import train_overrides
+
+pytestmark = pytest.mark.slow
+
+STEP_EVERY = 3
+EPOCHS = 6
+STEPS = EPOCHS * 5  # 40 examples in batches of at most 4 over 2 ranks: 5 steps an epoch
+RUN = ["model.dropout=0.1", "data.max_batch_size=4", f"trainer.max_epochs={EPOCHS}", "trainer.limit_val_batches=2",
+       "trainer.num_sanity_val_steps=0", "eval_split=null", "trainer.log_every_n_steps=1",
+       f"checkpoint_every_n_steps={STEP_EVERY}"]
+DDP_TIMEOUT = 30
+DDP = ["trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2", f"ddp_timeout={DDP_TIMEOUT}"]
+DEADLINE = 600
+"""Seconds any one job of these tests may take before the test fails."""
+
+
+def job_env(**extra: str) -> dict[str, str]:
+    return {**cli_env(), "OMP_NUM_THREADS": "1", **extra}
+
+
+def start(command: list[str], log: Path, *, cwd: Path | None = None, env: dict[str, str] | None = None
+          ) -> subprocess.Popen:
+    """The job in its own process group (every process it starts is in it), its output in ``log``."""
+    with open(log, "ab") as output:
+        return subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, cwd=cwd, env=env or job_env(),
+                                start_new_session=True)
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live (not zombie) processes of process group ``pgid``, from the process table."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                members.append(int(entry.name))
+    return members
+
+
+def wait_for_group_to_end(job: subprocess.Popen, timeout: float) -> float:
+    """Seconds until no process of the job's group is left (the test fails past ``timeout``)."""
+    started = time.monotonic()
+    while group_members(job.pid):
+        job.poll()  # reap the job's own process
+        if time.monotonic() - started > timeout:
+            os.killpg(job.pid, signal.SIGKILL)
+            pytest.fail(f"processes of the job still running {timeout} s after the kill")
+        time.sleep(0.1)
+    job.wait(timeout=10)
+    return time.monotonic() - started
+
+
+def finish(job: subprocess.Popen, log: Path) -> None:
+    try:
+        job.wait(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        pytest.fail(f"the job did not end within {DEADLINE} s:\n{log.read_text()[-5000:]}")
+    assert job.returncode == 0, log.read_text()[-5000:]
+
+
+def kill_step() -> int:
+    """The step after which a worker is killed: drawn between the first checkpoint and the end."""
+    step = int(os.environ.get("HIERSUM_KILL_STEP") or random.randint(STEP_EVERY, STEPS - 2))
+    print(f"kill after step {step} (HIERSUM_KILL_STEP={step} replays it)")
+    return step
+
+
+def newest_step(checkpoints: Path) -> int:
+    steps = [int(m.group(1)) for path in checkpoints.glob("step*.ckpt") if (m := re.match(r"step(\d+)", path.stem))]
+    return max(steps, default=-1)
+
+
+def wait_for_step(job: subprocess.Popen, run_dirs: callable, step: int, log: Path) -> Path:
+    """Wait until a step checkpoint at or past ``step`` is written; the run directory it is in."""
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        for run_dir in run_dirs():
+            if newest_step(run_dir / "checkpoints") >= step:
+                return run_dir
+        assert job.poll() is None, f"the job ended before step {step}:\n{log.read_text()[-5000:]}"
+        assert time.monotonic() < deadline, f"no checkpoint of step {step} after {DEADLINE} s"
+        time.sleep(0.02)
+
+
+def ranks(parent: int) -> dict[int, int]:
+    """rank -> pid of the training processes among ``parent``'s children (their ``RANK`` or ``LOCAL_RANK``)."""
+    found = {}
+    for pid in Path(f"/proc/{parent}/task/{parent}/children").read_text().split():
+        environ = dict(item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in item)
+        rank = environ.get("RANK", environ.get("LOCAL_RANK"))
+        if rank is not None:
+            found[int(rank)] = int(pid)
+    return found
+
+
+def final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
+    checkpoint = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)
+    assert checkpoint["global_step"] == STEPS
+    return checkpoint["state_dict"]
+
+
+def assert_same_weights(got: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> None:
+    # the resumed run replays the batches, dropout draws and gradient all-reduces of the uninterrupted one
+    # (the loader's position and every rank's random state are in the checkpoint): the same numbers
+    assert got.keys() == expected.keys()
+    for name, weight in expected.items():
+        torch.testing.assert_close(got[name], weight, rtol=0, atol=1e-5, msg=name)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tiny_corpus, tmp_path_factory) -> dict[str, torch.Tensor]:
+    """The final weights of the 2-process run never interrupted (Lightning's launcher, same seed)."""
+    run_dir = tmp_path_factory.mktemp("uninterrupted")
+    log = run_dir.parent / f"{run_dir.name}.log"
+    finish(start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN, *DDP)], log), log)
+    return final_weights(run_dir)
+
+
+def test_torchrun_restarts_a_killed_worker_from_the_runs_last_checkpoint(tiny_corpus, tmp_path, uninterrupted):
+    log, train_dir = tmp_path / "torchrun.log", tmp_path / "outputs" / "train"
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", "--max-restarts=2",
+               "-m", "hiersum", "train", *train_overrides(tiny_corpus, *RUN, *DDP)]
+    job = start(command, log, cwd=tmp_path)  # no hydra.run.dir: the run directory comes from torchrun's run id
+    step = kill_step()
+    run_dir = wait_for_step(job, lambda: list(train_dir.glob("*")), step, log)
+    victim = random.choice(sorted(ranks(job.pid).items()))
+    os.kill(victim[1], signal.SIGKILL)
+    print(f"killed rank {victim[0]} at step {newest_step(run_dir / 'checkpoints')}")
+    finish(job, log)
+
+    assert [path.name for path in train_dir.iterdir()] == [run_dir.name]  # one folder for the ranks and restarts
+    assert run_dir.name.startswith("torchrun-")
+    output = log.read_text()
+    resumed = re.findall(r"resuming from (\S+) \(epoch \d+, global step (\d+)\), torchrun job \S+, restart 1", output)
+    assert resumed, output[-5000:]
+    assert {Path(path).parent for path, _ in resumed} == {run_dir / "checkpoints"}
+    assert int(resumed[0][1]) >= STEP_EVERY
+    assert_same_weights(final_weights(run_dir), uninterrupted)
+    assert not group_members(job.pid)
+
+
+@pytest.mark.parametrize("victim", [0, 1], ids=["rank0", "rank1"])
+def test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resumes(victim, tiny_corpus, tmp_path,
+                                                                                 uninterrupted):
+    run_dir, log = tmp_path / "run", tmp_path / "job.log"
+    job = start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN, *DDP)], log)
+    wait_for_step(job, lambda: [run_dir], kill_step(), log)
+    victims = {0: job.pid, **ranks(job.pid)}
+    os.kill(victims[victim], signal.SIGKILL)
+    took = wait_for_group_to_end(job, timeout=DDP_TIMEOUT + 60)
+
+    assert took < DDP_TIMEOUT + 30, f"the job took {took:.0f} s to end"
+    assert job.returncode == (-signal.SIGKILL if victim == 0 else 1)  # rank 0 is the process started
+    last = log.read_text().strip().splitlines()[-1]
+    assert last.startswith("hiersum-train: ") and "Traceback" not in last, log.read_text()[-5000:]
+    assert f"rank {victim} (pid {victims[victim]})" in last, last
+    resume = last.split("resume: ", 1)[1]
+    assert f"ckpt_path={run_dir / 'checkpoints' / 'last.ckpt'}" in resume, last
+
+    program, *args = shlex.split(resume)  # the command the line gives, as a user would paste it
+    assert (program, args[0]) == ("hiersum", "train")
+    resume_log = tmp_path / "resume.log"
+    finish(start([str(BIN / program), *args], resume_log), resume_log)
+    assert_same_weights(final_weights(run_dir), uninterrupted)
+
+
+STAND_IN_SCONTROL = """#!/bin/sh
+# a stand-in for SLURM's scontrol: records its arguments
+echo "$@" >> "{record}"
+"""
+
+
+def test_a_slurm_job_signalled_before_its_limit_requeues_and_resumes_from_its_checkpoint(tiny_corpus, tmp_path):
+    bin_dir, record = tmp_path / "bin", tmp_path / "scontrol.calls"
+    bin_dir.mkdir()
+    (bin_dir / "scontrol").write_text(STAND_IN_SCONTROL.format(record=record))
+    (bin_dir / "scontrol").chmod(0o755)
+    slurm = {"SLURM_JOB_ID": "4242", "SLURM_JOB_NAME": "hiersum", "SLURM_NTASKS": "1", "SLURM_NTASKS_PER_NODE": "1",
+             "SLURM_NNODES": "1", "SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_NODEID": "0",
+             "SLURM_NODELIST": "localhost", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    command = [str(BIN / "hiersum-train"), *train_overrides(tiny_corpus, *RUN)]  # one process, as one SLURM task
+    log, run_dir = tmp_path / "job.log", tmp_path / "outputs" / "train" / "slurm-4242"
+    job = start(command, log, cwd=tmp_path, env=job_env(**slurm))
+    wait_for_step(job, lambda: [run_dir], random.randint(STEP_EVERY, 2 * STEPS - 2), log)
+    job.send_signal(signal.SIGUSR1)  # sbatch --signal=USR1@90: the time limit is near
+    deadline = time.monotonic() + 120
+    while not record.exists():
+        assert job.poll() is None and time.monotonic() < deadline, log.read_text()[-5000:]
+        time.sleep(0.05)
+    assert record.read_text().split() == ["requeue", "4242"]
+    os.killpg(job.pid, signal.SIGKILL)  # SLURM ends the job it requeued
+    job.wait(timeout=60)
+    saved = run_dir / "hpc_ckpt_1.ckpt"
+    assert saved.is_file()
+    saved_step = torch.load(saved, weights_only=True)["global_step"]
+
+    requeued = start(command, log, cwd=tmp_path, env=job_env(**slurm, SLURM_RESTART_COUNT="1"))
+    finish(requeued, log)
+    assert [path.name for path in run_dir.parent.iterdir()] == [run_dir.name]
+    assert f"resuming from {saved} (epoch" in log.read_text() and "SLURM job 4242, restart 1" in log.read_text()
+    resumed = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)
+    assert resumed["global_step"] == 2 * STEPS > saved_step  # one process: every batch is its own step
