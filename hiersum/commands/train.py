@@ -14,7 +14,6 @@ error (a bad option or value, a missing or malformed train split).
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
@@ -30,8 +29,6 @@ from hiersum.training.fit import FitStopped, fit
 from hiersum.training.launchers import launched_job
 
 log = logging.getLogger(__name__)
-LAST_CHECKPOINT = "last.ckpt"
-"""The checkpoint ModelCheckpoint rewrites with every save (``save_last``): what a resume command names."""
 USAGE = "hiersum train [group=option ...] [key=value ...]"
 
 
@@ -86,17 +83,17 @@ def _stopped_message(stopped: FitStopped, cfg: TrainConfig) -> str:
 
 
 def _rank_lost_message(stopped: FitStopped, run_dir: str) -> str:
-    """Which rank was lost, and the command that resumes from ``last.ckpt`` (torchrun restarts the workers
-    from it by itself while it has restarts left)."""
+    """Which rank was lost, and the command that resumes from the newest checkpoint (``last.ckpt``, unless the
+    kill fell between a step checkpoint and its ``last.ckpt``); torchrun restarts the workers from it by
+    itself while it has restarts left."""
     job = launched_job()
     if stopped.saved is None:
         return (f"{stopped.cause} at step {stopped.step}: the job stopped before its first checkpoint; "
                 f"start again: {rerun_command('train', **{'hydra.run.dir': run_dir})}")
-    last = Path(run_dir) / "checkpoints" / LAST_CHECKPOINT
-    last = last if last.is_file() else stopped.saved
-    resume = rerun_command("train", **{"hydra.run.dir": run_dir, "ckpt_path": str(last)})
+    resume = rerun_command("train", **{"hydra.run.dir": run_dir, "ckpt_path": str(stopped.saved)})
     restarts = f"{job.launcher} restarts the job from it by itself; " if job is not None else ""
-    return f"{stopped.cause} at step {stopped.step}: the job stopped; the newest checkpoint is {last}; {restarts}resume: {resume}"
+    return (f"{stopped.cause} at step {stopped.step}: the job stopped; the newest checkpoint is {stopped.saved}; "
+            f"{restarts}resume: {resume}")
 
 
 def _exit_status(stopped: FitStopped) -> int:

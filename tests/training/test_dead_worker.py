@@ -128,6 +128,10 @@ def ranks(parent: int) -> dict[int, int]:
     return found
 
 
+def saved_step(checkpoint: Path) -> int:
+    return torch.load(checkpoint, weights_only=True)["global_step"]
+
+
 def final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
     checkpoint = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)
     assert checkpoint["global_step"] == STEPS
@@ -149,6 +153,15 @@ def uninterrupted(tiny_corpus, tmp_path_factory) -> dict[str, torch.Tensor]:
     log = run_dir.parent / f"{run_dir.name}.log"
     finish(start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN, *DDP)], log), log)
     return final_weights(run_dir)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted_alone(tiny_corpus, tmp_path_factory) -> dict[str, torch.Tensor]:
+    """The final weights of the same run in one process, never interrupted."""
+    run_dir = tmp_path_factory.mktemp("uninterrupted_alone")
+    log = run_dir.parent / f"{run_dir.name}.log"
+    finish(start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN)], log), log)
+    return torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
 
 
 def test_torchrun_restarts_a_killed_worker_from_the_runs_last_checkpoint(tiny_corpus, tmp_path, uninterrupted):
@@ -190,7 +203,9 @@ def test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resum
     assert last.startswith("hiersum-train: ") and "Traceback" not in last, log.read_text()[-5000:]
     assert f"rank {victim} (pid {victims[victim]})" in last, last
     resume = last.split("resume: ", 1)[1]
-    assert f"ckpt_path={run_dir / 'checkpoints' / 'last.ckpt'}" in resume, last
+    named = Path(re.search(r"ckpt_path=(\S+)", resume).group(1))  # last.ckpt, unless the kill fell between
+    assert named.parent == run_dir / "checkpoints"                  # a step checkpoint and its last.ckpt
+    assert saved_step(named) == max(map(saved_step, named.parent.glob("*.ckpt")))
 
     program, *args = shlex.split(resume)  # the command the line gives, as a user would paste it
     assert (program, args[0]) == ("hiersum", "train")
@@ -200,12 +215,14 @@ def test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resum
 
 
 STAND_IN_SCONTROL = """#!/bin/sh
-# a stand-in for SLURM's scontrol: records its arguments
+# a stand-in for SLURM's scontrol: records its arguments, then ends the job it requeued, as SLURM does
 echo "$@" >> "{record}"
+kill -KILL $PPID
 """
 
 
-def test_a_slurm_job_signalled_before_its_limit_requeues_and_resumes_from_its_checkpoint(tiny_corpus, tmp_path):
+def test_a_slurm_job_signalled_before_its_limit_requeues_and_resumes_from_its_checkpoint(tiny_corpus, tmp_path,
+                                                                                          uninterrupted_alone):
     bin_dir, record = tmp_path / "bin", tmp_path / "scontrol.calls"
     bin_dir.mkdir()
     (bin_dir / "scontrol").write_text(STAND_IN_SCONTROL.format(record=record))
@@ -218,20 +235,17 @@ def test_a_slurm_job_signalled_before_its_limit_requeues_and_resumes_from_its_ch
     job = start(command, log, cwd=tmp_path, env=job_env(**slurm))
     wait_for_step(job, lambda: [run_dir], random.randint(STEP_EVERY, 2 * STEPS - 2), log)
     job.send_signal(signal.SIGUSR1)  # sbatch --signal=USR1@90: the time limit is near
-    deadline = time.monotonic() + 120
-    while not record.exists():
-        assert job.poll() is None and time.monotonic() < deadline, log.read_text()[-5000:]
-        time.sleep(0.05)
+    job.wait(timeout=120)  # the stand-in scontrol ends the job once it is requeued
+    assert job.returncode == -signal.SIGKILL, log.read_text()[-5000:]
     assert record.read_text().split() == ["requeue", "4242"]
-    os.killpg(job.pid, signal.SIGKILL)  # SLURM ends the job it requeued
-    job.wait(timeout=60)
     saved = run_dir / "hpc_ckpt_1.ckpt"
-    assert saved.is_file()
-    saved_step = torch.load(saved, weights_only=True)["global_step"]
+    assert max(map(saved_step, run_dir.glob("checkpoints/*.ckpt"))) <= saved_step(saved)
 
     requeued = start(command, log, cwd=tmp_path, env=job_env(**slurm, SLURM_RESTART_COUNT="1"))
     finish(requeued, log)
     assert [path.name for path in run_dir.parent.iterdir()] == [run_dir.name]
-    assert f"resuming from {saved} (epoch" in log.read_text() and "SLURM job 4242, restart 1" in log.read_text()
+    assert re.search(rf"resuming from {saved} \(epoch \d+, global step {saved_step(saved)}\), SLURM job 4242, "
+                     "restart 1", log.read_text()), log.read_text()[-5000:]
     resumed = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)
-    assert resumed["global_step"] == 2 * STEPS > saved_step  # one process: every batch is its own step
+    assert resumed["global_step"] == 2 * STEPS  # one process: every batch is a step
+    assert_same_weights(resumed["state_dict"], uninterrupted_alone)
