@@ -19,6 +19,7 @@ _.post_processor  # tokenizers.Tokenizer
 _.metrics_keys  # Lightning's CSV ExperimentWriter (hiersum/training/resume.py)
 _.render  # rich's ProgressColumn (hiersum/inference/batched.py)
 _._missing_  # enum.Enum (hiersum/config.py ConfigEnum)
+_._child_processes  # Lightning's _ChildProcessObserver reads it (hiersum/training/lost_ranks.py)
 _._from_pretrained  # huggingface_hub's PyTorchModelHubMixin.from_pretrained calls it (hiersum/model/hub.py)
 
 # config fields and enum values read through Hydra / OmegaConf (hiersum/config.py)

@@ -159,8 +159,8 @@ def fit(cfg: TrainConfig) -> FitResult:
         for logger in loggers:
             if isinstance(logger, ResumableCSVLogger):
                 logger.continue_from(checkpoint["global_step"])
-        log.info("resuming from %s (epoch %d, global step %d)%s", resume, checkpoint["epoch"], checkpoint["global_step"],
-                 f", {job.describe()}" if job is not None else "")
+        log.info("resuming from %s (epoch %d, global step %d)%s", resume, checkpoint["epoch"],
+                 checkpoint["global_step"], f", {job.describe()}" if job is not None else "")
     del checkpoint
     trainer: pl.Trainer = instantiate(cfg.trainer, callbacks=instantiate_group(cfg.callbacks), logger=loggers)
     _fit_or_stop(trainer, module, datamodule, resume, run_dir)

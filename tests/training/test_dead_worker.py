@@ -121,7 +121,8 @@ def ranks(parent: int) -> dict[int, int]:
     """rank -> pid of the training processes among ``parent``'s children (their ``RANK`` or ``LOCAL_RANK``)."""
     found = {}
     for pid in Path(f"/proc/{parent}/task/{parent}/children").read_text().split():
-        environ = dict(item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in item)
+        variables = Path(f"/proc/{pid}/environ").read_text().split("\0")
+        environ = dict(item.split("=", 1) for item in variables if "=" in item)
         rank = environ.get("RANK", environ.get("LOCAL_RANK"))
         if rank is not None:
             found[int(rank)] = int(pid)
