@@ -28,7 +28,7 @@ from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import is_out_of_memory
 from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
-from hiersum.training.launchers import launched_job
+from hiersum.training.launchers import launched_job, torchrun_restart_hazard
 from hiersum.training.lost_ranks import lost_rank
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.resume import LAST, ResumableCSVLogger, find_checkpoint
@@ -136,6 +136,8 @@ def fit(cfg: TrainConfig) -> FitResult:
     data, model_config = cfg.data, cfg.model
 
     job = launched_job()  # torchrun or SLURM: a restarted or requeued job resumes by itself
+    if (hazard := torchrun_restart_hazard()) is not None:
+        log.warning(hazard)
     resume = find_checkpoint(LAST if cfg.ckpt_path is None and job is not None else cfg.ckpt_path, run_dir)
     # a file that is no training checkpoint: its CheckpointError (one line) before anything is prepared
     checkpoint = read_training_checkpoint(resume) if resume else None

@@ -60,6 +60,19 @@ def launched_job() -> LaunchedJob | None:
     return None
 
 
+def torchrun_restart_hazard() -> str | None:
+    """What to set when torchrun may restart the workers (``--max-restarts`` > 0) while sharing its rendezvous
+    store with them (``TORCHELASTIC_USE_AGENT_STORE=True``, torch's default): the restarted group can read
+    the addresses of the group it replaces from that store, and its gloo or NCCL connections fail
+    (pytorch/pytorch#135712, #167288; seen here with gloo). None when nothing needs setting."""
+    shared = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+    if not shared or int(os.environ.get("TORCHELASTIC_MAX_RESTARTS", "0")) == 0:
+        return None
+    return ("torchrun shares its rendezvous store with the workers, so a restarted group may connect to the "
+            "addresses of the old one (pytorch/pytorch#135712): set TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 in "
+            "torchrun's environment for its restarts to work")
+
+
 def run_name(default: str) -> str:
     """The name of this run's directory: the launched job's (:attr:`LaunchedJob.run_name`), else ``default``
     (the date and time of ``conf/hydra/train.yaml``)."""

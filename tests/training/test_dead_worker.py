@@ -169,7 +169,10 @@ def test_torchrun_restarts_a_killed_worker_from_the_runs_last_checkpoint(tiny_co
     log, train_dir = tmp_path / "torchrun.log", tmp_path / "outputs" / "train"
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", "--max-restarts=2",
                "-m", "hiersum", "train", *train_overrides(tiny_corpus, *RUN, *DDP)]
-    job = start(command, log, cwd=tmp_path)  # no hydra.run.dir: the run directory comes from torchrun's run id
+    # no hydra.run.dir: the run directory comes from torchrun's run id; the store not shared, as
+    # hiersum.training.launchers.torchrun_restart_hazard advises (without it the restarted group fails to
+    # connect now and then: pytorch/pytorch#135712)
+    job = start(command, log, cwd=tmp_path, env=job_env(TORCH_DISABLE_SHARE_RDZV_TCP_STORE="1"))
     step = kill_step()
     run_dir = wait_for_step(job, lambda: list(train_dir.glob("*")), step, log)
     victim = random.choice(sorted(ranks(job.pid).items()))
