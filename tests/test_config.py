@@ -3,6 +3,7 @@ only what differs; the optimizer and LR schedule are built from the config; chec
 
 from __future__ import annotations
 
+import datetime
 import shutil
 from dataclasses import replace
 from enum import Enum
@@ -158,13 +159,21 @@ def test_gpu_trainer_preset(tmp_path):
 
 
 def test_ddp_trainer_preset(tmp_path):
-    cfg = compose_config("train", ["trainer=ddp"], tmp_path)
-    assert (cfg.trainer.accelerator, cfg.trainer.devices, cfg.trainer.num_nodes, cfg.trainer.strategy) == (
-        "auto", 2, 1, "ddp")
+    cfg = compose_config("train", ["trainer=ddp", "ddp_timeout=42.5"], tmp_path)
+    assert (cfg.trainer.accelerator, cfg.trainer.devices, cfg.trainer.num_nodes) == ("auto", 2, 1)
     assert cfg.trainer.precision == "32-true" and cfg.trainer.max_time is None
     # on CPU as documented in conf/trainer/ddp.yaml: trainer=ddp trainer.accelerator=cpu trainer.devices=2
     trainer = instantiate(cfg.trainer, accelerator="cpu", logger=False)
     assert isinstance(trainer.strategy, DDPStrategy) and trainer.num_devices == 2 and trainer.num_nodes == 1
+    # a collective waits ddp_timeout seconds for a rank (a dead one ends the job in bounded time)
+    assert trainer.strategy._timeout == datetime.timedelta(seconds=42.5)
+    assert compose_config("train", ["trainer=ddp"], tmp_path).ddp_timeout == 600
+
+
+def test_step_checkpoints_follow_checkpoint_every_n_steps(tmp_path):
+    assert compose_config("train", [], tmp_path).callbacks.step_checkpoint.every_n_train_steps == 200
+    cfg = compose_config("train", ["checkpoint_every_n_steps=7"], tmp_path)
+    assert instantiate(cfg.callbacks.step_checkpoint)._every_n_train_steps == 7
 
 
 def test_the_slurm_launcher_runs_one_task_per_device_on_every_node(tmp_path):
