@@ -95,8 +95,9 @@ class Stopping(ConfigEnum):
     official = "official"
 
 
-Precision = ConfigEnum("Precision", [("32", "32"), ("bf16", "bf16"), ("16", "16")])
-"""``hiersum summarize precision``: float32, or autocast to bfloat16 / float16."""
+Precision = ConfigEnum("Precision", [("32", "32"), ("bf16", "bf16"), ("16", "16"), ("bf16-true", "bf16-true")])
+"""``hiersum summarize precision``: float32, autocast to bfloat16 / float16, or the weights in bfloat16
+(``bf16-true``)."""
 
 
 class Baseline(ConfigEnum):

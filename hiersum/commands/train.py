@@ -48,7 +48,8 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     errors_file = run_dir / DATA_ERRORS
     skipped = count_skipped(metrics, errors_file if errors_file.is_file() else None)
     if cfg.eval_split and fitted.is_global_zero:
-        model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model
+        # in float32 (a checkpoint loads so; the fitted network is bfloat16 after trainer.precision=bf16-true)
+        model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model.float()
         if cfg.compile:
             model.compile()
         examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)

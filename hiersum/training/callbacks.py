@@ -60,6 +60,11 @@ Scorer = Callable[[Sequence[str], Sequence[Sequence[str]]], Mapping[str, float]]
 :func:`hiersum.evaluation.metrics.rouge_scores`."""
 
 
+INFERENCE_PRECISIONS = {"bf16-mixed": "bf16", "16-mixed": "16", "bf16-true": "bf16-true", "16-true": "16"}
+"""The decoding precision (:data:`hiersum.inference.batched.PRECISIONS`) of a ``trainer.precision``: autocast
+for the mixed ones, the weights left in their dtype for the true ones ("32" for any other)."""
+
+
 class ValidationRouge(pl.Callback):
     """Scores (ROUGE F1, 0-100, best reference per example, with the default ``scorer`` of
     ``conf/callbacks/val_rouge.yaml``) of the first ``n_examples`` validation examples, logged as
@@ -73,8 +78,9 @@ class ValidationRouge(pl.Callback):
         n_examples: size of the fixed subset (the first examples of the validation split).
         batch_tokens: token budget of a decoding batch (None: ``data.batch_tokens`` of the datamodule).
 
-    Every rank decodes the same subset, so the logged value is the same everywhere (no sync needed).
-    Skipped during Lightning's sanity check.
+    Every rank decodes the same subset, so the logged value is the same everywhere (no sync needed). Decoded in
+    the training's precision (:data:`INFERENCE_PRECISIONS`), on the network as it trains. Skipped during
+    Lightning's sanity check.
     """
 
     def __init__(
@@ -99,7 +105,8 @@ class ValidationRouge(pl.Callback):
         batch_tokens = self.batch_tokens or datamodule.config.batch_tokens
         predictions = [""] * len(encoded)
         for indices, summaries in summarize_encoded(
-            pl_module.model, encoded, self._tokenizer, self.decode, batch_tokens=batch_tokens, device=pl_module.device
+            pl_module.model, encoded, self._tokenizer, self.decode, batch_tokens=batch_tokens, device=pl_module.device,
+            precision=INFERENCE_PRECISIONS.get(str(trainer.precision), "32"),
         ):
             for index, summary in zip(indices, summaries, strict=True):
                 predictions[index] = summary.summary
