@@ -4,6 +4,7 @@ model tests' network and ragged batch (:mod:`tests.helpers.model`)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from omegaconf import DictConfig
 
 from hiersum.data.cache import PREPARED_DIR_VARIABLE
 from hiersum.model import HierSum
+from hiersum.model.flops import ROOF_FILE_VARIABLE
 from tests.helpers.config import TinyConfig, compose_config, train_overrides
 from tests.helpers.corpus import write_tiny_corpus
 from tests.helpers.model import make_batch, make_model
@@ -45,18 +47,36 @@ def single_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
+@contextlib.contextmanager
+def environment_variable(name: str, value: str) -> Iterator[None]:
+    """``$name`` set to ``value`` (inherited by subprocesses) while the block runs, then restored."""
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+
+
 @pytest.fixture(scope="session", autouse=True)
 def prepared_corpora(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The prepared corpora of the session (``$HIERSUM_PREPARED_DIR``, inherited by the CLI subprocesses)
     go to a temporary folder, not the user's cache."""
     folder = tmp_path_factory.mktemp("prepared")
-    saved = os.environ.get(PREPARED_DIR_VARIABLE)
-    os.environ[PREPARED_DIR_VARIABLE] = str(folder)
-    yield folder
-    if saved is None:
-        os.environ.pop(PREPARED_DIR_VARIABLE, None)
-    else:
-        os.environ[PREPARED_DIR_VARIABLE] = saved
+    with environment_variable(PREPARED_DIR_VARIABLE, str(folder)):
+        yield folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cpu_roof_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The CPU roof of the session's runs (``$HIERSUM_CPU_ROOF_FILE``, inherited by the CLI subprocesses) is
+    measured once into a temporary file, not the user's cache."""
+    path = tmp_path_factory.mktemp("roof") / "cpu_roof.json"
+    with environment_variable(ROOF_FILE_VARIABLE, str(path)):
+        yield path
 
 
 @pytest.fixture(scope="session")

@@ -45,6 +45,8 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     run_dir = fitted.run_dir
     metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": fitted.best_checkpoint,
                                "validation_loss": fitted.validation_loss}
+    if fitted.mfu_peak is not None:
+        metrics["mfu_peak"] = fitted.mfu_peak
     errors_file = run_dir / DATA_ERRORS
     skipped = count_skipped(metrics, errors_file if errors_file.is_file() else None)
     if cfg.eval_split and fitted.is_global_zero:

@@ -27,6 +27,7 @@ from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import is_out_of_memory
 from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
+from hiersum.training.callbacks import Throughput
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.resume import ResumableCSVLogger, find_checkpoint
 
@@ -50,6 +51,8 @@ class FitResult:
     """This process is rank 0 (the one that evaluates and reports)."""
     device: torch.device
     """The device this process trained on."""
+    mfu_peak: dict[str, Any] | None = None
+    """The peak the Throughput callback measured MFU against (:meth:`hiersum.model.flops.Peak.as_dict`)."""
 
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
@@ -154,4 +157,6 @@ def fit(cfg: TrainConfig) -> FitResult:
         run_dir=run_dir, best_checkpoint=best_checkpoint(trainer),
         validation_loss=float(loss) if loss is not None else None, model=module.model, datamodule=datamodule,
         tokenizer=tokenizer, is_global_zero=trainer.is_global_zero, device=trainer.strategy.root_device,
+        mfu_peak=next((callback.peak.as_dict() for callback in trainer.callbacks
+                       if isinstance(callback, Throughput) and callback.peak is not None), None),
     )
