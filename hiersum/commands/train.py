@@ -25,6 +25,7 @@ from hiersum.data.corpus_splits import DATA_ERRORS, existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.evaluation.report import report_outputs, write_report
 from hiersum.evaluation.split import evaluate_split
+from hiersum.training.dry_run import print_dry_run
 from hiersum.training.fit import FitStopped, fit
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,8 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics. ``cfg``: the
     typed config, or the composed Hydra config it is converted from (a bad value fails before the fit)."""
     cfg = command_config(cfg, TrainConfig, usage=USAGE)
+    if cfg.dry_run:
+        return print_dry_run(cfg)
     inputs = {"tokenizer.path": cfg.tokenizer.path,
               **existing_split_files(cfg.data, ["train", "validation", str(cfg.eval_split or "test")])}
     refuse_overwriting_inputs(report_outputs(cfg.paths["output_dir"]), inputs)

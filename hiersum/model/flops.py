@@ -36,6 +36,7 @@ from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
 from hiersum.config import ModelConfig
+from hiersum.data.jsonl_output import write_json_atomically
 from hiersum.data.sample_location import cache_root
 
 log = logging.getLogger(__name__)
@@ -208,7 +209,7 @@ def cpu_roof(dtype: torch.dtype = torch.float32, *, remeasure: bool = False) -> 
                  "spread": round(measured.spread, 3), "load_average": round(load, 2), "busy": busy,
                  "date": datetime.date.today().isoformat(), "torch": torch.__version__}
         entries = {**(entries if isinstance(entries, dict) else {}), key: entry}
-        _write_json(path, entries)
+        write_json_atomically(path, entries)
         log.log(logging.WARNING if busy else logging.INFO,
                 "measured this CPU's %s matrix-product roof: %.1f GFLOP/s (rounds %s, spread %.0f%%, load average "
                 "%.1f); cached in %s%s", dtype, entry["gflops"], entry["rounds"], 100 * measured.spread,
@@ -217,14 +218,6 @@ def cpu_roof(dtype: torch.dtype = torch.float32, *, remeasure: bool = False) -> 
     busy = ", on a busy machine: too low" if entry.get("busy") else ""
     return Peak(entry["gflops"] * 1e9, f"{key}: matrix-product roof measured {entry.get('date', '?')} "
                                        f"(spread {entry.get('spread', 0):.0%}{busy}), cached in {path}")
-
-
-def _write_json(path: Path, value: Any) -> None:
-    """``value`` as JSON in ``path``, through a temporary file in the same folder (a reader never sees half)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
 
 
 def _synchronize(device: torch.device) -> None:
