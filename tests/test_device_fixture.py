@@ -29,7 +29,6 @@ NOT_YET = {
     "tests/model/test_official_equivalence.py",
     "tests/model/test_official_equivalence_flat.py",
     "tests/test_public_api.py",
-    "tests/training/test_pretrained_module.py",
 }
 """Test files that build models on the CPU only, to convert (then remove from here)."""
 
