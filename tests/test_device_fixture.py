@@ -24,11 +24,8 @@ FOLLOWING = {"device", "model", "batch", "tiny_cfg", "trained", "trained_run", "
 
 NOT_YET = {
     "tests/checkpoints/test_official_roundtrip.py",
-    "tests/cli/test_train_selection.py",
-    "tests/data/test_datasets_corpora.py",
     "tests/model/test_official_equivalence.py",
     "tests/model/test_official_equivalence_flat.py",
-    "tests/test_public_api.py",
 }
 """Test files that build models on the CPU only, to convert (then remove from here)."""
 
