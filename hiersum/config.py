@@ -95,8 +95,9 @@ class Stopping(ConfigEnum):
     official = "official"
 
 
-Precision = ConfigEnum("Precision", [("32", "32"), ("bf16", "bf16"), ("16", "16")])
-"""``hiersum summarize precision``: float32, or autocast to bfloat16 / float16."""
+Precision = ConfigEnum("Precision", [("32", "32"), ("bf16", "bf16"), ("16", "16"), ("bf16-true", "bf16-true")])
+"""``hiersum summarize precision``: float32, autocast to bfloat16 / float16, or the weights in bfloat16
+(``bf16-true``)."""
 
 
 class Baseline(ConfigEnum):
@@ -658,6 +659,9 @@ class TrainConfig:
     compile: bool = False
     """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
     a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
+    dry_run: bool = False
+    """Print the memory a training step of this config needs (parameters, optimizer state, the step's peak; fp32
+    and bf16, for GPUs of 16-80 GB) and stop, training nothing (:mod:`hiersum.training.dry_run`)."""
     model: ModelConfig = MISSING
     """The summarizer's sizes and encoder (``model=small|tiny|paper|flat|pretrained...``)."""
     tokenizer: TokenizerConfig = MISSING

@@ -1,6 +1,7 @@
 """The GPU check (``make gpu-check``): on a machine with a CUDA GPU, run in parts of under 10 minutes each the test
-suite on CUDA, the training and decoding benchmarks (fp32 and bf16-mixed, compiled against eager), the paper-size
-model for 200 steps in bf16-mixed, and the SciTLDR-A pair (from scratch against the MiniLM encoder); print one
+suite on CUDA, the training and decoding benchmarks (fp32 and bf16-mixed, compiled against eager), the dry run's
+memory estimate of the paper-size model beside a measured step, the paper-size model for 200 steps in bf16-mixed,
+and the SciTLDR-A pair (from scratch against the MiniLM encoder); print one
 JSON summary.
 
     python scripts/gpu_check.py                                  # every part
@@ -208,6 +209,16 @@ PAPER_STEPS = ("model=paper", "trainer=gpu", "trainer.precision=bf16-mixed", "tr
 """The paper-size model for 200 steps in bf16-mixed, on the embedded sample corpus (no test decoding), in batches
 of 16384 grid tokens (the sample's default 6144 leaves a GPU idle)."""
 
+def _dry_run_figures(context: Context, _outputs: list[str]) -> dict[str, Any]:
+    """The dry run's estimate of a step's peak in bf16-mixed beside the peak a real step of it measured on the GPU."""
+    found = json.loads((context.out / "dry_run_paper" / "dry_run.json").read_text(encoding="utf-8"))["dry_run"]
+    estimate = next(step["total"] for step in found["steps"] if step["precision"] == "bf16-mixed")
+    measured = (found.get("measured") or {}).get("bytes")
+    return {"batch": found["batch"], "estimate_mib": round(estimate / 2**20, 1),
+            "measured_mib": None if measured is None else round(measured / 2**20, 1),
+            "measured_over_estimate": None if measured is None else round(measured / estimate, 3)}
+
+
 PARTS: tuple[Part, ...] = (
     Part("tests", "the test suite with HIERSUM_TEST_DEVICE=cuda (tests/test_cuda.py runs; 8 workers)",
          lambda c: [[c.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "8", "--dist", "worksteal",
@@ -218,6 +229,9 @@ PARTS: tuple[Part, ...] = (
          _bench_train("bf16-mixed"), needs=_needs(_multinews), figures=_bench_train_figures),
     Part("bench_decode", "scripts/bench_decode.py --device cuda (with --precision / --compile when it has them)",
          _bench_decode_commands, figures=_bench_decode_figures),
+    Part("dry_run_paper", "hiersum train dry_run=true with the paper_bf16 part's options: the estimated peak of a "
+         "step beside the peak of a real one on the GPU",
+         lambda c: [c.hiersum("dry_run=true", *PAPER_STEPS, run="dry_run_paper")], figures=_dry_run_figures),
     Part("paper_bf16", "hiersum train " + " ".join(PAPER_STEPS),
          lambda c: [c.hiersum(*PAPER_STEPS, run="paper_bf16")], figures=_run_figures("paper_bf16")),
     Part("paper_bf16_compiled", "the same, compile=true",

@@ -4,6 +4,7 @@ model tests' network and ragged batch (:mod:`tests.helpers.model`)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,23 +15,35 @@ from omegaconf import DictConfig
 
 from hiersum.data.cache import PREPARED_DIR_VARIABLE
 from hiersum.model import HierSum
-from tests.helpers.config import TinyConfig, compose_config, train_overrides
+from hiersum.model.flops import ROOF_FILE_VARIABLE
+from tests.helpers.config import TinyConfig, compose_config, device_overrides, train_overrides
 from tests.helpers.corpus import write_tiny_corpus
+from tests.helpers.device import require_device
 from tests.helpers.model import make_batch, make_model
 
 
+@pytest.fixture(scope="session")
+def device() -> torch.device:
+    """The device of the tests that build a model, its tensors, a training or a decoding run:
+    ``$HIERSUM_TEST_DEVICE`` (``cpu`` by default; ``make gpu-check`` runs the suite with ``cuda``), the test skipped
+    where it is a CUDA device this machine lacks. ``tests/test_device_fixture.py`` finds the test files that build
+    one without it (or a fixture that follows it: ``model``, ``batch``, ``tiny_cfg``, ``trained``, ...)."""
+    return require_device()
+
+
 @pytest.fixture()
-def tiny_cfg(tiny_corpus: Path, tmp_path: Path) -> TinyConfig:
+def tiny_cfg(tiny_corpus: Path, tmp_path: Path, device: torch.device) -> TinyConfig:
     """``tiny_cfg(*overrides, name="train", output_dir=tmp_path / "run")``: the composed config of an
-    entry point on the tiny corpus (train: with :func:`train_overrides`; evaluate: ``data.path`` set)."""
+    entry point on the tiny corpus (train: with :func:`train_overrides`; evaluate: ``data.path`` set), on
+    the ``device`` of the tests (:func:`device_overrides`)."""
 
     def make(*overrides: str, name: str = "train", output_dir: Path | None = None) -> DictConfig:
         if name == "train":
-            options = train_overrides(tiny_corpus, *overrides)
+            options = train_overrides(tiny_corpus, *device_overrides(name, device), *overrides)
         elif name == "evaluate":
-            options = [f"data.path={tiny_corpus}", *overrides]
+            options = [f"data.path={tiny_corpus}", *device_overrides(name, device), *overrides]
         else:
-            options = list(overrides)
+            options = [*device_overrides(name, device), *overrides]
         return compose_config(name, options, output_dir or tmp_path / "run")
 
     return make
@@ -45,18 +58,36 @@ def single_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
+@contextlib.contextmanager
+def environment_variable(name: str, value: str) -> Iterator[None]:
+    """``$name`` set to ``value`` (inherited by subprocesses) while the block runs, then restored."""
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+
+
 @pytest.fixture(scope="session", autouse=True)
 def prepared_corpora(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The prepared corpora of the session (``$HIERSUM_PREPARED_DIR``, inherited by the CLI subprocesses)
     go to a temporary folder, not the user's cache."""
     folder = tmp_path_factory.mktemp("prepared")
-    saved = os.environ.get(PREPARED_DIR_VARIABLE)
-    os.environ[PREPARED_DIR_VARIABLE] = str(folder)
-    yield folder
-    if saved is None:
-        os.environ.pop(PREPARED_DIR_VARIABLE, None)
-    else:
-        os.environ[PREPARED_DIR_VARIABLE] = saved
+    with environment_variable(PREPARED_DIR_VARIABLE, str(folder)):
+        yield folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cpu_roof_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The CPU roof of the session's runs (``$HIERSUM_CPU_ROOF_FILE``, inherited by the CLI subprocesses) is
+    measured once into a temporary file, not the user's cache."""
+    path = tmp_path_factory.mktemp("roof") / "cpu_roof.json"
+    with environment_variable(ROOF_FILE_VARIABLE, str(path)):
+        yield path
 
 
 @pytest.fixture(scope="session")
@@ -66,12 +97,13 @@ def tiny_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def model() -> HierSum:
-    """The model tests' network (:func:`tests.helpers.model.make_model`)."""
-    return make_model()
+def model(device: torch.device) -> HierSum:
+    """The model tests' network (:func:`tests.helpers.model.make_model`) on ``device``."""
+    return make_model().to(device)
 
 
 @pytest.fixture
-def batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """A ragged batch (src [3, 4, 6], its mask, tgt_in [3, 7]) of :func:`tests.helpers.model.make_batch`."""
-    return make_batch()
+def batch(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A ragged batch (src [3, 4, 6], its mask, tgt_in [3, 7]) of :func:`tests.helpers.model.make_batch`, on
+    ``device``."""
+    return tuple(tensor.to(device) for tensor in make_batch())

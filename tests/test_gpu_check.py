@@ -116,3 +116,13 @@ def test_bench_decode_is_called_on_cuda_with_the_flags_it_has(tmp_path):
                                capture_output=True, text=True, cwd=PROJECT_ROOT).stdout
     assert all(command[command.index("--device") + 1] == "cuda" for command in commands)
     assert len(commands) == (1 + ("--precision" in help_text)) * (1 + ("--compile" in help_text))
+
+
+def test_the_dry_run_part_reads_the_estimate_a_dry_run_writes(tiny_cfg, tmp_path):
+    from hiersum.commands.train import train
+
+    steps = train(tiny_cfg("dry_run=true", output_dir=tmp_path / "dry_run_paper"))["dry_run"]["steps"]
+    figures = gpu_check._dry_run_figures(context(tmp_path), [])
+    mixed = next(step for step in steps if step["precision"] == "bf16-mixed")
+    assert figures["estimate_mib"] == round(mixed["total"] / 2**20, 1) > 0
+    assert figures["measured_mib"] is None and figures["batch"]["B"] >= 1  # no GPU here: nothing measured

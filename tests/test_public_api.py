@@ -51,7 +51,7 @@ def test_the_official_import_keeps_its_old_name():
     assert old_name is load_official_hiersumm
 
 
-def test_the_readme_example_on_a_tiny_checkpoint(tmp_path):
+def test_the_readme_example_on_a_tiny_checkpoint(tmp_path, device):
     from hiersum.checkpoints import load_summarizer
     from hiersum.decoding import GenerationOptions, generate
     from hiersum.training import HierSumModule, module_hparams
@@ -65,7 +65,7 @@ def test_the_readme_example_on_a_tiny_checkpoint(tmp_path):
     torch.save(checkpoint, tmp_path / "last.ckpt")
 
     summarizer = load_summarizer(tmp_path / "last.ckpt")
-    model, loaded_tokenizer = summarizer.model, summarizer.tokenizer()
+    model, loaded_tokenizer = summarizer.model.to(device), summarizer.tokenizer()
     paragraphs = [loaded_tokenizer.encode_batch(TEXTS[:2]), loaded_tokenizer.encode_batch(TEXTS[2:])]
     T = max(len(ids) for example in paragraphs for ids in example)
     src = torch.full((2, 2, T), loaded_tokenizer.special.pad)  # (B, P, T)
@@ -74,14 +74,15 @@ def test_the_readme_example_on_a_tiny_checkpoint(tmp_path):
             src[b, p, : len(ids)] = torch.tensor(ids)
     src_mask = src != loaded_tokenizer.special.pad
     tgt_in = torch.tensor([[loaded_tokenizer.special.bos, 5, 6], [loaded_tokenizer.special.bos, 7, 8]])  # (B, S)
+    src, src_mask, tgt_in = src.to(device), src_mask.to(device), tgt_in.to(device)
 
     encoded = model.encode(src, src_mask)
     assert encoded.memory.shape == (2, int(src_mask.sum(dim=(1, 2)).max()), 16)
     log_probs = model.log_probs(src, src_mask, tgt_in)
     assert log_probs.shape == (2, 3, loaded_tokenizer.vocab_size)
-    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(2, 3))
+    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(2, 3, device=device))
     options = GenerationOptions(beam_size=4, alpha=0.6, max_length=8, no_repeat_ngram_size=3)
     out = generate(model, src, src_mask, options)
-    assert out.sequences == generate(module.model.eval(), src, src_mask, options).sequences
+    assert out.sequences == generate(module.model.eval().to(device), src, src_mask, options).sequences
     summaries = [loaded_tokenizer.decode(tokens) for tokens in out.sequences]
     assert len(summaries) == 2 and all(isinstance(text, str) for text in summaries)

@@ -25,6 +25,7 @@ from hiersum.data.corpus_splits import DATA_ERRORS, existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.evaluation.report import report_outputs, write_report
 from hiersum.evaluation.split import evaluate_split
+from hiersum.training.dry_run import print_dry_run
 from hiersum.training.fit import FitStopped, fit
 from hiersum.training.launchers import launched_job
 
@@ -36,6 +37,8 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics. ``cfg``: the
     typed config, or the composed Hydra config it is converted from (a bad value fails before the fit)."""
     cfg = command_config(cfg, TrainConfig, usage=USAGE)
+    if cfg.dry_run:
+        return print_dry_run(cfg)
     inputs = {"tokenizer.path": cfg.tokenizer.path,
               **existing_split_files(cfg.data, ["train", "validation", str(cfg.eval_split or "test")])}
     refuse_overwriting_inputs(report_outputs(cfg.paths["output_dir"]), inputs)
@@ -46,10 +49,13 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     run_dir = fitted.run_dir
     metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": fitted.best_checkpoint,
                                "validation_loss": fitted.validation_loss}
+    if fitted.mfu_peak is not None:
+        metrics["mfu_peak"] = fitted.mfu_peak
     errors_file = run_dir / DATA_ERRORS
     skipped = count_skipped(metrics, errors_file if errors_file.is_file() else None)
     if cfg.eval_split and fitted.is_global_zero:
-        model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model
+        # in float32 (a checkpoint loads so; the fitted network is bfloat16 after trainer.precision=bf16-true)
+        model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model.float()
         if cfg.compile:
             model.compile()
         examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)

@@ -90,7 +90,16 @@ class JsonlAppender:
 def write_jsonl_atomically(path: Path, records: list[dict[str, Any]]) -> None:
     """Replace ``path`` with ``records`` (a temporary file of this process renamed over it: processes
     writing the same file, such as the ranks of a DDP run, never write into each other's)."""
+    _replace_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+
+
+def write_json_atomically(path: Path, value: Any) -> None:
+    """Replace ``path`` with ``value`` as indented JSON, as :func:`write_jsonl_atomically` does."""
+    _replace_text(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def _replace_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temporary.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)

@@ -53,9 +53,10 @@ def bucket_width(length: int) -> int:
     return length
 
 
-@dataclass(frozen=True)
+@dataclass
 class ParagraphBucket:
-    """The paragraphs of one width class, whose self-attention runs as one padded [n, W] batch."""
+    """The paragraphs of one width class, whose self-attention runs as one padded [n, W] batch (not frozen, as
+    :class:`PackedGrid`)."""
 
     gather_index: Tensor
     """long [n, W]: packed row of the w-th token of each paragraph; padding (and every place of a
@@ -68,10 +69,12 @@ class ParagraphBucket:
         return ParagraphBucket(self.gather_index.to(device), self.attn_mask.to(device))
 
 
-@dataclass(frozen=True)
+@dataclass
 class PackedGrid:
     """Where the real tokens of a [B, P, T] grid are, and how the encoder batches them (see the module
-    docstring). Built by :meth:`from_mask`; every index is a long tensor on the mask's device."""
+    docstring). Built by :meth:`from_mask`; every index is a long tensor on the mask's device. Not frozen: a
+    :class:`~hiersum.data.schema.Batch` carries it, and Lightning's ``convert_input`` (``bf16-true``) rebuilds
+    every dataclass of a batch by setting the fields of a copy."""
 
     shape: tuple[int, int, int]
     """(B, P, T) of the grid."""

@@ -59,7 +59,7 @@ class Example:
     references: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass
 class EncodedExample:
     """An example as token ids after paragraph selection.
 
@@ -67,6 +67,10 @@ class EncodedExample:
     BOS/EOS (empty when there is no reference). ``provenance``: (document index,
     paragraph index) of each kept paragraph. ``graph``: the paragraph graph [len(paragraphs)]^2
     (weights in [0, 1], see ``hiersum/data/graph.py``) when the model uses one, else None.
+
+    Not frozen: a :class:`Batch` carries its examples (``sources``), and Lightning's ``convert_input`` (under
+    ``trainer.precision=bf16-true``) rebuilds every dataclass of a batch with ``apply_to_collection``, which sets
+    each field of a copy and refuses a frozen one.
     """
 
     id: str
@@ -108,15 +112,16 @@ class Batch:
     host_masks: tuple[torch.Tensor, torch.Tensor] | None = field(default=None, repr=False)
     """(``src_mask``, ``tgt_mask``) before :meth:`to` moved them (None until then)."""
 
-    def to(self, device: torch.device | str) -> Batch:
-        """Move the tensors (and the layout) to ``device``; ``host_masks`` keeps the masks as they were
-        (on the CPU after ``collate``), for counting FLOPs without a device sync."""
+    def to(self, device: torch.device | str, dtype: torch.dtype | None = None) -> Batch:
+        """Move the tensors (and the layout) to ``device``, and the floating ones (``paragraph_graph``) to
+        ``dtype`` when given; ``host_masks`` keeps the masks as they were (on the CPU after ``collate``), for
+        counting FLOPs without a device sync."""
         if self.host_masks is None:
             self.host_masks = (self.src_mask, self.tgt_mask)
         for name in ("src", "src_mask", "tgt_in", "tgt_out", "tgt_mask"):
             setattr(self, name, getattr(self, name).to(device))
         if self.paragraph_graph is not None:
-            self.paragraph_graph = self.paragraph_graph.to(device)
+            self.paragraph_graph = self.paragraph_graph.to(device, dtype=dtype)
         if self.layout is not None:
             self.layout = self.layout.to(device)
         return self

@@ -321,8 +321,9 @@ THROUGHPUT_COLUMNS = {
 """The columns :class:`hiersum.training.callbacks.Throughput` logs that the report shows: label, format, scale."""
 
 
-def throughput_items(curves_csv: str | Path) -> list[tuple[str, str]]:
-    """(label, value) of each throughput figure of a Lightning CSV log: the median over its logged rows."""
+def throughput_items(curves_csv: str | Path, peak: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+    """(label, value) of each throughput figure of a Lightning CSV log: the median over its logged rows; then the
+    peak MFU is measured against (``peak``: ``metrics["mfu_peak"]``, :meth:`hiersum.model.flops.Peak.as_dict`)."""
     values: dict[str, list[float]] = {}
     with open(curves_csv, newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
@@ -333,6 +334,8 @@ def throughput_items(curves_csv: str | Path) -> list[tuple[str, str]]:
     for column, (label, form, scale) in THROUGHPUT_COLUMNS.items():
         if values.get(column):
             items.append((label, form.format(statistics.median(values[column]) * scale)))
+    if items and peak:
+        items.append(("MFU's peak", f"{peak['gflops']:,.1f} GFLOP/s per device ({peak['source']})"))
     return items
 
 
@@ -365,7 +368,7 @@ def build_report(
         if plots.loss_curves(curves):
             blocks.append(Figure("training curves", functools.partial(plots.curves_figure, curves),
                                  source=str(curves_csv)))
-        throughput = throughput_items(curves_csv)
+        throughput = throughput_items(curves_csv, metrics.get("mfu_peak"))
         if throughput:
             blocks.append(Items(throughput, title="Throughput of the training steps (median of the logged windows):"))
         if blocks:
@@ -379,7 +382,7 @@ def build_report(
     if metrics.get("significance"):
         sections.append(_significance_section(metrics["significance"]))
     facts = [(str(key), _fact(value)) for key, value in metrics.items()
-             if key not in ("versions", "significance") and not _is_split(value)]
+             if key not in ("versions", "significance", "mfu_peak") and not _is_split(value)]
     if facts:
         sections.append(Section("Run", [Items(facts, code=True)]))
     versions = metrics.get("versions") or library_versions()

@@ -36,8 +36,14 @@ from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model.encoder_registry import batch_layout, encoder_spec
 from hiersum.model.summarizer import HierSum
 
-PRECISIONS: dict[str, torch.dtype | None] = {"32": None, "bf16": torch.bfloat16, "16": torch.float16}
-"""``precision`` values: float32, or the autocast dtype."""
+PRECISIONS: dict[str, torch.dtype | None] = {"32": None, "bf16": torch.bfloat16, "16": torch.float16,
+                                             "bf16-true": torch.bfloat16}
+"""``precision`` values: float32 (None); the autocast dtype (``bf16``, ``16``: the weights stay float32); or, for
+the names of :data:`WEIGHT_DTYPES`, the dtype of the weights and of every computation (no autocast)."""
+
+WEIGHT_DTYPES: dict[str, torch.dtype] = {"bf16-true": torch.bfloat16}
+"""The precisions that convert the model's weights (and the batch's floating tensors) to a dtype, as
+``trainer.precision=bf16-true`` does in training: half the weights' memory."""
 
 
 @dataclass(frozen=True)
@@ -74,11 +80,12 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 
 def autocast(device: torch.device | str, precision: str) -> contextlib.AbstractContextManager:
-    """Autocast to ``precision`` ("32", "bf16" or "16") on ``device``; "32" does nothing."""
+    """Autocast to ``precision`` ("bf16" or "16") on ``device``; "32" and the weight precisions
+    (:data:`WEIGHT_DTYPES`, the model already in that dtype) do nothing."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, found {precision!r}")
     dtype = PRECISIONS[precision]
-    if dtype is None:
+    if dtype is None or precision in WEIGHT_DTYPES:
         return contextlib.nullcontext()
     return torch.autocast(device_type=torch.device(device).type, dtype=dtype)
 
@@ -110,15 +117,17 @@ def summarize_encoded(
     """Decode every example with ``model`` (moved to ``device``, eval mode); yields (indices,
     summaries) batch by batch (sorted by size).
 
-    ``precision``: "32", or "bf16" / "16" to run under autocast. ``attention_top_k`` > 0 adds each
-    example's most attended paragraphs (encoders with inter-paragraph layers; costs one more encoder pass).
+    ``precision``: "32", "bf16" / "16" to run under autocast, or "bf16-true": the model converted to bfloat16
+    (in place, as it is moved to ``device``) and the batches' floating tensors with it. ``attention_top_k`` > 0
+    adds each example's most attended paragraphs (encoders with inter-paragraph layers; costs one more encoder
+    pass).
     """
-    model.eval().to(device)
+    model.eval().to(device, dtype=WEIGHT_DTYPES.get(precision))
     options = GenerationOptions.from_config(decode)
     for indices, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens,
                                        max_batch_size=decode.batch_size,
                                        flat=batch_layout(model.config, tokenizer)):
-        batch.to(device)
+        batch.to(device, dtype=WEIGHT_DTYPES.get(precision))
         with autocast(device, precision):
             output = generate(model, batch.src, batch.src_mask, options, paragraph_graph=batch.paragraph_graph)
         ranked = [None] * len(batch) if not attention_top_k else most_attended(

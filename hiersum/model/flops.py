@@ -21,13 +21,25 @@ than ``hierarchical`` are not counted (:func:`training_flops` returns None).
 
 from __future__ import annotations
 
+import datetime
+import json
+import logging
+import os
+import platform
 import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
 from hiersum.config import ModelConfig
+from hiersum.data.jsonl_output import write_json_atomically
+from hiersum.data.sample_location import cache_root
+
+log = logging.getLogger(__name__)
 
 FORWARD_AND_BACKWARD = 3
 """A training step costs three forward passes: the forward, and twice that in the backward."""
@@ -95,21 +107,117 @@ def flop_counter() -> FlopCounterMode:
     return FlopCounterMode(display=False, custom_mapping=CPU_ATTENTION_FLOPS)
 
 
-def matmul_roof(
-    device: torch.device | str, size: int = 2048, repeats: int = 5, dtype: torch.dtype = torch.float32
-) -> float:
-    """GFLOP/s of the best of ``repeats`` products of two [size, size] matrices of ``dtype`` on ``device``: what
-    the matrix products of a step could reach at most (the peak MFU is measured against on a CPU)."""
+@dataclass(frozen=True)
+class Peak:
+    """The peak FLOP/s of one device that MFU divides by, and where the figure comes from."""
+
+    flops: float
+    source: str
+    """E.g. ``callbacks.throughput.available_flops``, ``data sheet: NVIDIA H100 80GB HBM3, bf16``, or the
+    measured CPU roof with its machine, date and cache file (:func:`cpu_roof`)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"gflops", "source"}``: what ``metrics.json`` records (``mfu_peak``) and the report shows."""
+        return {"gflops": round(self.flops / 1e9, 1), "source": self.source}
+
+
+@dataclass(frozen=True)
+class RoofMeasurement:
+    """:func:`measure_matmul_roof`: the best GFLOP/s of each round, and the roof (the best round)."""
+
+    rounds: list[float]
+
+    @property
+    def gflops(self) -> float:
+        return max(self.rounds)
+
+    @property
+    def spread(self) -> float:
+        """(best - worst) / best over the rounds: how much the machine's load moved the figure."""
+        return (max(self.rounds) - min(self.rounds)) / max(self.rounds)
+
+
+ROOF_SIZE, ROOF_ROUNDS, ROOF_SECONDS = 2048, 5, 2.0
+"""The CPU roof: the best product of two [2048, 2048] matrices in each of 5 rounds of 2 s (about 10 s); the roof is
+the best round. One product takes ~0.1-0.4 s on the project's 2-core machine, so a round sees 5-20 of them; the
+rounds' spread says how loaded the machine was (docs/training.md, "Throughput and MFU")."""
+
+ROOF_FILE_VARIABLE = "HIERSUM_CPU_ROOF_FILE"
+"""Environment variable: the file of cached CPU roofs (default ``$XDG_CACHE_HOME/hiersum/cpu_roof.json``)."""
+
+ROOF_SPREAD_WARNING = 0.1
+"""A measurement whose rounds spread more than this was taken on a busy machine (so is one taken while the load
+average left fewer idle cores than its threads): it is cached with ``"busy": true`` and logged as a warning. On
+the project's 2-core machine, under a load average of 4-10, the roof came out 20-40 GFLOP/s instead of ~187."""
+
+
+def measure_matmul_roof(
+    device: torch.device | str, *, dtype: torch.dtype = torch.float32, size: int = ROOF_SIZE,
+    rounds: int = ROOF_ROUNDS, seconds: float = ROOF_SECONDS,
+) -> RoofMeasurement:
+    """GFLOP/s of the fastest product of two [size, size] matrices of ``dtype`` on ``device`` (at this process's
+    thread count) in each of ``rounds`` rounds of ``seconds`` (at least 3 products a round, after one warm-up)."""
     device = torch.device(device)
     a, b = (torch.randn(size, size, device=device, dtype=dtype) for _ in range(2))
-    best = float("inf")
-    for _ in range(repeats + 1):  # the first is a warm-up
-        _synchronize(device)
-        start = time.perf_counter()
-        a @ b
-        _synchronize(device)
-        best = min(best, time.perf_counter() - start)
-    return 2 * size**3 / best / 1e9
+    a @ b  # warm-up
+    results = []
+    for _ in range(rounds):
+        best, count, end = float("inf"), 0, time.perf_counter() + seconds
+        while count < 3 or time.perf_counter() < end:
+            _synchronize(device)
+            start = time.perf_counter()
+            a @ b
+            _synchronize(device)
+            best, count = min(best, time.perf_counter() - start), count + 1
+        results.append(2 * size**3 / best / 1e9)
+    return RoofMeasurement(results)
+
+
+def roof_file() -> Path:
+    """``$HIERSUM_CPU_ROOF_FILE``, else ``$XDG_CACHE_HOME/hiersum/cpu_roof.json``."""
+    return Path(os.environ.get(ROOF_FILE_VARIABLE) or cache_root() / "cpu_roof.json")
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def cpu_roof(dtype: torch.dtype = torch.float32, *, remeasure: bool = False) -> Peak:
+    """This machine's matrix-product roof for ``dtype`` at this process's thread count: measured once
+    (:func:`measure_matmul_roof`) and cached in :func:`roof_file` under the machine's name, CPU, thread count
+    and dtype, with the date; ``remeasure`` measures again and replaces the cached figure."""
+    machine, threads = platform.node() or "unknown machine", torch.get_num_threads()
+    key = f"{machine} | {cpu_name()} | {threads} threads | {str(dtype).removeprefix('torch.')}"
+    path = roof_file()
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        entries = {}
+    entry = entries.get(key) if isinstance(entries, dict) else None
+    if remeasure or not isinstance(entry, dict) or not isinstance(entry.get("gflops"), int | float):
+        load = os.getloadavg()[0]  # before the measurement: the others' load
+        measured = measure_matmul_roof("cpu", dtype=dtype)
+        busy = measured.spread > ROOF_SPREAD_WARNING or load > (os.cpu_count() or 1) - threads + 0.5
+        entry = {"gflops": round(measured.gflops, 1), "rounds": [round(x, 1) for x in measured.rounds],
+                 "spread": round(measured.spread, 3), "load_average": round(load, 2), "busy": busy,
+                 "date": datetime.date.today().isoformat(), "torch": torch.__version__}
+        entries = {**(entries if isinstance(entries, dict) else {}), key: entry}
+        write_json_atomically(path, entries)
+        log.log(logging.WARNING if busy else logging.INFO,
+                "measured this CPU's %s matrix-product roof: %.1f GFLOP/s (rounds %s, spread %.0f%%, load average "
+                "%.1f); cached in %s%s", dtype, entry["gflops"], entry["rounds"], 100 * measured.spread,
+                entry["load_average"], path, "; the machine was busy: measure again when it is idle "
+                "(callbacks.throughput.remeasure_roof=true)" if busy else "")
+    busy = ", on a busy machine: too low" if entry.get("busy") else ""
+    return Peak(entry["gflops"] * 1e9, f"{key}: matrix-product roof measured {entry.get('date', '?')} "
+                                       f"(spread {entry.get('spread', 0):.0%}{busy}), cached in {path}")
 
 
 def _synchronize(device: torch.device) -> None:
@@ -136,24 +244,29 @@ and PCIe (A100): a PCIe card at its lower clock gets a slightly higher MFU than 
 GPU named plainly "NVIDIA H200" (what torch reports for the H200 SXM)."""
 
 
-def peak_flops(device: torch.device | str, dtype: torch.dtype, override_tflops: float | None = None) -> float | None:
-    """The peak FLOP/s of ``device`` for matrix products of ``dtype``, the denominator of MFU: ``override_tflops``
-    if given; on CUDA, :data:`GPU_PEAK_TFLOPS` for the GPU's name (fp32 counts as tf32 unless
-    ``torch.get_float32_matmul_precision()`` is "highest"), None for a GPU not in it; on a CPU, the
-    measured :func:`matmul_roof` for ``dtype``."""
-    if override_tflops is not None:
-        return override_tflops * 1e12
+def device_peak(device: torch.device | str, dtype: torch.dtype, *, remeasure: bool = False) -> Peak | None:
+    """The peak FLOP/s of ``device`` for matrix products of ``dtype``, the denominator of MFU: on CUDA,
+    :data:`GPU_PEAK_TFLOPS` for the GPU's name (fp32 counts as tf32 unless ``torch.get_float32_matmul_precision()``
+    is "highest"), None for a GPU not in it; on a CPU, the cached measured :func:`cpu_roof` for ``dtype``."""
     device = torch.device(device)
     if device.type == "cpu":
-        return matmul_roof(device, dtype=dtype) * 1e9
+        return cpu_roof(dtype, remeasure=remeasure)
     if device.type != "cuda":
         return None
     if dtype == torch.float32:
         kind = "fp32" if torch.get_float32_matmul_precision() == "highest" else "tf32"
     else:
         kind = {torch.bfloat16: "bf16", torch.float16: "bf16"}.get(dtype, "")
-    name = torch.cuda.get_device_name(device).upper()
+    name = torch.cuda.get_device_name(device)
     for key, peaks in GPU_PEAK_TFLOPS:
-        if key in name:
-            return peaks[kind] * 1e12 if kind in peaks else None
+        if key in name.upper():
+            return Peak(peaks[kind] * 1e12, f"data sheet: {name}, {kind}") if kind in peaks else None
     return None
+
+
+def peak_flops(device: torch.device | str, dtype: torch.dtype, override_tflops: float | None = None) -> float | None:
+    """The FLOP/s of :func:`device_peak`, or ``override_tflops`` if given (the benchmarks' ``--peak-tflops``)."""
+    if override_tflops is not None:
+        return override_tflops * 1e12
+    peak = device_peak(device, dtype)
+    return None if peak is None else peak.flops

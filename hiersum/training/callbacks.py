@@ -16,7 +16,6 @@ validation epoch and logs its scores (``conf/callbacks/val_rouge.yaml``: ROUGE F
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +29,7 @@ from hiersum.config import DecodeConfig
 from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import summarize_encoded
-from hiersum.model.flops import matmul_roof, peak_flops
+from hiersum.model.flops import Peak, device_peak
 from hiersum.training.module import HierSumModule
 
 log = logging.getLogger(__name__)
@@ -60,6 +59,11 @@ Scorer = Callable[[Sequence[str], Sequence[Sequence[str]]], Mapping[str, float]]
 :func:`hiersum.evaluation.metrics.rouge_scores`."""
 
 
+INFERENCE_PRECISIONS = {"bf16-mixed": "bf16", "16-mixed": "16", "bf16-true": "bf16-true", "16-true": "16"}
+"""The decoding precision (:data:`hiersum.inference.batched.PRECISIONS`) of a ``trainer.precision``: autocast
+for the mixed ones, the weights left in their dtype for the true ones ("32" for any other)."""
+
+
 class ValidationRouge(pl.Callback):
     """Scores (ROUGE F1, 0-100, best reference per example, with the default ``scorer`` of
     ``conf/callbacks/val_rouge.yaml``) of the first ``n_examples`` validation examples, logged as
@@ -73,8 +77,9 @@ class ValidationRouge(pl.Callback):
         n_examples: size of the fixed subset (the first examples of the validation split).
         batch_tokens: token budget of a decoding batch (None: ``data.batch_tokens`` of the datamodule).
 
-    Every rank decodes the same subset, so the logged value is the same everywhere (no sync needed).
-    Skipped during Lightning's sanity check.
+    Every rank decodes the same subset, so the logged value is the same everywhere (no sync needed). Decoded in
+    the training's precision (:data:`INFERENCE_PRECISIONS`), on the network as it trains. Skipped during
+    Lightning's sanity check.
     """
 
     def __init__(
@@ -99,7 +104,8 @@ class ValidationRouge(pl.Callback):
         batch_tokens = self.batch_tokens or datamodule.config.batch_tokens
         predictions = [""] * len(encoded)
         for indices, summaries in summarize_encoded(
-            pl_module.model, encoded, self._tokenizer, self.decode, batch_tokens=batch_tokens, device=pl_module.device
+            pl_module.model, encoded, self._tokenizer, self.decode, batch_tokens=batch_tokens, device=pl_module.device,
+            precision=INFERENCE_PRECISIONS.get(str(trainer.precision), "32"),
         ):
             for index, summary in zip(indices, summaries, strict=True):
                 predictions[index] = summary.summary
@@ -121,36 +127,70 @@ def batch_real_tokens(batch: Batch) -> int:
 class Throughput(ThroughputMonitor):
     """Lightning's ``ThroughputMonitor`` on hiersum batches: examples/s (``samples_per_sec``), real tokens/s
     (``items_per_sec``, source and target, padding not counted), FLOP/s of the model on the real tokens
-    (:mod:`hiersum.model.flops`, the module's ``flops_per_batch``) and MFU (``device/mfu``) against
-    ``available_flops`` per device: given, else the GPU's data-sheet peak for the precision's matrix products
-    (:func:`hiersum.model.flops.peak_flops`; Lightning's figure for a GPU not in its table), else (a CPU) the
-    measured fp32 matrix-product roof (:func:`hiersum.model.flops.matmul_roof`). Logged as ``train|...`` and
-    ``validate|...`` every ``trainer.log_every_n_steps``, rolling over ``window_size`` batches."""
+    (:mod:`hiersum.model.flops`, the module's ``flops_per_batch``) and MFU (``device/mfu``) against the peak
+    FLOP/s of one device (:attr:`peak`, logged once with its source): ``available_flops`` when given, else the
+    GPU's data-sheet peak for the precision's matrix products (:func:`hiersum.model.flops.device_peak`;
+    Lightning's figure for a GPU not in its table), else (a CPU) the machine's matrix-product roof, measured
+    once and cached (:func:`hiersum.model.flops.cpu_roof`; ``remeasure_roof`` measures it again). A window
+    whose FLOP/s exceed the peak logs no MFU (the peak is then wrong, not the run): a warning says so, once.
+    Logged as ``train|...`` and ``validate|...`` every ``trainer.log_every_n_steps``, rolling over
+    ``window_size`` batches."""
 
-    def __init__(self, available_flops: float | None = None, window_size: int = 50) -> None:
+    def __init__(self, available_flops: float | None = None, window_size: int = 50,
+                 remeasure_roof: bool = False) -> None:
         super().__init__(batch_size_fn=batch_examples, length_fn=batch_real_tokens, window_size=window_size)
         self.configured_flops = available_flops
+        self.remeasure_roof = remeasure_roof
+        self.peak: Peak | None = None
+        """The peak MFU is measured against (None: no MFU)."""
+        self._warned_above_peak = False
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         super().setup(trainer, pl_module, stage)
-        flops = self.configured_flops
-        device = trainer.strategy.root_device
-        if flops is None and device.type == "cuda":
-            flops = peak_flops(device, MATMUL_DTYPES.get(str(trainer.precision), torch.float32)) or self.available_flops
-        if flops is None and device.type == "cpu":
-            flops = _cpu_roof() * 1e9
-            log.info("throughput: MFU against this CPU's measured fp32 matrix-product roof, %.1f GFLOP/s", flops / 1e9)
-        self.available_flops = flops
+        lightning_flops = self.available_flops
+        if self.configured_flops is not None:
+            self.peak = Peak(float(self.configured_flops), "callbacks.throughput.available_flops")
+        else:
+            self.peak = self._device_peak(trainer, MATMUL_DTYPES.get(str(trainer.precision), torch.float32))
+            if self.peak is None and lightning_flops:
+                self.peak = Peak(float(lightning_flops), "Lightning's get_available_flops")
+        if self.peak is not None and trainer.is_global_zero:
+            log.info("throughput: MFU against %.1f GFLOP/s per device (%s)", self.peak.flops / 1e9, self.peak.source)
+        self.available_flops = None if self.peak is None else self.peak.flops
         for throughput in self._throughputs.values():
-            throughput.available_flops = flops
+            throughput.available_flops = self.available_flops
+
+    def _device_peak(self, trainer: pl.Trainer, dtype: torch.dtype) -> Peak | None:
+        """:func:`device_peak`; CPU processes of one machine do not measure its roof at once (they would slow each
+        other down): the first of each machine measures it, the others read it from the cache after a barrier."""
+        device = trainer.strategy.root_device
+        if device.type != "cpu" or trainer.world_size == 1:
+            return device_peak(device, dtype, remeasure=self.remeasure_roof)
+        peak = device_peak(device, dtype, remeasure=self.remeasure_roof) if trainer.local_rank == 0 else None
+        trainer.strategy.barrier("hiersum-cpu-roof")
+        return peak or device_peak(device, dtype)
+
+    def _compute(self, trainer: pl.Trainer, iter_num: int | None = None) -> None:
+        """As Lightning's, less an MFU above 100%."""
+        if not trainer._logger_connector.should_update_logs:
+            return
+        stage = trainer.state.stage
+        throughput = self._throughputs[stage]
+        metrics = throughput.compute()
+        mfu_key = f"device{throughput.separator}mfu"
+        if metrics.get(mfu_key, 0.0) > 1.0:
+            del metrics[mfu_key]
+            if not self._warned_above_peak:
+                self._warned_above_peak = True
+                log.warning("throughput: the model ran at %.1f GFLOP/s, above the peak of %.1f (%s): no MFU logged; "
+                            "set callbacks.throughput.available_flops, or measure the roof again when the machine "
+                            "is idle (callbacks.throughput.remeasure_roof=true)",
+                            metrics[f"device{throughput.separator}flops_per_sec"] / 1e9, self.peak.flops / 1e9,
+                            self.peak.source)
+        trainer._logger_connector.log_metrics(
+            {f"{stage.value}{throughput.separator}{k}": v for k, v in metrics.items()}, step=iter_num)
 
 
 MATMUL_DTYPES = {"bf16-mixed": torch.bfloat16, "bf16-true": torch.bfloat16, "16-mixed": torch.float16,
                  "16-true": torch.float16}
 """The dtype of the matrix products under a ``trainer.precision`` (float32 for any other)."""
-
-
-@functools.cache
-def _cpu_roof() -> float:
-    """The CPU's matrix-product roof in GFLOP/s, measured once a process."""
-    return matmul_roof("cpu")

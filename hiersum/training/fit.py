@@ -28,6 +28,7 @@ from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import is_out_of_memory
 from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
+from hiersum.training.callbacks import Throughput
 from hiersum.training.launchers import launched_job, torchrun_restart_hazard
 from hiersum.training.lost_ranks import lost_rank
 from hiersum.training.module import HierSumModule, module_hparams
@@ -53,6 +54,8 @@ class FitResult:
     """This process is rank 0 (the one that evaluates and reports)."""
     device: torch.device
     """The device this process trained on."""
+    mfu_peak: dict[str, Any] | None = None
+    """The peak the Throughput callback measured MFU against (:meth:`hiersum.model.flops.Peak.as_dict`)."""
 
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
@@ -171,4 +174,6 @@ def fit(cfg: TrainConfig) -> FitResult:
         run_dir=run_dir, best_checkpoint=best_checkpoint(trainer),
         validation_loss=float(loss) if loss is not None else None, model=module.model, datamodule=datamodule,
         tokenizer=tokenizer, is_global_zero=trainer.is_global_zero, device=trainer.strategy.root_device,
+        mfu_peak=next((callback.peak.as_dict() for callback in trainer.callbacks
+                       if isinstance(callback, Throughput) and callback.peak is not None), None),
     )

@@ -7,9 +7,9 @@ from hiersum.config import DataConfig
 from tests.helpers.training import module_and_batch
 
 
-def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(tmp_path):
+def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(tmp_path, device):
     """A checkpoint of the LightningModule rebuilds the same network without Lightning."""
-    module, batch, _ = module_and_batch()
+    module, batch, _ = module_and_batch(device=device)
     path = tmp_path / "m.ckpt"
     checkpoint = {"state_dict": module.state_dict(), "hyper_parameters": dict(module.hparams)}
     module.on_save_checkpoint(checkpoint)

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from hiersum.commands.train import train
-from tests.helpers.config import compose_config, train_overrides
+from tests.helpers.config import compose_config, device_overrides, train_overrides
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,11 @@ class _Lines(logging.Handler):
 
 
 @pytest.fixture(scope="session")
-def trained(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> TrainedRun:
+def trained(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory, device: torch.device) -> TrainedRun:
     run_dir = tmp_path_factory.mktemp("trained") / "run"
     cfg = compose_config("train", train_overrides(
-        tiny_corpus, "trainer.max_epochs=2", "trainer.log_every_n_steps=1", "data.limit_eval_examples=4",
+        tiny_corpus, *device_overrides("train", device), "trainer.max_epochs=2", "trainer.log_every_n_steps=1",
+        "data.limit_eval_examples=4",
         "callbacks=val_rouge", "callbacks.val_rouge.n_examples=4", "callbacks.val_rouge.decode.max_length=8",
         "callbacks.model_checkpoint.monitor=val/rougeL", "callbacks.model_checkpoint.mode=max",
         "callbacks.model_checkpoint.save_top_k=2",

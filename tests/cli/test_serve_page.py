@@ -1,7 +1,7 @@
 """The page of ``hiersum serve`` in a real browser: headless Chromium (Debian's ``chromium``) driven by
 Playwright submits the form and finds the summary of the API and the attended paragraphs shaded. Skipped where
-``/usr/bin/chromium`` or the ``playwright`` package is absent (neither is in CI). With ``HIERSUM_SCREENSHOT=PATH``
-the page is also saved there (the screenshot of docs/serving.md)."""
+``/usr/bin/chromium`` or the ``playwright`` package is absent (CI installs both: ``make ci-deps``). With
+``HIERSUM_SCREENSHOT=PATH`` the page is also saved there (the screenshot of docs/serving.md)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no browser at {CHROMIUM} (apt-get install chromium)")]
+              pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no browser at {CHROMIUM} (make ci-deps)")]
 
 
 def test_the_page_shows_the_summary_and_shades_the_attended_paragraphs(checkpoint, tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="no playwright package (make ci-deps)")
     with open(SAMPLE_DIR / "test.jsonl", encoding="utf-8") as handle:
         example = json.loads(next(handle))
     process, url = start_server(checkpoint, tmp_path / "server", "attention_top_k=3")

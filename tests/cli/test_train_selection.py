@@ -14,13 +14,13 @@ from hiersum.data.corpus_splits import read_split
 from hiersum.data.selection import TfidfScorer, select_paragraphs
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model.ranker import ParagraphRanker
-from tests.helpers.config import compose_config, train_overrides
+from tests.helpers.config import compose_config, device_overrides, train_overrides
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("rule", ["tfidf", "ranker"])
-def test_training_reads_the_paragraphs_in_the_scorers_order(rule, tiny_corpus, tmp_path):
+def test_training_reads_the_paragraphs_in_the_scorers_order(rule, tiny_corpus, tmp_path, device):
     examples = read_split(tiny_corpus / "train.jsonl")
     options = [f"data.selection={rule}", "data.title_paragraph=false"]
     if rule == "ranker":
@@ -34,8 +34,9 @@ def test_training_reads_the_paragraphs_in_the_scorers_order(rule, tiny_corpus, t
     else:
         scorer = TfidfScorer()
     cache = tmp_path / "prepared"
-    cfg = compose_config("train", train_overrides(tiny_corpus, f"data.cache_dir={cache}", "debug=fast_dev_run",
-                                                  "callbacks=none", *options), tmp_path / "run")
+    cfg = compose_config("train", train_overrides(tiny_corpus, *device_overrides("train", device),
+                                                  f"data.cache_dir={cache}", "debug=fast_dev_run", "callbacks=none",
+                                                  *options), tmp_path / "run")
     metrics = train(cfg)
     assert metrics["test"]["model"]["perplexity"] > 1.0
     (folder,) = [f for f in cache.glob("*-train-*") if f.is_dir() and ".tmp" not in f.name]

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from pytorch_lightning.plugins.precision import HalfPrecision
 
 from hiersum.config import ModelConfig
 from hiersum.data.batching import (
@@ -33,6 +34,20 @@ def test_collate_pads_and_masks():
     assert batch.tgt_in.tolist() == [[1, 11, 12], [1, 14, 0]]
     assert batch.tgt_out.tolist() == [[11, 12, 2], [14, 2, 0]]
     assert batch.tgt_mask.tolist() == [[True, True, True], [True, True, False]]
+
+
+def test_a_batch_converts_as_lightnings_bf16_true_plugin_converts_it():
+    graph = [[1.0, 0.5], [0.5, 1.0]]
+    examples = [EncodedExample(id="0", paragraphs=[[7, 8, 9], [10]], target=[11], references=["r"],
+                               provenance=[(0, 0), (0, 1)], graph=graph), example(1, [[13]], [14])]
+    examples[1] = EncodedExample(**{**vars(examples[1]), "graph": [[1.0]]})
+    batch = collate(examples, pad_id=0, bos_id=1, eos_id=2)
+    converted = HalfPrecision("bf16-true").convert_input(batch)  # trainer.precision=bf16-true, before the step
+    assert converted.paragraph_graph.dtype == torch.bfloat16
+    assert torch.equal(converted.paragraph_graph.float(), batch.paragraph_graph)
+    for name in ("src", "src_mask", "tgt_in", "tgt_out", "tgt_mask"):
+        assert torch.equal(getattr(converted, name), getattr(batch, name)), name  # ids and masks kept
+    assert converted.sources == batch.sources and converted.layout.n_rows == batch.layout.n_rows == 5
 
 
 def test_token_budget_batches_cover_every_example_once_and_respect_budget():

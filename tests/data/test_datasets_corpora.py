@@ -23,7 +23,7 @@ from hiersum.data.selection import SelectionConfig
 from tests.data.test_wikisum import SpecialTokenizer, write_shards
 from tests.helpers.checkpoints import summarizer_checkpoint
 from tests.helpers.cli import assert_usage_error, run_cli
-from tests.helpers.config import TINY_OVERRIDES, compose_config, train_overrides
+from tests.helpers.config import TINY_OVERRIDES, compose_config, device_overrides, train_overrides
 from tests.helpers.corpus import TINY_SIZES
 from tests.helpers.paths import SAMPLE_DIR
 
@@ -105,12 +105,12 @@ def test_wikisum_reads_a_datasets_corpus_of_its_records_as_its_shards(layout, tm
         assert len({e.id for e in table_encoded}) == len(rows[split])
 
 
-def test_train_on_a_save_to_disk_corpus_and_on_its_parquet_files(tmp_path):
+def test_train_on_a_save_to_disk_corpus_and_on_its_parquet_files(tmp_path, device):
     metrics = {}
     for layout in ("save_to_disk", "parquet_shards"):
         corpus = corpus_of("multinews", layout, tmp_path / layout)
-        cfg = compose_config("train", train_overrides(corpus, "data=multinews", "debug=fast_dev_run"),
-                             tmp_path / f"run-{layout}")
+        cfg = compose_config("train", train_overrides(corpus, *device_overrides("train", device), "data=multinews",
+                                                      "debug=fast_dev_run"), tmp_path / f"run-{layout}")
         metrics[layout] = train(cfg)
         assert metrics[layout]["test"]["model"]["perplexity"] > 1.0
     # the same records give the same tokenizer and examples, hence the same model and test figures
@@ -125,7 +125,7 @@ def test_prepare_a_save_to_disk_corpus(tmp_path, capsys):
     assert "train: 40 examples, 0 records left out" in capsys.readouterr().out
 
 
-def test_summarize_a_parquet_file_and_a_save_to_disk_split(tmp_path):
+def test_summarize_a_parquet_file_and_a_save_to_disk_split(tmp_path, device):
     checkpoint = tmp_path / "tiny.ckpt"
     torch.save(summarizer_checkpoint(), checkpoint)
     parquet = corpus_of("multinews", "parquet", tmp_path / "parquet") / "test.parquet"
@@ -133,8 +133,8 @@ def test_summarize_a_parquet_file_and_a_save_to_disk_split(tmp_path):
     for source in (parquet, split_folder):
         output = tmp_path / f"{source.name}.jsonl"
         summarize(compose_config("summarize", [f"checkpoint={checkpoint}", f"input={source}", f"output={output}",
-                                               "decode.beam_size=1", "decode.max_length=4", "decode.min_length=0"],
-                                 tmp_path / "hydra"))
+                                               *device_overrides("summarize", device), "decode.beam_size=1",
+                                               "decode.max_length=4", "decode.min_length=0"], tmp_path / "hydra"))
         ids = [json.loads(line)["id"] for line in output.read_text().splitlines()]
         assert ids == [r["id"] for r in native_records("test")]  # multinews detected by its columns
 

@@ -26,9 +26,9 @@ def test_top_paragraphs_ranks_by_attention_received_in_the_last_layer():
     assert top_paragraphs(output_with(attention), [[(4, 0), (7, 2)]], k=1) == [[(7, 2, pytest.approx(0.75))]]
 
 
-def test_received_attention_of_a_model_sums_to_one_over_real_paragraphs():
-    src, mask, _ = make_batch()
-    encoded = make_model().encode(src, mask, return_attention=True)
+def test_received_attention_of_a_model_sums_to_one_over_real_paragraphs(device):
+    src, mask, _ = make_batch(device=device)
+    encoded = make_model(device=device).encode(src, mask, return_attention=True)
     real = mask.any(-1)
     received = received_attention(encoded, real)  # (B, P, H)
     assert received.shape == (3, 4, 4)
@@ -46,4 +46,4 @@ def test_received_attention_of_a_model_sums_to_one_over_real_paragraphs():
         assert len({paragraph for _, paragraph, _ in entries}) == len(entries)
         assert all(document == b and (weight == 0.0 or real[b, paragraph]) for document, paragraph, weight in entries)
     with pytest.raises(ValueError, match="return_attention"):
-        top_paragraphs(make_model().encode(src, mask), provenance, k=1)
+        top_paragraphs(make_model(device=device).encode(src, mask), provenance, k=1)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
@@ -45,6 +46,20 @@ def compose_config(name: str, overrides: Sequence[str], output_dir: Path | str, 
     HydraConfig.instance().set_config(cfg)
     OmegaConf.update(cfg, "paths.output_dir", str(output_dir), force_add=True)
     return cfg
+
+
+DEVICE_KEYS = {"train": "trainer.accelerator", "evaluate": "device", "summarize": "device", "rank": "device",
+               "serve": "accelerator"}
+"""The option of each entry point that picks its device."""
+
+
+def device_overrides(name: str, device: torch.device) -> list[str]:
+    """The options that run entry point ``name`` on ``device``: none on the CPU (the configs' default), else its
+    :data:`DEVICE_KEYS` option (``trainer.accelerator=gpu`` for training, ``device=cuda:N`` for decoding)."""
+    if device.type == "cpu" or name not in DEVICE_KEYS:
+        return []
+    value = "gpu" if name == "train" else "cuda" if name == "serve" else str(device)
+    return [f"{DEVICE_KEYS[name]}={value}"]
 
 
 def train_overrides(corpus: Path | str, *extra: str) -> list[str]:

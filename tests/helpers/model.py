@@ -28,15 +28,16 @@ def tiny_config(**overrides) -> ModelConfig:
     return tiny_model_config(**sizes)
 
 
-def make_model(seed: int = 0, **overrides) -> HierSum:
+def make_model(seed: int = 0, *, device: torch.device | str = "cpu", **overrides) -> HierSum:
+    """The tiny network of the model tests (weights drawn with ``seed``, in eval mode) on ``device``."""
     torch.manual_seed(seed)
     return HierSum(
         tiny_config(**overrides), vocab_size=VOCAB, pad_id=PAD, bos_id=BOS, eos_id=EOS
-    ).eval()
+    ).eval().to(device)
 
 
-def make_batch(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """src [3, 4, 6] with ragged and empty paragraphs, its mask, tgt_in [3, 7] padded at the end."""
+def make_batch(seed: int = 0, *, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """src [3, 4, 6] with ragged and empty paragraphs, its mask, tgt_in [3, 7] padded at the end, on ``device``."""
     generator = torch.Generator().manual_seed(seed)
     src = torch.randint(7, VOCAB, (3, 4, 6), generator=generator)
     lengths = torch.tensor([[6, 3, 0, 5], [2, 6, 6, 1], [4, 0, 0, 0]])  # tokens per paragraph
@@ -46,7 +47,7 @@ def make_batch(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]
     tgt[:, 0] = BOS
     tgt[1, 5:] = PAD
     tgt[2, 3:] = PAD
-    return src, mask, tgt
+    return src.to(device), mask.to(device), tgt.to(device)
 
 
 def random_graph(src_mask: torch.Tensor, seed: int = 0) -> torch.Tensor:

@@ -16,10 +16,10 @@ from tests.helpers.config import tiny_model_config
 TEXTS = ["alpha beta", "gamma delta epsilon", "zeta alpha"]
 
 
-def module_and_batch(model: ModelConfig | None = None, optim: OptimConfig | None = None
-                     ) -> tuple[HierSumModule, Batch, dict]:
-    """A module of the tiny model, a 2-example batch (with a graph or flat when the model asks), and
-    the dict that ``module.log`` fills."""
+def module_and_batch(model: ModelConfig | None = None, optim: OptimConfig | None = None, *,
+                     device: torch.device | str = "cpu") -> tuple[HierSumModule, Batch, dict]:
+    """A module of the tiny model, a 2-example batch (with a graph or flat when the model asks), both on
+    ``device``, and the dict that ``module.log`` fills."""
     model = model or tiny_model_config()
     tokenizer = train_tokenizer(["alpha beta gamma delta.", "beta gamma epsilon zeta."] * 10, vocab_size=60)
     torch.manual_seed(0)
@@ -37,4 +37,4 @@ def module_and_batch(model: ModelConfig | None = None, optim: OptimConfig | None
                     flat=batch_layout(model, tokenizer))
     logged: dict = {}
     module.log = lambda name, value, **kwargs: logged.__setitem__(name, value)
-    return module, batch, logged
+    return module.to(device), batch.to(device), logged

@@ -20,9 +20,9 @@ def flat_batch():
     return flat, flat_mask, tgt
 
 
-def test_flat_model_shapes_and_padding_invariance():
-    model = make_model(encoder="flat", inter_layers=[])
-    src, mask, tgt = flat_batch()
+def test_flat_model_shapes_and_padding_invariance(device):
+    model = make_model(encoder="flat", inter_layers=[], device=device)
+    src, mask, tgt = (tensor.to(device) for tensor in flat_batch())
     out = model.encode(src, mask)
     assert out.token_states.shape == (3, 12, 32)
     assert torch.equal(out.memory_mask, mask) and out.memory[~mask].abs().sum() == 0
@@ -34,11 +34,11 @@ def test_flat_model_shapes_and_padding_invariance():
             atol=1e-5, rtol=0,
         )
     with pytest.raises(ValueError, match=r"\[B, L\]"):
-        model.encode(*make_batch()[:2])
+        model.encode(*make_batch(device=device)[:2])
 
 
-def test_flat_config_refuses_hierarchical_options():
+def test_flat_config_refuses_hierarchical_options(device):
     with pytest.raises(ValueError, match="flat"):
-        make_model(encoder="flat")  # inter_layers [1, 2] in the tiny config
+        make_model(encoder="flat", device=device)  # inter_layers [1, 2] in the tiny config
     with pytest.raises(ValueError, match="model.graph"):
-        make_model(graph="pagerank")
+        make_model(graph="pagerank", device=device)

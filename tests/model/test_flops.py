@@ -1,13 +1,29 @@
 """The FLOPs of a training step counted on the real tokens (:mod:`hiersum.model.flops`) agree with
-``FlopCounterMode`` on a batch without padding, and padding does not count."""
+``FlopCounterMode`` on a batch without padding, and padding does not count; the peaks MFU divides by: a GPU's
+data sheet, a CPU's roof measured once and cached with the machine's name and the date."""
 
 from __future__ import annotations
+
+import datetime
+import json
+import platform
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from hiersum.model.flops import flop_counter, forward_flops, peak_flops, training_flops
+from hiersum.model import flops
+from hiersum.model.flops import (
+    ROOF_FILE_VARIABLE,
+    RoofMeasurement,
+    cpu_roof,
+    device_peak,
+    flop_counter,
+    forward_flops,
+    measure_matmul_roof,
+    peak_flops,
+    training_flops,
+)
 from hiersum.model.summarizer import HierSum
 from tests.helpers.config import tiny_model_config
 
@@ -65,8 +81,42 @@ def test_the_gpu_peak_comes_from_the_data_sheet_table(name, dtype, precision, tf
     monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: precision)
     peak = peak_flops("cuda", dtype)
     assert peak == (None if tflops is None else pytest.approx(tflops * 1e12))
+    if tflops is not None:
+        assert device_peak("cuda", dtype).source.startswith(f"data sheet: {name}, ")
 
 
 def test_a_given_peak_wins_and_a_cpu_peak_is_measured():
     assert peak_flops("cuda", torch.bfloat16, override_tflops=123.0) == pytest.approx(123e12)
-    assert peak_flops("cpu", torch.float32) > 1e9  # this machine's fp32 roof: more than a GFLOP/s
+    assert peak_flops("cpu", torch.float32) > 1e9  # this machine's fp32 roof (the session's cache): > 1 GFLOP/s
+
+
+def test_a_roof_measurement_times_each_round_and_its_spread_compares_them():
+    measured = measure_matmul_roof("cpu", size=128, rounds=3, seconds=0.05)
+    assert len(measured.rounds) == 3 and all(value > 0.1 for value in measured.rounds)  # GFLOP/s
+    assert measured.gflops == max(measured.rounds) and 0 <= measured.spread < 1
+    assert RoofMeasurement([100.0, 80.0, 90.0]).spread == pytest.approx(0.2)
+
+
+def test_the_cpu_roof_is_measured_once_per_machine_and_cached_with_its_name_and_date(tmp_path, monkeypatch):
+    path = tmp_path / "roof.json"
+    monkeypatch.setenv(ROOF_FILE_VARIABLE, str(path))
+    calls = []
+
+    def measure(device, *, dtype):  # the figures of a measurement; the caching is under test
+        calls.append(dtype)
+        return RoofMeasurement([100.0 + len(calls), 90.0])
+
+    monkeypatch.setattr(flops, "measure_matmul_roof", measure)
+    first = cpu_roof(torch.float32)
+    assert first.flops == pytest.approx(101e9) and len(calls) == 1
+    assert platform.node() in first.source and datetime.date.today().isoformat() in first.source
+    assert str(path) in first.source and f"{torch.get_num_threads()} threads" in first.source
+    assert cpu_roof(torch.float32) == first and len(calls) == 1  # read from the cache
+    assert peak_flops("cpu", torch.float32) == pytest.approx(101e9) and len(calls) == 1
+    (entry,) = json.loads(path.read_text()).values()
+    assert entry["rounds"] == [101.0, 90.0] and entry["spread"] == pytest.approx(0.109, abs=1e-3)
+    assert cpu_roof(torch.bfloat16).flops == pytest.approx(102e9)  # another dtype, another entry
+    assert cpu_roof(torch.float32, remeasure=True).flops == pytest.approx(103e9)
+    assert cpu_roof(torch.float32).flops == pytest.approx(103e9) and len(calls) == 3
+    path.write_text("{not json")  # a damaged cache is measured again
+    assert cpu_roof(torch.float32).flops == pytest.approx(104e9)

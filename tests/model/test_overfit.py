@@ -9,13 +9,14 @@ from hiersum.decoding.generation import GenerationOptions, generate
 from tests.helpers.model import EOS, PAD, make_batch, make_model
 
 
-def test_tiny_model_overfits_and_greedy_decodes_a_target():
-    model = make_model(seed=1, d_model=32, encoder_layers=2, inter_layers=[1], decoder_layers=1)
-    src, mask, _ = make_batch(seed=3)
+def test_tiny_model_overfits_and_greedy_decodes_a_target(device):
+    model = make_model(seed=1, d_model=32, encoder_layers=2, inter_layers=[1], decoder_layers=1, device=device)
+    src, mask, _ = make_batch(seed=3, device=device)
     generator = torch.Generator().manual_seed(4)
     target = torch.randint(7, 64, (src.size(0), 6), generator=generator)  # (B, S) summary tokens
     target[:, -1] = EOS
     target[2, 3:] = torch.tensor([EOS, PAD, PAD])
+    target = target.to(device)
     tgt_in = F.pad(target[:, :-1], (1, 0), value=4)  # BOS + target[:-1]
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     model.train()

@@ -11,8 +11,8 @@ from tests.helpers.config import tiny_model_config
 from tests.helpers.training import module_and_batch
 
 
-def test_loss_is_mean_nll_over_real_target_tokens():
-    module, batch, _ = module_and_batch()
+def test_loss_is_mean_nll_over_real_target_tokens(device):
+    module, batch, _ = module_and_batch(device=device)
     loss, logits, n_tokens = module.loss(batch)
     assert n_tokens == int(batch.tgt_mask.sum())
     log_probs = module.model.log_probs(batch.src, batch.src_mask, batch.tgt_in)  # (B, S, V)
@@ -21,9 +21,9 @@ def test_loss_is_mean_nll_over_real_target_tokens():
     assert loss.item() == pytest.approx(-(picked[batch.tgt_mask]).mean().item(), rel=1e-5)
 
 
-def test_label_smoothing_mixes_the_nll_with_the_mean_over_the_vocabulary():
+def test_label_smoothing_mixes_the_nll_with_the_mean_over_the_vocabulary(device):
     smoothing = 0.1
-    module, batch, _ = module_and_batch(optim=OptimConfig(label_smoothing=smoothing))
+    module, batch, _ = module_and_batch(optim=OptimConfig(label_smoothing=smoothing), device=device)
     loss, _, _ = module.loss(batch)
     log_probs = module.model.log_probs(batch.src, batch.src_mask, batch.tgt_in)[batch.tgt_mask]  # (real, V)
     nll = -log_probs.gather(-1, batch.tgt_out[batch.tgt_mask].unsqueeze(-1)).squeeze(-1)  # (real,)
@@ -32,8 +32,8 @@ def test_label_smoothing_mixes_the_nll_with_the_mean_over_the_vocabulary():
     assert loss.item() != pytest.approx(nll.mean().item(), rel=1e-3)  # the smoothing term counts
 
 
-def test_training_step_adds_the_weighted_pooling_penalty_and_logs_it():
-    module, batch, logged = module_and_batch(tiny_model_config(pooling_penalty=0.5), OptimConfig())
+def test_training_step_adds_the_weighted_pooling_penalty_and_logs_it(device):
+    module, batch, logged = module_and_batch(tiny_model_config(pooling_penalty=0.5), OptimConfig(), device=device)
     total = module.training_step(batch, 0)
     nll, _, _ = module.loss(batch)
     encoded = module.model.encode(batch.src, batch.src_mask, return_attention=True)
@@ -44,17 +44,17 @@ def test_training_step_adds_the_weighted_pooling_penalty_and_logs_it():
     assert float(logged["train/pooling_penalty"].detach()) == pytest.approx(penalty.item(), rel=1e-5)
 
 
-def test_without_penalty_the_loss_is_the_nll_only():
-    module, batch, logged = module_and_batch(optim=OptimConfig())
+def test_without_penalty_the_loss_is_the_nll_only(device):
+    module, batch, logged = module_and_batch(optim=OptimConfig(), device=device)
     assert module.training_step(batch, 0).item() == pytest.approx(module.loss(batch)[0].item())
     assert "train/pooling_penalty" not in logged
 
 
 @pytest.mark.parametrize("changes", [{"graph": "similarity"}, {"encoder": "flat", "inter_layers": []}],
                          ids=["graph", "flat"])
-def test_training_and_validation_steps_run_on_graph_and_flat_batches(changes):
+def test_training_and_validation_steps_run_on_graph_and_flat_batches(changes, device):
     model = tiny_model_config(**changes)
-    module, batch, logged = module_and_batch(model, OptimConfig())
+    module, batch, logged = module_and_batch(model, OptimConfig(), device=device)
     assert (batch.paragraph_graph is not None) == (model.graph != "none")
     assert batch.src.dim() == (2 if model.encoder == "flat" else 3)
     loss = module.training_step(batch, 0)

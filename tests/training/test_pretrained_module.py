@@ -24,11 +24,12 @@ def bert_dir(tmp_path: Path) -> Path:
     return make_tiny_bert(tmp_path / "tiny_bert")
 
 
-def pretrained_module(bert_dir: Path, optim: OptimConfig | None = None, **model_changes) -> HierSumModule:
+def pretrained_module(bert_dir: Path, optim: OptimConfig | None = None, *, device: torch.device | str = "cpu",
+                      **model_changes) -> HierSumModule:
     tokenizer = load_tokenizer(bert_dir)
     torch.manual_seed(0)
     return HierSumModule(**module_hparams(pretrained_config(bert_dir, **model_changes), optim or OptimConfig(),
-                                          DataConfig(path="x"), tokenizer))
+                                          DataConfig(path="x"), tokenizer)).to(device)
 
 
 def presumm_optim() -> OptimConfig:
@@ -37,8 +38,8 @@ def presumm_optim() -> OptimConfig:
     return OptimConfig(scheduler=scheduler, pretrained_group=PRESUMM_GROUP)
 
 
-def test_two_parameter_groups_with_their_own_schedules(bert_dir):
-    module = pretrained_module(bert_dir, presumm_optim(), pretrained_frozen_layers=1)
+def test_two_parameter_groups_with_their_own_schedules(bert_dir, device):
+    module = pretrained_module(bert_dir, presumm_optim(), pretrained_frozen_layers=1, device=device)
     configured = module.configure_optimizers()
     optimizer, scheduler = configured["optimizer"], configured["lr_scheduler"]["scheduler"]
     new, pretrained = optimizer.param_groups
@@ -57,20 +58,20 @@ def test_two_parameter_groups_with_their_own_schedules(bert_dir):
         scheduler.step()
 
 
-def test_one_group_by_default_and_a_group_needs_pretrained_weights(bert_dir):
-    (group,) = pretrained_module(bert_dir).configure_optimizers()["optimizer"].param_groups
+def test_one_group_by_default_and_a_group_needs_pretrained_weights(bert_dir, device):
+    (group,) = pretrained_module(bert_dir, device=device).configure_optimizers()["optimizer"].param_groups
     assert len(group["params"]) == len(list(pretrained_module(bert_dir).parameters()))
     from tests.helpers.training import module_and_batch
 
-    scratch, _, _ = module_and_batch(optim=presumm_optim())
+    scratch, _, _ = module_and_batch(optim=presumm_optim(), device=device)
     with pytest.raises(ValueError, match="optim.pretrained_group is set but model.encoder=hierarchical has no"):
         scratch.configure_optimizers()
     with pytest.raises(ValueError, match=r"optim.pretrained_group.scheduler replaces \['beta'\]"):
         OptimConfig(pretrained_group={"scheduler": {"beta": 1}})
 
 
-def test_a_checkpoint_rebuilds_the_network_and_tokenizer_without_the_directory(bert_dir, tmp_path):
-    module = pretrained_module(bert_dir, presumm_optim()).eval()
+def test_a_checkpoint_rebuilds_the_network_and_tokenizer_without_the_directory(bert_dir, tmp_path, device):
+    module = pretrained_module(bert_dir, presumm_optim(), device=device).eval()
     with torch.no_grad():  # weights that differ from the directory's: the checkpoint's must be the ones loaded
         module.model.encoder.pretrained.get_input_embeddings().weight.mul_(1.5)
     path = tmp_path / "pretrained.ckpt"
@@ -85,7 +86,7 @@ def test_a_checkpoint_rebuilds_the_network_and_tokenizer_without_the_directory(b
     assert restored.model.config.pretrained_encoder is None and restored.model.config.d_model == 32
     tokenizer = restored.tokenizer()
     assert tokenizer.tokens == ("[PAD]", "[CLS]", "[SEP]")
-    src, mask = grid(tokenizer, TEXTS)
+    src, mask, tgt = (tensor.to(device) for tensor in (*grid(tokenizer, TEXTS), target(tokenizer)))
     with torch.no_grad():
-        torch.testing.assert_close(restored.model.log_probs(src, mask, target(tokenizer)),
-                                   module.model.log_probs(src, mask, target(tokenizer)))
+        torch.testing.assert_close(restored.model.to(device).log_probs(src, mask, tgt),
+                                   module.model.log_probs(src, mask, tgt))

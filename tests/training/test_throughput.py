@@ -1,10 +1,15 @@
 """Throughput and MFU in every run: the Throughput callback logs examples/s, real tokens/s (padding not
-counted), the model's FLOP/s on the real tokens and MFU against the measured CPU roof; the report shows them."""
+counted), the model's FLOP/s on the real tokens and MFU against the measured CPU roof; the report shows them, with
+the peak and its source; an MFU above 100% is never logged."""
 
 from __future__ import annotations
 
 import csv
+import json
+import logging
+import platform
 
+import pytest
 import torch
 
 from hiersum.commands.train import train
@@ -34,3 +39,21 @@ def test_a_run_logs_its_throughput_and_mfu_and_the_report_shows_them(tiny_cfg, t
         assert float(row["train/device/flops_per_sec"]) > 0
     report = (tmp_path / "run" / "report.md").read_text()
     assert "Throughput of the training steps" in report and "- MFU: " in report and "- real tokens/s: " in report
+    peak = json.loads((tmp_path / "run" / "metrics.json").read_text())["mfu_peak"]
+    assert platform.node() in peak["source"] and "cached in" in peak["source"]  # the CPU roof, cached
+    assert f"- MFU's peak: {peak['gflops']:,.1f} GFLOP/s per device ({peak['source']})" in report
+    for row in rows:  # MFU is the logged FLOP/s over that peak
+        mfu = float(row["train/device/flops_per_sec"]) / (peak["gflops"] * 1e9)
+        assert float(row["train/device/mfu"]) == pytest.approx(mfu, rel=1e-2)
+
+
+def test_a_peak_below_what_the_run_reaches_logs_no_mfu_and_says_why(tiny_cfg, tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="hiersum"):
+        train(tiny_cfg("trainer.max_steps=4", "trainer.log_every_n_steps=1", "callbacks.throughput.window_size=2",
+                       "callbacks.throughput.available_flops=1000", "eval_split=null", "logger=csv"))
+    with open(tmp_path / "run" / "csv" / "metrics.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert any(row.get("train/device/flops_per_sec") for row in rows)  # the throughput is logged
+    assert not any(row.get("train/device/mfu") for row in rows)  # its MFU (far above 100%) is not
+    warnings = [record.getMessage() for record in caplog.records if "no MFU logged" in record.getMessage()]
+    assert len(warnings) == 1 and "callbacks.throughput.available_flops" in warnings[0]

@@ -1,0 +1,66 @@
+"""``hiersum train dry_run=true``: the memory of a training step, computed under FakeTensorMode with PyTorch's
+MemTracker, without training: the weights and Adam's state it reports are those of the parameters, a larger batch
+needs more, bf16 activations less, and the estimate agrees with MemTracker on a real step of the tiny model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.distributed._tools.mem_tracker import MemTracker
+
+from hiersum.commands.train import train
+from hiersum.config import TrainConfig, command_config
+from hiersum.training.dry_run import dry_run, run_tokenizer, worst_batch
+from hiersum.training.module import HierSumModule, module_hparams
+
+
+def typed(tiny_cfg, *overrides: str) -> TrainConfig:
+    return command_config(tiny_cfg(*overrides), TrainConfig, usage="test")
+
+
+def test_a_dry_run_prints_its_table_and_trains_nothing(tiny_cfg, tmp_path, capsys):
+    result = train(tiny_cfg("dry_run=true", "trainer.precision=bf16-true"))["dry_run"]
+    out = capsys.readouterr().out
+    assert "| precision | weights | gradients | optimizer state |" in out and "| 80 GB GPU |" in out
+    assert [step["precision"] for step in result["steps"]] == ["32-true", "bf16-mixed", "bf16-true"]
+    assert all(f"| {step['precision']} |" in out for step in result["steps"])
+    assert not (tmp_path / "run" / "checkpoints").exists()
+    n, (fp32, mixed, true) = result["n_parameters"], result["steps"]
+    assert fp32["parameters"] == mixed["parameters"] == 4 * n and true["parameters"] == 2 * n
+    # Adam: two moments a weight (and a 4-byte step count a tensor)
+    assert fp32["optimizer"] == pytest.approx(2 * 4 * n, rel=0.01)
+    assert true["optimizer"] == pytest.approx(2 * 2 * n, rel=0.01)
+    assert fp32["total"] > fp32["parameters"] + fp32["optimizer"] + fp32["activations"] > 0
+    assert mixed["activations"] < fp32["activations"] and true["total"] < fp32["total"]
+
+
+def test_a_larger_batch_needs_more_memory(tiny_cfg):
+    small = dry_run(typed(tiny_cfg, "data.batch_tokens=1024"))
+    large = dry_run(typed(tiny_cfg, "data.batch_tokens=4096"))
+    assert large.batch_shape["B"] > small.batch_shape["B"]
+    assert large.steps[0].activations > small.steps[0].activations
+    assert large.steps[0].parameters == small.steps[0].parameters
+
+
+def test_the_estimate_agrees_with_memtracker_on_a_real_step(tiny_cfg):
+    cfg = typed(tiny_cfg)
+    estimate = dry_run(cfg).steps[0]  # fp32
+    tokenizer = run_tokenizer(cfg)
+    batch = worst_batch(cfg, tokenizer)
+    module = HierSumModule(**{**module_hparams(cfg.model, cfg.optim, cfg.data, tokenizer),
+                              "vocab_size": cfg.tokenizer.vocab_size}).train()
+    optimizer = module.configure_optimizers()["optimizer"]
+    for parameter in module.parameters():
+        parameter.grad = torch.zeros_like(parameter)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    tracker = MemTracker()
+    tracker.track_external(module, optimizer)
+    with tracker:
+        module.smoothed_nll(batch, module.model.logits(batch.src, batch.src_mask, batch.tgt_in,
+                                                       layout=batch.layout)).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    (measured,) = tracker.get_tracker_snapshot("peak").values()
+    assert estimate.total == pytest.approx(measured["Total"], rel=0.05)
+    assert estimate.optimizer == measured["Optstate"] and estimate.parameters == measured["Parameter"]
