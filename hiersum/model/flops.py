@@ -158,7 +158,9 @@ def measure_matmul_roof(
     """GFLOP/s of the fastest product of two [size, size] matrices of ``dtype`` on ``device`` (at this process's
     thread count) in each of ``rounds`` rounds of ``seconds`` (at least 3 products a round, after one warm-up)."""
     device = torch.device(device)
-    a, b = (torch.randn(size, size, device=device, dtype=dtype) for _ in range(2))
+    # its own generator: a run that measures the roof draws the same dropout as one that reads it from the cache
+    generator = torch.Generator(device=device).manual_seed(0)
+    a, b = (torch.randn(size, size, device=device, dtype=dtype, generator=generator) for _ in range(2))
     a @ b  # warm-up
     results = []
     for _ in range(rounds):

@@ -97,6 +97,15 @@ def test_a_roof_measurement_times_each_round_and_its_spread_compares_them():
     assert RoofMeasurement([100.0, 80.0, 90.0]).spread == pytest.approx(0.2)
 
 
+def test_a_roof_measurement_draws_no_number_from_the_global_generator():
+    # a run that measures the roof (the first on a machine) and one that reads it from the cache must draw the
+    # same dropout after seeding: the exact-resume and dead-worker tests compare such runs bit for bit
+    torch.manual_seed(7)
+    before = torch.get_rng_state()
+    measure_matmul_roof("cpu", size=64, rounds=1, seconds=0.01)
+    assert torch.equal(torch.get_rng_state(), before)
+
+
 def test_the_cpu_roof_is_measured_once_per_machine_and_cached_with_its_name_and_date(tmp_path, monkeypatch):
     path = tmp_path / "roof.json"
     monkeypatch.setenv(ROOF_FILE_VARIABLE, str(path))
