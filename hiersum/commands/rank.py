@@ -37,6 +37,7 @@ from hiersum.commands.record_output import (
 )
 from hiersum.config import RankConfig, command_config
 from hiersum.data.jsonl_output import JsonlAppender
+from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
 from hiersum.inference.batched import progress_bar
@@ -84,6 +85,12 @@ def rank(cfg: RankConfig | DictConfig) -> RankResult:
     cfg = command_config(cfg, RankConfig, usage=USAGE)
     ranker_file = None if cfg.ranker == TFIDF else cfg.ranker
     refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "ranker": ranker_file})
+    with output_lock(cfg.output):  # one writer: a second process on this output is refused here
+        return _rank_into(cfg, ranker_file)
+
+
+def _rank_into(cfg: RankConfig, ranker_file: str | None) -> RankResult:
+    """:func:`rank` once it holds the output's lock."""
     scorer = load_scorer(cfg.ranker, device=cfg.device, batch_examples=cfg.batch_examples)
     options = {"input_format": cfg.input_format, "top_k": cfg.top_k, "ranker": cfg.ranker}
     provenance = Provenance.of("rank", model=ranker_file, source=cfg.input, options=options)

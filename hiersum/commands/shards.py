@@ -10,10 +10,15 @@ processes sharing the cores) and then merges them into the one output, in input 
 an output line is exactly what one process writes for that record. Shards already complete are not run
 again, so after array jobs, ``devices=N`` with the same options merges their shards without decoding. The
 shard files stay beside the output (they are what a rerun resumes from); delete them when done.
+
+One writer per file (:mod:`hiersum.data.output_lock`): each shard process holds its shard's lock, and
+``devices=N`` holds the output's from start to merge, refuses at once a shard another process is writing and
+keeps the complete shards locked until they are merged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -29,6 +34,7 @@ from hiersum.commands.record_output import errors_path, provenance_path, write_e
 from hiersum.config import RunStopped, SummarizeConfig, UsageError
 from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import completed_ids
+from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import RecordError
 
 
@@ -74,7 +80,9 @@ def shard_devices(device: str, count: int) -> list[str]:
 
 def summarize_on_devices(cfg: SummarizeConfig, summarize: Callable[[SummarizeConfig], Any]) -> int:
     """Run the shards of ``cfg.devices`` not yet complete in as many processes, each ``summarize`` of its
-    shard, then :func:`merge` them into ``cfg.output``; returns the number of records merged."""
+    shard (holding its shard's lock), then :func:`merge` them into ``cfg.output``; returns the number of records
+    merged. The caller holds the output's lock; a shard another process is writing is refused before any starts,
+    and the complete shards stay locked until merged."""
     if cfg.output == STDIN or cfg.shard is not None:
         raise UsageError("devices=N writes one output file from N shards: give output=FILE and no shard=")
     shards = [Shard(index, cfg.devices) for index in range(cfg.devices)]
@@ -83,22 +91,26 @@ def summarize_on_devices(cfg: SummarizeConfig, summarize: Callable[[SummarizeCon
     threads = max(1, (os.cpu_count() or 1) // cfg.devices)
     context = multiprocessing.get_context("spawn")
     workers = []
-    for shard, device in zip(shards, devices, strict=True):
-        if cfg.resume and not cfg.overwrite and _complete(shard, cfg.output, order):
-            continue
-        shard_cfg = replace(cfg, devices=1, shard=str(shard), device=device)
-        workers.append((shard, context.Process(target=_run_shard, args=(summarize, shard_cfg, threads))))
-    for _, worker in workers:
-        worker.start()
-    failed = []
-    for shard, worker in workers:
-        worker.join()
-        if worker.exitcode != 0:
-            failed.append(f"shard {shard} (exit status {worker.exitcode})")
-    if failed:
-        raise RunStopped(f"{', '.join(failed)} did not finish; the other shards are complete: rerun the same "
-                         "command to resume and merge", exit_status=1)
-    return merge(cfg.output, shards, order)
+    with contextlib.ExitStack() as held:  # the locks of the complete shards, held until they are merged
+        for shard, device in zip(shards, devices, strict=True):
+            with output_lock(shard.output(cfg.output), what=f"shard {shard} file"):
+                pass  # a shard another process is writing (a shard=I/N job): refused now, not by its process
+            if cfg.resume and not cfg.overwrite and _complete(shard, cfg.output, order):
+                held.enter_context(output_lock(shard.output(cfg.output), what=f"shard {shard} file"))
+                continue
+            shard_cfg = replace(cfg, devices=1, shard=str(shard), device=device)
+            workers.append((shard, context.Process(target=_run_shard, args=(summarize, shard_cfg, threads))))
+        for _, worker in workers:
+            worker.start()
+        failed = []
+        for shard, worker in workers:
+            worker.join()
+            if worker.exitcode != 0:
+                failed.append(f"shard {shard} (exit status {worker.exitcode})")
+        if failed:
+            raise RunStopped(f"{', '.join(failed)} did not finish; the other shards are complete: rerun the same "
+                             "command to resume and merge (the output was not written)", exit_status=1)
+        return merge(cfg.output, shards, order)
 
 
 def _run_shard(summarize: Callable[[SummarizeConfig], Any], cfg: SummarizeConfig, threads: int) -> None:
