@@ -976,10 +976,14 @@ class RankConfig:
     """An input without any record is an error (exit 2) instead of a warning."""
     device: str = MISSING
     batch_examples: int = MISSING
+    devices: int = MISSING
+    """Processes that rank the input's shards, merged in input order (as ``SummarizeConfig.devices``)."""
+    shard: str | None = MISSING
+    """``I/N``: rank only shard I of N into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
     paths: dict[str, Any] = MISSING
 
     def __post_init__(self) -> None:
-        _at_least_one(self, "top_k", "batch_examples")
+        _at_least_one(self, "top_k", "batch_examples", "devices")
 
 
 SELECTION_STRATEGIES = ("first", "round_robin", "tfidf", "ranker", "oracle")

@@ -51,9 +51,8 @@ from hiersum.commands.record_output import (
     start_output,
     stopping_in_one_line,
 )
-from hiersum.commands.shards import Shard, summarize_on_devices
+from hiersum.commands.shards import Shard, run_on_devices, shard_target
 from hiersum.config import DataConfig, DecodeConfig, SummarizeConfig, UsageError, command_config
-from hiersum.data.formats import STDIN
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import EncodedExample
@@ -82,10 +81,7 @@ def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
     refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "checkpoint": cfg.checkpoint})
     if cfg.devices > 1:
         return _summarize_on_devices(cfg)
-    shard = Shard.parse(cfg.shard) if cfg.shard is not None else None
-    if shard and cfg.output == STDIN:
-        raise UsageError("shard=I/N writes <output stem>.shard-I-of-N.jsonl: give output=FILE, not -")
-    output = str(shard.output(cfg.output)) if shard else cfg.output
+    shard, output = shard_target(cfg)
     with output_lock(output):  # one writer: a second process on this output is refused here
         return _summarize_into(output, shard, cfg)
 
@@ -119,10 +115,8 @@ def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig) -> S
 
 
 def _summarize_on_devices(cfg: SummarizeConfig) -> SummarizeResult:
-    """``devices=N``: the shards in N processes, merged into the output (:mod:`hiersum.commands.shards`), whose
-    lock this process holds throughout (each shard process holds its shard's)."""
-    with output_lock(cfg.output):
-        merged = summarize_on_devices(cfg, summarize)
+    """``devices=N``: the shards in N processes, merged into the output (:mod:`hiersum.commands.shards`)."""
+    merged = run_on_devices(cfg, summarize, "summarize")
     print(f"merged the {cfg.devices} shards ({merged} summaries) into {cfg.output}", file=sys.stderr)
     return SummarizeResult(written=merged, already_done=0, errors=0)
 

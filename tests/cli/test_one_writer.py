@@ -24,6 +24,7 @@ from hiersum.data.output_lock import OutputLocked, lock_path
 from tests.helpers.checkpoints import save_summarizer_checkpoint
 from tests.helpers.cli import BIN, assert_usage_error, cli_env
 from tests.helpers.config import compose_config
+from tests.helpers.corpus import write_sample_records
 from tests.helpers.locks import TIMEOUT, kill, lock_holder
 from tests.helpers.paths import PROJECT_ROOT, SAMPLE_DIR
 
@@ -36,10 +37,7 @@ def read_ids(path: Path) -> list[str]:
 
 @pytest.fixture()
 def source(tmp_path) -> Path:
-    lines = (SAMPLE_DIR / "test.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:N_RECORDS]
-    path = tmp_path / "in.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
+    return write_sample_records(tmp_path / "in.jsonl", N_RECORDS)
 
 
 def start_summarize(checkpoint: Path, output: Path, tmp_path: Path) -> subprocess.Popen:
