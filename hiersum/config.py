@@ -702,6 +702,9 @@ class EvaluateConfig:
     """The baselines scored beside the system: ``lead``, ``oracle``, ``lexrank``."""
     bootstrap: BootstrapConfig = MISSING
     """Bootstrap intervals and the paired test of ``compare``."""
+    workers: int = 1
+    """Processes that score the split's examples (ROUGE, BLEU and chrF statistics, baselines); the same figures
+    for any number (:class:`hiersum.evaluation.scoring.ScoringConfig`)."""
     data: DataConfig = MISSING
     """The corpus; with a checkpoint, its paragraph selection unless given on the command line."""
     decode: DecodeConfig = MISSING
@@ -710,6 +713,7 @@ class EvaluateConfig:
     """``output_dir`` (the run directory, where the reports go) and the project's folders."""
 
     def __post_init__(self) -> None:
+        _at_least_one(self, "workers")
         self.baselines = [Baseline.coerce(name, "baselines") for name in self.baselines]
         if (self.checkpoint is None) == (self.predictions is None):
             found = "neither" if self.checkpoint is None else "both"

@@ -132,7 +132,8 @@ def _system_name(path: str, taken: Sequence[str]) -> str:
 def _scoring(cfg: EvaluateConfig) -> ScoringConfig:
     """``baselines`` and ``bootstrap`` as a :class:`ScoringConfig`; a baseline it does not know is a usage error."""
     try:
-        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=cfg.bootstrap)
+        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=cfg.bootstrap,
+                             workers=cfg.workers)
     except ValueError as error:
         raise UsageError(str(error)) from None
 
