@@ -299,6 +299,9 @@ class DataConfig:
     cache_dir: str | None = None
     """Folder of the prepared corpora (:mod:`hiersum.data.cache`); None: ``$HIERSUM_PREPARED_DIR`` when set,
     else ``$XDG_CACHE_HOME/hiersum/prepared`` (``~/.cache/hiersum/prepared``)."""
+    prepare_workers: int | None = None
+    """Processes that tokenize a split being prepared (a split of one chunk, 256 examples, is tokenized in the
+    main process); None: the machine's cores. The prepared files are the same for any number."""
 
     def __post_init__(self) -> None:
         self.on_error = OnError.coerce(self.on_error, "data.on_error")
@@ -307,6 +310,8 @@ class DataConfig:
         self.selection = Selection.coerce(self.selection, "data.selection")
         if self.selection is Selection.ranker and not self.ranker:
             raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum train-ranker)")
+        if self.prepare_workers is not None and self.prepare_workers < 1:
+            raise ValueError(f"data.prepare_workers must be >= 1 or null, found {self.prepare_workers}")
         for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens", "max_batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"data.{name} must be >= 1, found {getattr(self, name)}")
