@@ -300,6 +300,9 @@ class DataConfig:
     cache_dir: str | None = None
     """Folder of the prepared corpora (:mod:`hiersum.data.cache`); None: ``$HIERSUM_PREPARED_DIR`` when set,
     else ``$XDG_CACHE_HOME/hiersum/prepared`` (``~/.cache/hiersum/prepared``)."""
+    prepare_workers: int | None = None
+    """Processes that tokenize a split being prepared (a split of one chunk, 256 examples, is tokenized in the
+    main process); None: the machine's cores. The prepared files are the same for any number."""
 
     def __post_init__(self) -> None:
         self.on_error = OnError.coerce(self.on_error, "data.on_error")
@@ -308,6 +311,8 @@ class DataConfig:
         self.selection = Selection.coerce(self.selection, "data.selection")
         if self.selection is Selection.ranker and not self.ranker:
             raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum train-ranker)")
+        if self.prepare_workers is not None and self.prepare_workers < 1:
+            raise ValueError(f"data.prepare_workers must be >= 1 or null, found {self.prepare_workers}")
         for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens", "max_batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"data.{name} must be >= 1, found {getattr(self, name)}")
@@ -718,6 +723,9 @@ class EvaluateConfig:
     """The baselines scored beside the system: ``lead``, ``oracle``, ``lexrank``."""
     bootstrap: BootstrapConfig = MISSING
     """Bootstrap intervals and the paired test of ``compare``."""
+    workers: int = 1
+    """Processes that score the split's examples (ROUGE, BLEU and chrF statistics, baselines); the same figures
+    for any number (:class:`hiersum.evaluation.scoring.ScoringConfig`)."""
     data: DataConfig = MISSING
     """The corpus; with a checkpoint, its paragraph selection unless given on the command line."""
     decode: DecodeConfig = MISSING
@@ -726,6 +734,7 @@ class EvaluateConfig:
     """``output_dir`` (the run directory, where the reports go) and the project's folders."""
 
     def __post_init__(self) -> None:
+        _at_least_one(self, "workers")
         self.baselines = [Baseline.coerce(name, "baselines") for name in self.baselines]
         if (self.checkpoint is None) == (self.predictions is None):
             found = "neither" if self.checkpoint is None else "both"
@@ -992,10 +1001,14 @@ class RankConfig:
     """An input without any record is an error (exit 2) instead of a warning."""
     device: str = MISSING
     batch_examples: int = MISSING
+    devices: int = MISSING
+    """Processes that rank the input's shards, merged in input order (as ``SummarizeConfig.devices``)."""
+    shard: str | None = MISSING
+    """``I/N``: rank only shard I of N into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
     paths: dict[str, Any] = MISSING
 
     def __post_init__(self) -> None:
-        _at_least_one(self, "top_k", "batch_examples")
+        _at_least_one(self, "top_k", "batch_examples", "devices")
 
 
 SELECTION_STRATEGIES = ("first", "round_robin", "tfidf", "ranker", "oracle")

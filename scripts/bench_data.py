@@ -20,6 +20,18 @@ of the "second" figures against the targets of issue 10 (memory at most 1.25x, t
 
     python scripts/bench_data.py --datasets            # 200 vs 25,000 clusters, save_to_disk and parquet
 
+``--prepare`` measures ``hiersum prepare`` itself (issue 30)::
+
+    python scripts/bench_data.py --prepare --examples 1000000 --small 10000 --workers 2
+
+A train split of ``--examples`` examples drawn by the sample generator (``make_example``, one ``Random(1)``,
+written a line at a time into a temporary folder; ``--small``: its first examples, a second corpus) and a
+tokenizer trained on the first 2,000 (``tokenizer.json``). For each corpus, in child processes: ``hiersum prepare
+data=jsonl splits=[train] tokenizer.path=... data.prepare_workers=W`` (wall time, peak RSS), then the same text
+(each example's paragraphs and summary, 256 examples a batch) through the tokenizer's own batch encoding alone
+(``SubwordTokenizer.encode_batch``: the limit). Reports examples/s and tokens/s of both, prepare's share of the
+limit per core used, and the ratio of prepare's peak RSS at ``--examples`` to that at ``--small``.
+
 The same clusters written by ``datasets`` (a child process: ``Dataset.from_generator``, then
 ``DatasetDict.save_to_disk`` and ``Dataset.to_parquet``) as the train split of a ``save_to_disk`` folder and
 of a parquet folder; a child process then streams every record of the split (``FormatSpec.split_records`` of
@@ -32,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -40,6 +53,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
 SAMPLE = ROOT.parent / "shared" / "data" / "multi-news-sample" / "validation.jsonl"
 SPLITS = ("train", "validation", "test")
 TARGETS = {"peak_rss": 1.25, "wall_s": 2.0}
@@ -142,6 +156,86 @@ def bench_datasets(args: argparse.Namespace) -> dict:
     return report
 
 
+PREPARE_LIMIT = """
+import json, sys, time
+from hiersum.data.tokenizer import load_tokenizer
+tokenizer = load_tokenizer(sys.argv[2])
+examples = tokens = 0
+started = time.perf_counter()
+batch = []
+def flush():
+    global tokens
+    tokens += sum(len(ids) for ids in tokenizer.encode_batch(batch))
+    batch.clear()
+with open(sys.argv[1], encoding="utf-8") as split:
+    for line in split:
+        record = json.loads(line)
+        batch += [p for document in record["documents"] for p in document] + [record["summary"]]
+        examples += 1
+        if examples % 256 == 0:
+            flush()
+flush()
+print(json.dumps({"examples": examples, "tokens": tokens, "encode_s": time.perf_counter() - started}))
+"""
+"""A child: every paragraph and summary of a split through ``encode_batch`` alone, 256 examples a batch."""
+
+
+def write_generated_split(path: Path, n_examples: int, *, seed: int = 1) -> None:
+    """``n_examples`` examples of the sample generator, one JSON line each, written as they are drawn."""
+    from hiersum.data.sample_generator import make_example
+
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as handle:
+        for index in range(n_examples):
+            handle.write(json.dumps(make_example(rng, f"train-{index:07d}").to_record(), ensure_ascii=False) + "\n")
+
+
+def bench_prepare(args: argparse.Namespace) -> dict:
+    """``--prepare``: ``hiersum prepare`` against the tokenizer's batch encoding alone, at two corpus sizes."""
+    from hiersum.data.tokenizer import train_tokenizer
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench_prepare-", dir=args.workdir))
+    workers = args.workers or os.cpu_count() or 1
+    report: dict = {"workers": workers, "cpus": os.cpu_count(), "corpora": {}}
+    try:
+        large = workdir / f"generated-{args.examples}"
+        large.mkdir()
+        write_generated_split(large / "train.jsonl", args.examples)
+        small = workdir / f"generated-{args.small}"
+        small.mkdir()
+        with open(large / "train.jsonl", encoding="utf-8") as source:
+            first = [next(source) for _ in range(min(args.small, args.examples))]
+        (small / "train.jsonl").write_text("".join(first), encoding="utf-8")
+        texts = [p for line in first[:2000] for document in json.loads(line)["documents"] for p in document]
+        tokenizer_file = workdir / "tokenizer.json"
+        tokenizer_file.write_text(train_tokenizer(texts, vocab_size=8000).to_str(), encoding="utf-8")
+        for corpus in (small, large):
+            n = sum(1 for _ in open(corpus / "train.jsonl", encoding="utf-8"))
+            prepared, _ = run_child([str(BIN / "hiersum"), "prepare", "data=jsonl", f"data.path={corpus}",
+                                     "splits=[train]", f"tokenizer.path={tokenizer_file}",
+                                     f"data.prepare_workers={workers}", f"data.cache_dir={workdir / 'cache'}",
+                                     f"hydra.run.dir={workdir / ('run-' + corpus.name)}"])
+            limit_figures, stdout = run_child([sys.executable, "-c", PREPARE_LIMIT, str(corpus / "train.jsonl"),
+                                               str(tokenizer_file)])
+            limit = json.loads(stdout)
+            entry = {"examples": n, "tokens": limit["tokens"], "prepare": {
+                **prepared, "examples_per_s": round(n / prepared["wall_s"], 1),
+                "tokens_per_s": round(limit["tokens"] / prepared["wall_s"])},
+                "encode_batch_alone": {**limit_figures, "encode_s": round(limit["encode_s"], 2),
+                                       "examples_per_s": round(n / limit["encode_s"], 1),
+                                       "tokens_per_s": round(limit["tokens"] / limit["encode_s"])}}
+            entry["prepare_per_core_share_of_limit"] = round(
+                entry["prepare"]["tokens_per_s"] / workers / entry["encode_batch_alone"]["tokens_per_s"], 3)
+            report["corpora"][str(n)] = entry
+            print(f"{n} examples: {entry}", file=sys.stderr)
+        peaks = [report["corpora"][key]["prepare"]["peak_rss_mb"] for key in report["corpora"]]
+        report["prepare_peak_rss_ratio"] = round(peaks[-1] / peaks[0], 3)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=25_000, help="clusters of the large corpus")
@@ -154,7 +248,13 @@ def main() -> None:
     parser.add_argument("--datasets", action="store_true",
                         help="measure streaming datasets corpora (save_to_disk, parquet) instead of training")
     parser.add_argument("--write-datasets", nargs=2, metavar=("FOLDER", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--prepare", action="store_true",
+                        help="measure hiersum prepare on a generated corpus against the tokenizer's batch encoding")
+    parser.add_argument("--workers", type=int, default=None, help="--prepare: data.prepare_workers (default: cores)")
     args = parser.parse_args()
+    if args.prepare:
+        print(json.dumps(bench_prepare(args), indent=1))
+        return
     if not SAMPLE.is_file():
         raise SystemExit(f"the Multi-News sample is missing: expected {SAMPLE}")
     if args.write_datasets:

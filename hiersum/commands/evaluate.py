@@ -2,7 +2,8 @@
 (:func:`evaluate`).
 
 Writes ``metrics.json``, ``report.md``, ``report.html``, ``scores.csv`` and ``predictions.jsonl`` in
-the run directory (see :mod:`hiersum.evaluation.report` and :mod:`hiersum.evaluation.scoring`). A
+the run directory (see :mod:`hiersum.evaluation.report` and :mod:`hiersum.evaluation.scoring`), holding
+its lock throughout (:mod:`hiersum.data.output_lock`: a second evaluation into it is refused). A
 problem with the command itself (both or neither of ``checkpoint`` and ``predictions``, a missing file,
 predictions that do not match the split's ids, a report file that is one of the inputs) raises
 :class:`hiersum.config.UsageError`.
@@ -24,6 +25,7 @@ from hiersum.config import DataConfig, EvaluateConfig, UsageError, command_confi
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.formats.registry import format_spec
+from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
@@ -130,7 +132,8 @@ def _system_name(path: str, taken: Sequence[str]) -> str:
 def _scoring(cfg: EvaluateConfig) -> ScoringConfig:
     """``baselines`` and ``bootstrap`` as a :class:`ScoringConfig`; a baseline it does not know is a usage error."""
     try:
-        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=cfg.bootstrap)
+        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=cfg.bootstrap,
+                             workers=cfg.workers)
     except ValueError as error:
         raise UsageError(str(error)) from None
 
@@ -212,7 +215,13 @@ def evaluate(cfg: EvaluateConfig | DictConfig, overrides: list[str] | None = Non
     except ValueError as error:
         raise UsageError(str(error)) from None
     scoring = _scoring(cfg)
-    system = _with_checkpoint(cfg, overrides or []) if cfg.checkpoint is not None else _with_predictions(cfg)
+    with output_lock(cfg.paths["output_dir"], what="run directory"):  # one writer of its report files
+        return _evaluate_into(cfg, scoring, overrides or [])
+
+
+def _evaluate_into(cfg: EvaluateConfig, scoring: ScoringConfig, overrides: list[str]) -> dict[str, Any]:
+    """:func:`evaluate` once it holds the lock of the run directory."""
+    system = _with_checkpoint(cfg, overrides) if cfg.checkpoint is not None else _with_predictions(cfg)
     systems = {cfg.name: system.outputs}
     compare = []
     if cfg.compare:

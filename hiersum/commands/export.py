@@ -1,7 +1,8 @@
 """``hiersum export``: a checkpoint written as a model directory (:func:`export`).
 
 The story: typed config -> the checkpoint (a ``.ckpt``, or a run directory's best checkpoint) and the run around
-it -> the output checked (not an input, writable, empty unless ``overwrite``) -> the summarizer loaded as
+it -> the output checked (not an input, writable, empty unless ``overwrite``; checked again once this process holds
+its lock, :mod:`hiersum.data.output_lock`: a second export to it is refused) -> the summarizer loaded as
 ``hiersum summarize`` loads it -> its decoding defaults and model card from the run (``.hydra/config.yaml``,
 ``.hydra/overrides.yaml``, ``metrics.json``) -> every file written into a temporary folder beside the output,
 renamed into place at the end (a failed or interrupted export leaves no partial directory, and an existing one
@@ -30,6 +31,7 @@ from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
 from hiersum.commands.record_output import checkpoint_sha256
 from hiersum.config import DecodeConfig, ExportConfig, UsageError, command_config
+from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
 
 USAGE = "hiersum export checkpoint=RUN_OR_CKPT output=DIR"
@@ -56,12 +58,14 @@ def export(cfg: ExportConfig | DictConfig) -> ExportResult:
     checkpoint, run_dir = exported_checkpoint(Path(cfg.checkpoint))
     output = Path(cfg.output)
     refuse_output(output, checkpoint, run_dir, overwrite=cfg.overwrite)
-    summarizer = load_checkpoint(str(checkpoint))
-    checkpoint_tokenizer(summarizer, str(checkpoint))  # a checkpoint without a tokenizer cannot be used: refused
-    notes = ModelNotes(generation=run_decode_config(run_dir),
-                       text=model_card(summarizer, checkpoint, run_dir, export_command(cfg)))
-    with staging_directory(output) as staged:
-        save_model_directory(summarizer, staged, notes)
+    with output_lock(output, what="output directory"):  # one writer; checked again under the lock
+        refuse_output(output, checkpoint, run_dir, overwrite=cfg.overwrite)
+        summarizer = load_checkpoint(str(checkpoint))
+        checkpoint_tokenizer(summarizer, str(checkpoint))  # a checkpoint without a tokenizer cannot be used: refused
+        notes = ModelNotes(generation=run_decode_config(run_dir),
+                           text=model_card(summarizer, checkpoint, run_dir, export_command(cfg)))
+        with staging_directory(output) as staged:
+            save_model_directory(summarizer, staged, notes)
     print(f"exported {checkpoint} to {output}", file=sys.stderr)
     return ExportResult(directory=output, checkpoint=checkpoint)
 

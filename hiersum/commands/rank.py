@@ -11,9 +11,9 @@ Output: one native-JSONL record per valid input record, in input order: ``id``, 
 none), ``summary`` (when the input has references: a string, or a list when several), ``documents`` =
 ``[[top-L paragraphs in rank order]]`` (one document, pre-split), and ``ranking`` = ``[{document,
 paragraph, score}, ...]`` giving each kept paragraph's place in the input (0-based) and its score.
-Resume (with the output's provenance), ``overwrite``, ``strict``, malformed records, the errors file and a
-stopped run behave as in :mod:`hiersum.commands.summarize`; the machinery both use is
-:mod:`hiersum.commands.record_output`.
+Resume (with the output's provenance), ``overwrite``, ``strict``, malformed records, the errors file, a
+stopped run, the output's lock and the shards (``shard=I/N``, ``devices=N``: :mod:`hiersum.commands.shards`)
+behave as in :mod:`hiersum.commands.summarize`; the machinery both use is :mod:`hiersum.commands.record_output`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,10 @@ from hiersum.commands.record_output import (
     start_output,
     stopping_in_one_line,
 )
+from hiersum.commands.shards import Shard, run_on_devices, shard_target
 from hiersum.config import RankConfig, command_config
 from hiersum.data.jsonl_output import JsonlAppender
+from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
 from hiersum.inference.batched import progress_bar
@@ -84,16 +86,29 @@ def rank(cfg: RankConfig | DictConfig) -> RankResult:
     cfg = command_config(cfg, RankConfig, usage=USAGE)
     ranker_file = None if cfg.ranker == TFIDF else cfg.ranker
     refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "ranker": ranker_file})
+    if cfg.devices > 1:
+        merged = run_on_devices(cfg, rank, "rank")
+        print(f"merged the {cfg.devices} shards ({merged} ranked records) into {cfg.output}", file=sys.stderr)
+        return RankResult(written=merged, already_done=0, errors=0)
+    shard, output = shard_target(cfg)
+    with output_lock(output):  # one writer: a second process on this output is refused here
+        return _rank_into(cfg, output, shard, ranker_file)
+
+
+def _rank_into(cfg: RankConfig, output: str, shard: Shard | None, ranker_file: str | None) -> RankResult:
+    """:func:`rank` of one process into ``output`` (the output, or the file of ``shard``), whose lock it holds."""
     scorer = load_scorer(cfg.ranker, device=cfg.device, batch_examples=cfg.batch_examples)
-    options = {"input_format": cfg.input_format, "top_k": cfg.top_k, "ranker": cfg.ranker}
+    options = {"input_format": cfg.input_format, "top_k": cfg.top_k, "ranker": cfg.ranker,
+               **({"shard": str(shard)} if shard else {})}
     provenance = Provenance.of("rank", model=ranker_file, source=cfg.input, options=options)
-    afresh = start_output(cfg.output, provenance, resume=cfg.resume and not cfg.overwrite)
-    records = pending_records(cfg.input, cfg.output, input_format=cfg.input_format, resume=not afresh)
+    afresh = start_output(output, provenance, resume=cfg.resume and not cfg.overwrite)
+    records = pending_records(cfg.input, output, input_format=cfg.input_format, resume=not afresh,
+                              keeps=shard.keeps if shard else None)
     refuse_empty_input(records, cfg.input, strict=cfg.strict)
-    begin_output(cfg.output, provenance, afresh=afresh)
+    begin_output(output, provenance, afresh=afresh)
     pending = records.pending
     memory_hint = f"lower batch_examples (now {cfg.batch_examples})"
-    with (stopping_in_one_line("rank", cfg.output, "ranked records", memory_hint=memory_hint) as written,
+    with (stopping_in_one_line("rank", output, "ranked records", memory_hint=memory_hint) as written,
           JsonlAppender(records.output) as writer, progress_bar("ranking") as bar):
         task = bar.add_task("rank", total=len(pending))
         for start in range(0, len(pending), cfg.batch_examples):

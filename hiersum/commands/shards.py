@@ -1,19 +1,25 @@
-"""Summarizing on several devices, or as several jobs: the input split by record into N shards.
+"""Summarizing (and ranking) on several devices, or as several jobs: the input split by record into N shards.
 
-``shard=I/N`` summarizes the records at positions I, I + N, I + 2N, ... of the input (valid or not: a
-malformed record is reported by the shard it falls in) into ``<output stem>.shard-I-of-N.jsonl``, with
-its own errors and provenance files and its own exactly-once resume: the array jobs of a cluster each run
-one shard (fairseq-generate's ``--num-shards/--shard-id``).
+``shard=I/N`` summarizes (``hiersum rank``: ranks) the records at positions I, I + N, I + 2N, ... of the input
+(valid or not: a malformed record is reported by the shard it falls in) into
+``<output stem>.shard-I-of-N.jsonl``, with its own errors and provenance files and its own exactly-once
+resume: the array jobs of a cluster each run one shard (fairseq-generate's ``--num-shards/--shard-id``); Hydra
+launches them as a multirun (``-m shard=0/N,... hydra/launcher=slurm``, or ``submitit_local`` on one machine).
 
 ``devices=N`` runs the N shards in N processes on this machine (``cuda:0`` ... ``cuda:N-1``, or N CPU
 processes sharing the cores) and then merges them into the one output, in input order (:func:`merge`):
 an output line is exactly what one process writes for that record. Shards already complete are not run
 again, so after array jobs, ``devices=N`` with the same options merges their shards without decoding. The
 shard files stay beside the output (they are what a rerun resumes from); delete them when done.
+
+One writer per file (:mod:`hiersum.data.output_lock`): each shard process holds its shard's lock, and
+``devices=N`` holds the output's from start to merge, refuses at once a shard another process is writing and
+keeps the complete shards locked until they are merged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -26,10 +32,15 @@ from typing import Any
 import torch
 
 from hiersum.commands.record_output import errors_path, provenance_path, write_errors
-from hiersum.config import RunStopped, SummarizeConfig, UsageError
+from hiersum.config import RankConfig, RunStopped, SummarizeConfig, UsageError
 from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import completed_ids
+from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import RecordError
+
+ShardedConfig = SummarizeConfig | RankConfig
+"""The config of an action that writes shards: ``input``, ``input_format``, ``output``, ``shard``, ``devices``,
+``device``, ``resume``, ``overwrite``."""
 
 
 @dataclass(frozen=True)
@@ -72,46 +83,69 @@ def shard_devices(device: str, count: int) -> list[str]:
     return ["cpu"] * count
 
 
-def summarize_on_devices(cfg: SummarizeConfig, summarize: Callable[[SummarizeConfig], Any]) -> int:
-    """Run the shards of ``cfg.devices`` not yet complete in as many processes, each ``summarize`` of its
-    shard, then :func:`merge` them into ``cfg.output``; returns the number of records merged."""
+def shard_target(cfg: ShardedConfig) -> tuple[Shard | None, str]:
+    """The shard of ``cfg.shard`` (None: the whole input) and the file this process writes: ``cfg.output``, or
+    the shard's file beside it."""
+    if cfg.shard is None:
+        return None, cfg.output
+    shard = Shard.parse(cfg.shard)
+    if cfg.output == STDIN:
+        raise UsageError("shard=I/N writes <output stem>.shard-I-of-N.jsonl: give output=FILE, not -")
+    return shard, str(shard.output(cfg.output))
+
+
+def run_on_devices(cfg: ShardedConfig, action: Callable[[Any], Any], command: str) -> int:
+    """``devices=N`` of ``hiersum <command>``: holding the output's lock, run the shards not yet complete in as
+    many processes, each ``action`` of its shard (holding its shard's lock), then :func:`merge` them into
+    ``cfg.output``; returns the number of records merged. A shard another process is writing is refused before
+    any starts, and the complete shards stay locked until merged."""
     if cfg.output == STDIN or cfg.shard is not None:
         raise UsageError("devices=N writes one output file from N shards: give output=FILE and no shard=")
+    with output_lock(cfg.output):
+        return _run_shards_and_merge(cfg, action, command)
+
+
+def _run_shards_and_merge(cfg: ShardedConfig, action: Callable[[Any], Any], command: str) -> int:
     shards = [Shard(index, cfg.devices) for index in range(cfg.devices)]
     order = _input_order(cfg.input, cfg.input_format)
     devices = shard_devices(cfg.device, cfg.devices)
     threads = max(1, (os.cpu_count() or 1) // cfg.devices)
     context = multiprocessing.get_context("spawn")
     workers = []
-    for shard, device in zip(shards, devices, strict=True):
-        if cfg.resume and not cfg.overwrite and _complete(shard, cfg.output, order):
-            continue
-        shard_cfg = replace(cfg, devices=1, shard=str(shard), device=device)
-        workers.append((shard, context.Process(target=_run_shard, args=(summarize, shard_cfg, threads))))
-    for _, worker in workers:
-        worker.start()
-    failed = []
-    for shard, worker in workers:
-        worker.join()
-        if worker.exitcode != 0:
-            failed.append(f"shard {shard} (exit status {worker.exitcode})")
-    if failed:
-        raise RunStopped(f"{', '.join(failed)} did not finish; the other shards are complete: rerun the same "
-                         "command to resume and merge", exit_status=1)
-    return merge(cfg.output, shards, order)
+    with contextlib.ExitStack() as held:  # the locks of the complete shards, held until they are merged
+        for shard, device in zip(shards, devices, strict=True):
+            with output_lock(shard.output(cfg.output), what=f"shard {shard} file"):
+                pass  # a shard another process is writing (a shard=I/N job): refused now, not by its process
+            if cfg.resume and not cfg.overwrite and _complete(shard, cfg.output, order):
+                held.enter_context(output_lock(shard.output(cfg.output), what=f"shard {shard} file"))
+                continue
+            shard_cfg = replace(cfg, devices=1, shard=str(shard), device=device)
+            process = context.Process(target=_run_shard, args=(action, shard_cfg, threads, command))
+            workers.append((shard, process))
+        for _, worker in workers:
+            worker.start()
+        failed = []
+        for shard, worker in workers:
+            worker.join()
+            if worker.exitcode != 0:
+                failed.append(f"shard {shard} (exit status {worker.exitcode})")
+        if failed:
+            raise RunStopped(f"{', '.join(failed)} did not finish; the other shards are complete: rerun the same "
+                             "command to resume and merge (the output was not written)", exit_status=1)
+        return merge(cfg.output, shards, order)
 
 
-def _run_shard(summarize: Callable[[SummarizeConfig], Any], cfg: SummarizeConfig, threads: int) -> None:
+def _run_shard(action: Callable[[Any], Any], cfg: ShardedConfig, threads: int, command: str) -> None:
     """A shard process: its one-line errors as the command's, its exit status as the command's."""
     if cfg.device == "cpu":
         torch.set_num_threads(threads)
     try:
-        summarize(cfg)
+        action(cfg)
     except UsageError as error:
-        print(f"hiersum summarize shard={cfg.shard}: error: {error}", file=sys.stderr)
+        print(f"hiersum {command} shard={cfg.shard}: error: {error}", file=sys.stderr)
         sys.exit(2)
     except RunStopped as stopped:
-        print(f"hiersum summarize shard={cfg.shard}: {stopped}", file=sys.stderr)
+        print(f"hiersum {command} shard={cfg.shard}: {stopped}", file=sys.stderr)
         sys.exit(stopped.exit_status)
 
 

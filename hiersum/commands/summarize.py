@@ -21,7 +21,8 @@ others appended, so rerunning a killed command completes the file with every id 
 in one line (``overwrite=true`` starts afresh). An output (or a file beside it) that is the input or the
 checkpoint, or that cannot be written, is refused before anything is written; Ctrl-C, SIGTERM or a full
 disk stop the run in one line with every written line complete (:mod:`hiersum.commands.record_output`).
-An input with no record is a one-line warning (an error with ``strict=true``).
+An input with no record is a one-line warning (an error with ``strict=true``). The run holds the output's lock
+while it writes (:mod:`hiersum.data.output_lock`): a second process on the same output is refused at once.
 
 Malformed records (bad JSON, missing or wrong-typed field, empty document, invalid UTF-8) and
 repeated ids (every occurrence after the first; see :mod:`hiersum.data.formats`) are reported on stderr and in
@@ -50,10 +51,10 @@ from hiersum.commands.record_output import (
     start_output,
     stopping_in_one_line,
 )
-from hiersum.commands.shards import Shard, summarize_on_devices
+from hiersum.commands.shards import Shard, run_on_devices, shard_target
 from hiersum.config import DataConfig, DecodeConfig, SummarizeConfig, UsageError, command_config
-from hiersum.data.formats import STDIN
 from hiersum.data.jsonl_output import JsonlAppender
+from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import EncodedExample
 from hiersum.data.selection import SELECTION_FIELDS, SelectionConfig, encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -80,14 +81,17 @@ def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
     refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "checkpoint": cfg.checkpoint})
     if cfg.devices > 1:
         return _summarize_on_devices(cfg)
-    shard = Shard.parse(cfg.shard) if cfg.shard is not None else None
-    if shard and cfg.output == STDIN:
-        raise UsageError("shard=I/N writes <output stem>.shard-I-of-N.jsonl: give output=FILE, not -")
+    shard, output = shard_target(cfg)
+    with output_lock(output):  # one writer: a second process on this output is refused here
+        return _summarize_into(output, shard, cfg)
+
+
+def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig) -> SummarizeResult:
+    """:func:`summarize` of one process into ``output`` (the output, or the file of ``shard``), whose lock it holds."""
     checked_device(cfg.device, cfg.precision)
     summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
     tokenizer = _tokenizer(summarizer, cfg)
     selection = record_selection(cfg, summarizer)
-    output = str(shard.output(cfg.output)) if shard else cfg.output
     options = {**_output_options(cfg), **({"shard": str(shard)} if shard else {})}
     provenance = Provenance.of("summarize", model=cfg.checkpoint, source=cfg.input, options=options)
     afresh = start_output(output, provenance, resume=cfg.resume and not cfg.overwrite)
@@ -112,7 +116,7 @@ def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
 
 def _summarize_on_devices(cfg: SummarizeConfig) -> SummarizeResult:
     """``devices=N``: the shards in N processes, merged into the output (:mod:`hiersum.commands.shards`)."""
-    merged = summarize_on_devices(cfg, summarize)
+    merged = run_on_devices(cfg, summarize, "summarize")
     print(f"merged the {cfg.devices} shards ({merged} summaries) into {cfg.output}", file=sys.stderr)
     return SummarizeResult(written=merged, already_done=0, errors=0)
 

@@ -35,13 +35,16 @@ are cached likewise, one file in a folder (:func:`cached_text`).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import fcntl
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, BinaryIO, overload
@@ -257,26 +260,85 @@ def one_per_reference(example: Example) -> list[Example]:
 
 def encoded_records(
     config: DataConfig, split: str, tokenizer: SubwordTokenizer, selection: SelectionConfig, *, with_text: bool,
-    every_reference: bool = False,
+    every_reference: bool = False, workers: int = 1,
 ) -> Iterator[tuple[Example, EncodedExample] | RecordError]:
     """(example, encoded example) of each record of ``split``, in order, or the :class:`RecordError` of a
-    malformed one; a chunk of :data:`ENCODE_CHUNK` examples (or one WikiSum shard) in memory at a time.
-    ``every_reference``: a record with several references gives one example per reference
+    malformed one; a chunk of :data:`ENCODE_CHUNK` examples (or one WikiSum shard) in memory at a time, or with
+    ``workers`` > 1 at most ``2 * workers`` chunks, tokenized by that many processes (the same results, in the
+    same order). ``every_reference``: a record with several references gives one example per reference
     (:func:`one_per_reference`; formats read as token ids, WikiSum, have one reference)."""
     spec = format_spec(config.format)
     if spec.read_encoded is not None:
         yield from spec.read_encoded(config.path, split, tokenizer, selection, with_text=with_text)
         return
+    items = _chunks(spec.split_records(config.path, split), every_reference=every_reference)
+    if workers == 1:
+        for item in items:
+            if isinstance(item, RecordError):
+                yield item
+            else:
+                yield from _pairs(item, encode_examples(item, tokenizer, selection))
+        return
+    yield from _encoded_in_processes(items, tokenizer, selection, workers)
+
+
+def _pairs(chunk: list[Example], encoded: list[EncodedExample]) -> Iterator[tuple[Example, EncodedExample]]:
+    return zip(chunk, encoded, strict=True)
+
+
+def _chunks(records: Iterable[Example | RecordError], *, every_reference: bool
+            ) -> Iterator[list[Example] | RecordError]:
+    """The examples of ``records`` in chunks of :data:`ENCODE_CHUNK` (the last one shorter, maybe empty), and
+    each malformed record when it is read."""
     chunk: list[Example] = []
-    for item in spec.split_records(config.path, split):
+    for item in records:
         if isinstance(item, RecordError):
             yield item
             continue
         chunk += one_per_reference(item) if every_reference else [item]
         if len(chunk) >= ENCODE_CHUNK:
-            yield from zip(chunk, encode_examples(chunk, tokenizer, selection), strict=True)
+            yield chunk
             chunk = []
-    yield from zip(chunk, encode_examples(chunk, tokenizer, selection), strict=True)
+    yield chunk
+
+
+_ENCODER: list[tuple[SubwordTokenizer, SelectionConfig]] = []
+"""The tokenizer and selection of a tokenizing process (:func:`_encoded_in_processes`), set once when it starts."""
+
+
+def _start_encoder(tokenizer: SubwordTokenizer, selection: SelectionConfig) -> None:
+    _ENCODER.append((tokenizer, selection))
+
+
+def _encode_chunk(chunk: list[Example]) -> list[EncodedExample]:
+    tokenizer, selection = _ENCODER[-1]
+    return encode_examples(chunk, tokenizer, selection)
+
+
+def _encoded_in_processes(items: Iterator[list[Example] | RecordError], tokenizer: SubwordTokenizer,
+                          selection: SelectionConfig, workers: int) -> Iterator[tuple[Example, EncodedExample]
+                                                                                | RecordError]:
+    """:func:`encoded_records` by ``workers`` spawned processes, started once a second chunk is read (a split of
+    one chunk is tokenized here); the chunks are yielded in order, at most ``2 * workers`` of them in flight."""
+    pending: collections.deque[tuple[list[Example], Any]] = collections.deque()
+    with contextlib.ExitStack() as stack:
+        pool: ProcessPoolExecutor | None = None
+        for item in items:
+            if isinstance(item, RecordError):
+                yield item
+                continue
+            if pool is None and pending:
+                pool = stack.enter_context(ProcessPoolExecutor(
+                    max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_encoder,
+                    initargs=(tokenizer, selection)))
+                first, _ = pending.popleft()
+                pending.append((first, pool.submit(_encode_chunk, first)))
+            pending.append((item, pool.submit(_encode_chunk, item) if pool else None))
+            while len(pending) > 2 * workers:
+                chunk, future = pending.popleft()
+                yield from _pairs(chunk, future.result())
+        for chunk, future in pending:
+            yield from _pairs(chunk, future.result() if future else encode_examples(chunk, tokenizer, selection))
 
 
 def _write_split(
@@ -290,7 +352,8 @@ def _write_split(
         writer = _SplitWriter(temporary, with_text=with_text, shard_examples=shard_examples)
         try:
             for item in encoded_records(config, manifest["split"], tokenizer, selection, with_text=with_text,
-                                        every_reference=manifest.get("every_reference", False)):
+                                        every_reference=manifest.get("every_reference", False),
+                                        workers=config.prepare_workers or os.cpu_count() or 1):
                 if isinstance(item, RecordError):
                     if config.on_error is OnError.fail:
                         raise item

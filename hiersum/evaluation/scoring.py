@@ -19,7 +19,10 @@ the bootstrap resamples examples with the same seeded rows for every metric and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import multiprocessing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +43,7 @@ from hiersum.evaluation.stats import (
     confidence_interval,
     mean_metric,
     paired_bootstrap,
-    sacrebleu_metric,
+    sacrebleu_from_statistics,
 )
 
 TEXT_KEYS = ("length", "reference_length", *(f"{kind}_{n}gram" for kind in ("novel", "repeated")
@@ -55,8 +58,13 @@ class ScoringConfig:
     baselines: list[str] = field(default_factory=lambda: list(BASELINES))
     """Baselines built from the examples: any of ``lead``, ``oracle``, ``lexrank``."""
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
+    workers: int = 1
+    """Processes that compute the per-example figures (ROUGE, BLEU and chrF statistics, text statistics) and the
+    baselines, each a part of the examples; the figures and intervals are the same for any number."""
 
     def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, found {self.workers}")
         if isinstance(self.bootstrap, Mapping):
             self.bootstrap = BootstrapConfig(**self.bootstrap)
         unknown = [name for name in self.baselines if name not in BASELINES]
@@ -80,22 +88,52 @@ def example_source(example: Example) -> str:
     return " ".join([example.title, *(p for document in example.documents for p in document)]).strip()
 
 
-def _score_system(
-    outputs: Sequence[str], examples: Sequence[Example], references: list[list[str]]
-) -> tuple[dict[str, Any], list[dict[str, float]], dict[str, Resamplable]]:
-    """(figures without intervals, per-example rows, resamplable metrics by key)."""
+@dataclass
+class _PerExample:
+    """The per-example figures of one system, in example order: what :func:`_per_example` computes, for a
+    whole split or for a part of it (the parts of one split, joined in order, are the figures of the whole)."""
+
+    max_rows: list[dict[str, float]]
+    mean_rows: list[dict[str, float]]
+    text_rows: list[dict[str, float]]
+    sacrebleu: dict[str, list[Any]]
+    """sacrebleu's sufficient statistics of each example, by metric (``bleu``, ``chrf``)."""
+
+    @classmethod
+    def joined(cls, parts: Sequence[_PerExample]) -> _PerExample:
+        return cls([row for part in parts for row in part.max_rows], [row for part in parts for row in part.mean_rows],
+                   [row for part in parts for row in part.text_rows],
+                   {name: [row for part in parts for row in part.sacrebleu[name]] for name in SACREBLEU_METRICS})
+
+
+def _per_example(part: tuple[Sequence[str], Sequence[str], list[list[str]]]) -> _PerExample:
+    """ROUGE, text statistics and sacrebleu statistics of each (output, source, references) of ``part``; each
+    example's figures depend on that example alone."""
+    outputs, sources, references = part
     max_rows, mean_rows = rouge_max_and_mean(outputs, references)
-    text_rows = [text_statistics(output, example_source(example), example.references)
-                 for output, example in zip(outputs, examples, strict=True)]
+    text_rows = [text_statistics(output, source, refs) for output, source, refs in zip(outputs, sources, references,
+                                                                                       strict=True)]
+    streams = reference_streams(references)
+    statistics = {name: metric_class()._extract_corpus_statistics(list(outputs), streams)
+                  for name, metric_class in SACREBLEU_METRICS.items()}
+    return _PerExample(max_rows, mean_rows, text_rows, statistics)
+
+
+def _score_system(figures_of: _PerExample, references: list[list[str]]
+                  ) -> tuple[dict[str, Any], list[dict[str, float]], dict[str, Resamplable]]:
+    """(figures without intervals, per-example rows, resamplable metrics by key)."""
+    max_rows, mean_rows, text_rows = figures_of.max_rows, figures_of.mean_rows, figures_of.text_rows
     resamplable: dict[str, Resamplable] = {}
     for key in ROUGE_KEYS:
         resamplable[key] = mean_metric([row[key] for row in max_rows])
         resamplable[f"{MEAN_KEY}/{key}"] = mean_metric([row[key] for row in mean_rows])
-    streams = reference_streams(references)
     figures: dict[str, Any] = {}
+    counts = {len(refs) for refs in references}
+    num_refs = next(iter(counts)) if len(counts) == 1 else -1  # what corpus_score sets: the signature's nrefs
     for name, metric_class in SACREBLEU_METRICS.items():
         metric = metric_class()
-        resamplable[name] = sacrebleu_metric(metric, outputs, streams)
+        metric.num_refs = num_refs
+        resamplable[name] = sacrebleu_from_statistics(metric, figures_of.sacrebleu[name])
         figures[f"{name}_signature"] = str(metric.get_signature())
     for key in TEXT_KEYS:
         resamplable[key] = mean_metric([row[key] for row in text_rows])
@@ -103,12 +141,34 @@ def _score_system(
         if not key.startswith(MEAN_KEY):
             figures[key] = metric.point
     figures[MEAN_KEY] = {key: resamplable[f"{MEAN_KEY}/{key}"].point for key in ROUGE_KEYS}
-    figures["n_examples"] = len(outputs)
+    figures["n_examples"] = len(max_rows)
     rows = [
         {**max_row, **{f"mean_{key}": value for key, value in mean_row.items()}, **text_row}
         for max_row, mean_row, text_row in zip(max_rows, mean_rows, text_rows, strict=True)
     ]
     return figures, rows, resamplable
+
+
+def _parts(count: int, workers: int) -> list[slice]:
+    """``count`` examples cut into the slices the ``workers`` processes take (4 a worker, for balance)."""
+    size = max(1, -(-count // (4 * workers)))
+    return [slice(start, start + size) for start in range(0, count, size)]
+
+
+@contextlib.contextmanager
+def _mapper(workers: int) -> Iterator[Callable[[Callable[[Any], Any], list[Any]], list[Any]]]:
+    """A ``map(function, parts) -> list`` in order: in this process (``workers=1``), or in a pool of ``workers``
+    spawned processes that serves the whole split."""
+    if workers == 1:
+        yield lambda function, parts: [function(part) for part in parts]
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield lambda function, parts: list(pool.map(function, parts))
+
+
+def _baseline_part(part: tuple[str, Sequence[Example]]) -> list[str]:
+    name, examples = part
+    return baseline_summaries(name, examples)
 
 
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,18 +196,27 @@ def score_split(
     """
     config = config or ScoringConfig()
     references = [list(example.references) for example in examples]
+    sources = [example_source(example) for example in examples]
+    parts = _parts(len(examples), config.workers)
     outputs = dict(systems)
-    for name in config.baselines:
-        outputs.setdefault(name, baseline_summaries(name, examples))
     for name, texts in outputs.items():
         if len(texts) != len(examples):
             raise ValueError(f"system {name!r}: expected {len(examples)} outputs, one per example, found {len(texts)}")
+    per_example: dict[str, _PerExample] = {}
+    with _mapper(config.workers) as in_parts:
+        for name in config.baselines:
+            if name not in outputs:
+                summaries = in_parts(_baseline_part, [(name, examples[part]) for part in parts])
+                outputs[name] = [summary for part in summaries for summary in part]
+        for name, texts in outputs.items():
+            per_example[name] = _PerExample.joined(
+                in_parts(_per_example, [(texts[part], sources[part], references[part]) for part in parts]))
 
     scored: dict[str, dict[str, Any]] = {}
     rows: list[dict[str, Any]] = []
     resamplables: dict[str, dict[str, Resamplable]] = {}
-    for name, texts in outputs.items():
-        figures, system_rows, resamplables[name] = _score_system(texts, examples, references)
+    for name in outputs:
+        figures, system_rows, resamplables[name] = _score_system(per_example[name], references)
         scored[name] = figures
         rows += [{"id": example.id, "system": name, **row} for example, row in zip(examples, system_rows, strict=True)]
 

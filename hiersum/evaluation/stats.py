@@ -55,8 +55,13 @@ def sacrebleu_metric(
 ) -> Resamplable:
     """A sacrebleu corpus metric (e.g. ``BLEU()``, ``CHRF()``) over ``predictions`` and reference
     ``streams`` (:func:`hiersum.evaluation.metrics.reference_streams`); ``point`` equals ``corpus_score``."""
-    statistics = metric._extract_corpus_statistics(list(predictions), streams)
-    point = metric._aggregate_and_compute(statistics).score
+    return sacrebleu_from_statistics(metric, metric._extract_corpus_statistics(list(predictions), streams))
+
+
+def sacrebleu_from_statistics(metric: Metric, statistics: Sequence[Sequence[float]]) -> Resamplable:
+    """:func:`sacrebleu_metric` from the per-sentence statistics of ``metric`` (one row per example, in corpus
+    order, as its ``_extract_corpus_statistics`` gives them: computed in parts, they are the same rows)."""
+    point = metric._aggregate_and_compute(list(statistics)).score
     table = np.asarray(statistics, dtype=np.float64)  # (N, number of statistics)
 
     def resample(indices: np.ndarray) -> np.ndarray:

@@ -230,3 +230,26 @@ def test_every_reference_trains_on_each_reference_as_its_own_target(tmp_path):
     dev = prepare_split(data, "validation", tokenizer)  # evaluation: one example, every reference
     assert len(dev) == 2 and dev[0].references == records[0]["target"]
     assert sum(1 for e in iter_scitldr(corpus / "train.jsonl")) == 2
+
+
+def test_the_prepared_files_are_the_same_for_any_number_of_tokenizing_processes(tiny_corpus, tokenizer, tmp_path,
+                                                                               monkeypatch):
+    corpus = copy_corpus(tiny_corpus, tmp_path / "corpus")
+    lines = (corpus / "train.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (corpus / "train.jsonl").write_text("".join(lines[:9] + ["{not json\n"] + lines[9:]), encoding="utf-8")
+    monkeypatch.setattr(cache_module, "ENCODE_CHUNK", 7)  # 40 examples: 6 chunks, more than 2 per process in flight
+    folders = []
+    for workers in (1, 3):
+        data = data_config(corpus, tmp_path / f"cache{workers}", on_error="skip", prepare_workers=workers)
+        prepared = prepare_split(data, "train", tokenizer, shard_examples=16)
+        assert len(prepared) == 40 and prepared.n_errors == 1
+        folders.append(prepared.folder)
+    files = [sorted(path.relative_to(folder) for path in folder.rglob("*") if path.is_file()) for folder in folders]
+    assert files[0] == files[1] and len(files[0]) > 10 and folders[0].name == folders[1].name
+    for name in files[0]:
+        assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), name
+
+
+def test_prepare_workers_must_be_at_least_one(tiny_corpus, tmp_path):
+    with pytest.raises(ValueError, match="data.prepare_workers must be >= 1 or null, found 0"):
+        data_config(tiny_corpus, tmp_path, prepare_workers=0)

@@ -65,3 +65,25 @@ def test_compare_and_no_bootstrap():
         score_split(EXAMPLES, {"model": OUTPUTS[:3]}, ScoringConfig(baselines=[]))
     with pytest.raises(ValueError, match="unknown"):
         ScoringConfig(baselines=["textrank"])
+
+
+def test_the_figures_and_intervals_are_the_same_for_any_number_of_workers():
+    examples = [Example(id=f"m{i}", title=f"topic {i % 7}",
+                        documents=[[f"Storms {i} hit the airport. Flights were cancelled {i % 5} times.",
+                                    f"The mayor spoke about road {i % 3}. Schools closed early."]],
+                        references=[f"Storm {i} cancelled flights.", f"Flights cancelled {i % 5} times.",
+                                    "Schools closed."][: 1 + i % 3])
+                for i in range(61)]  # parts of uneven size, references of 1 to 3 (sacrebleu's nrefs:var)
+    outputs = {"model": [f"storms {i} cancelled flights {i % 4} times" for i in range(61)]}
+    scoring = {"bootstrap": BootstrapConfig(samples=50), "baselines": ["lead", "lexrank"]}
+    one = score_split(examples, outputs, ScoringConfig(**scoring, workers=1), compare=[("model", "lead")])
+    three = score_split(examples, outputs, ScoringConfig(**scoring, workers=3), compare=[("model", "lead")])
+    assert three.systems == one.systems and three.rows == one.rows and three.comparisons == one.comparisons
+    assert "nrefs:var" in one.systems["model"]["bleu_signature"]
+    streams = [[e.references[j] if j < len(e.references) else None for e in examples] for j in range(3)]
+    assert one.systems["model"]["bleu"] == sacrebleu.corpus_bleu(outputs["model"], streams).score
+
+
+def test_workers_must_be_at_least_one():
+    with pytest.raises(ValueError, match="workers must be >= 1, found 0"):
+        ScoringConfig(workers=0)

@@ -38,3 +38,10 @@ def write_with_bad_validation_line(source: Path, target: Path) -> Path:
     lines[2] = json.dumps(record) + "\n"
     (target / "validation.jsonl").write_text("".join(lines), encoding="utf-8")
     return target
+
+
+def write_sample_records(path: Path, count: int) -> Path:
+    """The first ``count`` records of the sample corpus's test split, written to ``path`` (an input to summarize)."""
+    lines = (SAMPLE_DIR / "test.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:count]
+    path.write_text("".join(lines), encoding="utf-8")
+    return path

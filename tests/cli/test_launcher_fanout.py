@@ -1,0 +1,110 @@
+"""Fan-out through Hydra's launchers (docs/summarizing.md, "Many machines"): ``hiersum summarize -m
+shard=0/2,1/2 hydra/launcher=submitit_local`` runs the shards as submitit jobs (on a cluster,
+``hydra/launcher=slurm``); a shard job killed by SIGKILL and launched again resumes its shard, every record
+once; ``devices=2`` then merges the shards into an output byte-identical to one process's. The same for
+``hiersum rank``; ``hydra/launcher=slurm`` composes for a shard job (one node, task and GPU). Every process has
+a timeout."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+
+from hiersum.cli.common import CONFIG_DIR
+from hiersum.commands.shards import Shard
+from tests.helpers.checkpoints import save_summarizer_checkpoint
+from tests.helpers.cli import BIN, cli_env
+from tests.helpers.corpus import write_sample_records
+from tests.helpers.locks import TIMEOUT
+
+N_RECORDS = 12
+RUN_TIMEOUT = 600
+
+
+def read_ids(path: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def hiersum(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(BIN / "hiersum"), *args], cwd=cwd, env=cli_env(), capture_output=True, text=True,
+                            timeout=RUN_TIMEOUT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+@pytest.fixture()
+def source(tmp_path) -> Path:
+    return write_sample_records(tmp_path / "in.jsonl", N_RECORDS)
+
+
+def job_logs(sweep: Path) -> str:
+    """What the submitit jobs of a sweep wrote on stderr."""
+    return "".join(path.read_text(encoding="utf-8") for path in sorted(sweep.glob(".submitit/*/*_log.err")))
+
+
+def test_summarize_shards_through_submitit_local_merge_to_one_process_output(source, tmp_path):
+    checkpoint = save_summarizer_checkpoint(tmp_path / "tiny.ckpt")
+    options = [f"checkpoint={checkpoint}", f"input={source}", "decode.batch_size=1", "decode.beam_size=2",
+               "decode.min_length=60", "decode.max_length=60"]  # one record a batch: the same batches anywhere
+    one, output = tmp_path / "one.jsonl", tmp_path / "out.jsonl"
+    hiersum("summarize", *options, f"output={one}", f"hydra.run.dir={tmp_path / 'one'}", cwd=tmp_path)
+
+    shard = Shard(1, 2).output(output)  # a shard job killed while it writes (SIGKILL: a preempted cluster job)
+    job = subprocess.Popen([str(BIN / "hiersum"), "summarize", *options, f"output={output}", "shard=1/2",
+                            f"hydra.run.dir={tmp_path / 'killed'}"], cwd=tmp_path, env=cli_env(),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while not (shard.exists() and shard.read_bytes().count(b"\n") >= 1):
+        assert job.poll() is None and time.monotonic() < deadline, "the shard job ended before writing"
+        time.sleep(0.01)
+    job.send_signal(signal.SIGKILL)
+    job.wait(timeout=TIMEOUT)
+    written = len(read_ids(shard))
+    assert 1 <= written < N_RECORDS // 2
+
+    sweep = tmp_path / "sweep"
+    hiersum("summarize", "-m", "shard=0/2,1/2", "hydra/launcher=submitit_local", *options, f"output={output}",
+            f"hydra.sweep.dir={sweep}", cwd=tmp_path)
+    assert f"to {shard} ({written} already there)" in job_logs(sweep)  # the relaunched job resumed its shard
+    assert Counter(read_ids(shard)) == Counter(read_ids(source)[1::2]) and not output.exists()
+
+    merged = hiersum("summarize", *options, f"output={output}", "devices=2", f"hydra.run.dir={tmp_path / 'merge'}",
+                     cwd=tmp_path)
+    assert f"merged the 2 shards ({N_RECORDS} summaries)" in merged.stderr
+    assert output.read_bytes() == one.read_bytes()
+
+
+def test_rank_shards_through_submitit_local_merge_to_one_process_output(source, tmp_path):
+    options = ["ranker=tfidf", f"input={source}", "top_k=3"]
+    one, output, sweep = tmp_path / "one.jsonl", tmp_path / "out.jsonl", tmp_path / "sweep"
+    hiersum("rank", *options, f"output={one}", f"hydra.run.dir={tmp_path / 'one'}", cwd=tmp_path)
+    hiersum("rank", "-m", "shard=0/2,1/2", "hydra/launcher=submitit_local", *options, f"output={output}",
+            f"hydra.sweep.dir={sweep}", cwd=tmp_path)
+    assert Counter(read_ids(Shard(0, 2).output(output))) == Counter(read_ids(source)[0::2])
+    merged = hiersum("rank", *options, f"output={output}", "devices=2", f"hydra.run.dir={tmp_path / 'merge'}",
+                     cwd=tmp_path)
+    assert f"merged the 2 shards ({N_RECORDS} ranked records)" in merged.stderr
+    assert output.read_bytes() == one.read_bytes()
+    assert "shard" not in json.loads(output.with_name("out.provenance.json").read_text())["options"]
+
+
+@pytest.mark.parametrize(("action", "overrides", "sizes"), [
+    ("summarize", ["checkpoint=c", "input=i", "output=o", "shard=0/2"], (1, 1, 1)),
+    ("rank", ["ranker=tfidf", "input=i", "output=o", "shard=0/2"], (1, 1, 1)),
+    ("train", ["trainer=ddp", "trainer.num_nodes=2", "trainer.devices=4"], (2, 4, 4)),
+])
+def test_the_slurm_launcher_composes_for_shard_jobs_and_for_training(action, overrides, sizes):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        cfg = compose(action, overrides=["hydra/launcher=slurm", *overrides], return_hydra_config=True)
+    launcher = cfg.hydra.launcher
+    assert launcher._target_.endswith("SlurmLauncher")
+    assert (launcher.nodes, launcher.tasks_per_node, launcher.gpus_per_node) == sizes
