@@ -19,10 +19,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
-def post_json(url: str, body: bytes | dict[str, Any], *, timeout: float = 120) -> tuple[int, dict[str, Any]]:
-    """(status, JSON answer) of a POST of ``body`` to ``url`` (a dict is sent as JSON)."""
+def post_json(url: str, body: bytes | dict[str, Any], *, timeout: float = 120, key: str | None = None
+              ) -> tuple[int, dict[str, Any]]:
+    """(status, JSON answer) of a POST of ``body`` to ``url`` (a dict is sent as JSON), with ``key`` in
+    ``X-API-Key`` if given."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
+    headers = {"Content-Type": "application/json", **({"X-API-Key": key} if key else {})}
+    request = urllib.request.Request(url, data=data, headers=headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as reply:
             return reply.status, json.loads(reply.read())
