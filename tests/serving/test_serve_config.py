@@ -34,8 +34,11 @@ def test_a_limit_below_one_is_refused():
 @pytest.mark.parametrize(("options", "expected"), [
     (["checkpoint={tmp}/missing.ckpt"], "missing.ckpt"),
     (["checkpoint={tmp}/missing.ckpt", "port=80"], "port must be in [1024, 65535], found 80"),
+    (["checkpoint={tmp}/missing.ckpt", "host=0.0.0.0"], "set api_key=KEY (or the environment variable "
+                                                        "LIT_SERVER_API_KEY), or allow_unauthenticated=true"),
 ])
-def test_the_command_stops_in_one_line_before_serving(options, expected, tmp_path, capsys):
+def test_the_command_stops_in_one_line_before_serving(options, expected, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("LIT_SERVER_API_KEY", raising=False)
     argv = ["serve", *(option.format(tmp=tmp_path) for option in options), f"hydra.run.dir={tmp_path / 'run'}",
             "hydra/job_logging=none", "hydra/hydra_logging=none"]
     with pytest.raises(SystemExit) as exit_info:

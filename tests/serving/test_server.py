@@ -4,7 +4,6 @@ directly): the key (LitServe's ``X-API-Key`` check) on every route but ``/health
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import litserve
@@ -12,6 +11,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from hiersum.config import ServeConfig, UsageError
+from hiersum.serving.client import call_asgi
 from hiersum.serving.server import build_server, server_key
 
 KEY = "s3cret"
@@ -25,39 +25,20 @@ def keyless():
     litserve.server.LIT_SERVER_API_KEY = before
 
 
-def call(app, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b"") -> tuple[int, bytes]:
-    """(status, body) of one request to the ASGI ``app``."""
-    sent = []
-    messages = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def receive():
-        return messages.pop(0) if messages else {"type": "http.disconnect"}
-
-    async def send(message):
-        sent.append(message)
-
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "path": path,
-             "raw_path": path.encode(), "root_path": "", "scheme": "http", "query_string": b"",
-             "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
-             "headers": [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()]}
-    asyncio.run(app(scope, receive, send))
-    return sent[0]["status"], b"".join(message.get("body", b"") for message in sent[1:])
-
-
 @pytest.mark.usefixtures("keyless")
 def test_with_a_key_every_route_but_health_and_the_page_answers_401_in_one_line():
     server = build_server(ServeConfig(checkpoint="x.ckpt"), key=KEY)
     body = json.dumps({"text": "a b c"}).encode()
     for method, path in [("POST", "/summarize"), ("GET", "/info"), ("GET", "/metrics")]:
         for headers, found in [({}, "none"), ({"X-API-Key": "wrong"}, "another key")]:
-            status, answer = call(server.app, method, path, headers, body)
+            status, answer = call_asgi(server.app, method, path, headers, body)
             assert status == 401, (path, answer)
             assert json.loads(answer) == {"error": f"header 'X-API-Key': expected the server's key, found {found}"}
     bad = json.dumps({"documents": []}).encode()  # refused 401, before its body is looked at
-    assert call(server.app, "POST", "/summarize", {}, bad)[0] == 401
-    assert call(server.app, "POST", "/summarize", {"X-API-Key": KEY}, bad)[0] == 422
-    assert call(server.app, "GET", "/info", {"X-API-Key": KEY})[0] == 200
-    assert call(server.app, "GET", "/")[0] == 200
+    assert call_asgi(server.app, "POST", "/summarize", {}, bad)[0] == 401
+    assert call_asgi(server.app, "POST", "/summarize", {"X-API-Key": KEY}, bad)[0] == 422
+    assert call_asgi(server.app, "GET", "/info", {"X-API-Key": KEY})[0] == 200
+    assert call_asgi(server.app, "GET", "/")[0] == 200
     health = [route for route in server.app.router.routes if getattr(route, "path", None) == "/health"]
     assert len(health) == 1 and not health[0].dependencies  # open to a load balancer's probe
 
@@ -65,15 +46,15 @@ def test_with_a_key_every_route_but_health_and_the_page_answers_401_in_one_line(
 @pytest.mark.usefixtures("keyless")
 def test_without_a_key_nothing_asks_for_one():
     server = build_server(ServeConfig(checkpoint="x.ckpt"))
-    assert call(server.app, "GET", "/info")[0] == 200
-    assert call(server.app, "POST", "/summarize", {}, b'{"documents": []}')[0] == 422
+    assert call_asgi(server.app, "GET", "/info")[0] == 200
+    assert call_asgi(server.app, "POST", "/summarize", {}, b'{"documents": []}')[0] == 422
 
 
 @pytest.mark.usefixtures("keyless")
 def test_metrics_are_in_the_prometheus_text_format():
     server = build_server(ServeConfig(checkpoint="x.ckpt"), key=KEY)
-    call(server.app, "POST", "/summarize", {"X-API-Key": KEY}, b"{bad")
-    status, text = call(server.app, "GET", "/metrics", {"X-API-Key": KEY})
+    call_asgi(server.app, "POST", "/summarize", {"X-API-Key": KEY}, b"{bad")
+    status, text = call_asgi(server.app, "GET", "/metrics", {"X-API-Key": KEY})
     families = {family.name: family for family in text_string_to_metric_families(text.decode())}
     assert status == 200
     assert {"hiersum_requests", "hiersum_request_seconds", "hiersum_queue_depth", "hiersum_batch_size",
