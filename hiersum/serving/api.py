@@ -18,7 +18,7 @@ import signal
 import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import litserve
@@ -31,7 +31,15 @@ from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
 from hiersum.data.sample_location import is_sample_corpus
 from hiersum.data.selection import encode_examples
 from hiersum.model.encoder_registry import encoder_spec
-from hiersum.serving.requests import BadRequest, ServeRequest, read_request, response
+from hiersum.serving.requests import (
+    DEADLINE_FIELD,
+    BadRequest,
+    ServeRequest,
+    read_request,
+    response,
+    timeout_message,
+    with_deadline,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +51,11 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """A request whose deadline passed while it was decoding (its search stopped): answered 504."""
 
 
 @dataclass(frozen=True)
@@ -70,8 +83,9 @@ class Responder:
                       "parameters": sum(p.numel() for p in summarizer.model.parameters()),
                       "hiersum": importlib.metadata.version("hiersum")}
 
-    def answer(self, requests: list[ServeRequest]) -> list[dict[str, Any] | Failure]:
-        """The answer to each request (a :class:`Failure` where the model failed on it), in order."""
+    def answer(self, requests: list[ServeRequest]) -> list[dict[str, Any] | Failure | TimedOut]:
+        """The answer to each request (a :class:`Failure` where the model failed on it, :class:`TimedOut` where
+        its deadline passed first: its decoding stopped, the others of its batch went on), in order."""
         groups: dict[str, list[int]] = {}
         for index, request in enumerate(requests):
             groups.setdefault(request.options_key(), []).append(index)
@@ -99,12 +113,14 @@ class Responder:
         examples = [requests[index].example for index in indices]
         decode = requests[indices[0]].decode
         options = RecordOptions(decode=decode, batch_tokens=self.cfg.batch_tokens, device=self.device,
-                                precision=self.cfg.precision, attention_top_k=self.attention_top_k)
+                                precision=self.cfg.precision, attention_top_k=self.attention_top_k,
+                                deadlines=tuple(requests[index].deadline for index in indices))
         encoded = encode_examples(examples, self.tokenizer, self.selection)
         model = {**self.model, "decode": asdict(decode)}
         for positions, records in output_records(self.summarizer, encoded, self.tokenizer, options):
             for position, record in zip(positions, records, strict=True):
-                answers[indices[position]] = response(record, examples[position], model)
+                answers[indices[position]] = (TimedOut() if record is None else
+                                              response(record, examples[position], model))
 
 
 class SummarizeAPI(litserve.LitAPI):
@@ -128,8 +144,10 @@ class SummarizeAPI(litserve.LitAPI):
         metrics.MODEL_LOAD.set(time.monotonic() - started)
 
     def decode_request(self, request) -> ServeRequest:  # noqa: ANN001 - LitServe reads an annotation as the body type
-        """``request``: the JSON object of the body, checked already by :class:`RequestChecks`."""
-        return read_request(request, defaults=self.cfg.decode, limits=self.cfg.limits)
+        """``request``: the JSON object of the body, checked already by :class:`RequestChecks`, with its
+        deadline."""
+        deadline = request.pop(DEADLINE_FIELD, None)
+        return replace(read_request(request, defaults=self.cfg.decode, limits=self.cfg.limits), deadline=deadline)
 
     def predict(self, x: ServeRequest | list[ServeRequest]) -> Any:
         requests = x if isinstance(x, list) else [x]  # a list: a batch (max_batch_size > 1)
@@ -138,18 +156,20 @@ class SummarizeAPI(litserve.LitAPI):
         self._count(answers, time.monotonic() - started)
         return answers if isinstance(x, list) else answers[0]
 
-    def _count(self, answers: list[dict[str, Any] | Failure], seconds: float) -> None:
+    def _count(self, answers: list[dict[str, Any] | Failure | TimedOut], seconds: float) -> None:
         """The batch in the metrics: its size, and the tokens of its summaries (best hypotheses) per second."""
         metrics = getattr(self, "metrics", None)
         if metrics is None:  # not set up (a test's API)
             return
-        summaries = [answer["summary"] for answer in answers if not isinstance(answer, Failure)]
+        summaries = [answer["summary"] for answer in answers if isinstance(answer, dict)]
         tokens = sum(map(len, self.responder.tokenizer.encode_batch(summaries))) if summaries else 0
         metrics.BATCH_SIZE.observe(len(answers))
         metrics.DECODE_TOKENS.inc(tokens)
         metrics.DECODE_RATE.set(tokens / max(seconds, 1e-9))
 
-    def encode_response(self, output: dict[str, Any] | Failure) -> Any:
+    def encode_response(self, output: dict[str, Any] | Failure | TimedOut) -> Any:
+        if isinstance(output, TimedOut):
+            return JSONResponse({"error": timeout_message(self.cfg.timeout)}, status_code=504)
         if isinstance(output, Failure):
             return JSONResponse({"error": "the model failed on this request; the server's log has the traceback "
                                           f"under request id {output.request_id}", "request_id": output.request_id},
@@ -198,12 +218,12 @@ class RequestChecks:
             await send(message)
 
         try:
-            await self._answer(scope, receive, counted)
+            await self._answer(scope, receive, counted, started)
         finally:
             self.metrics.REQUESTS.labels(status=str(status.get("code", 0))).inc()
             self.metrics.LATENCY.observe(time.monotonic() - started)
 
-    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _answer(self, scope: Scope, receive: Receive, send: Send, started: float) -> None:
         key = litserve.server.LIT_SERVER_API_KEY
         if key and dict(scope["headers"]).get(b"x-api-key", b"").decode("latin-1") != key:
             await _discard(receive)  # the body is not looked at: LitServe's key check answers 401
@@ -219,6 +239,8 @@ class RequestChecks:
             return
         headers = [(name, value) for name, value in scope["headers"] if name != b"content-type"]
         scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}  # read as JSON by LitServe
+        if self.timeout is not None:
+            body = with_deadline(body, started + self.timeout)
         self.metrics.QUEUE_DEPTH.inc()
         try:
             await self._within_timeout(self.app(scope, _replay(body, receive), send), scope, receive, send)
@@ -240,8 +262,7 @@ class RequestChecks:
         try:
             await asyncio.wait_for(answer, self.timeout)
         except asyncio.TimeoutError:
-            message = f"request: expected an answer within {self.timeout:g} s (the server's timeout), found none"
-            await JSONResponse({"error": message}, status_code=504)(scope, receive, send)
+            await JSONResponse({"error": timeout_message(self.timeout)}, status_code=504)(scope, receive, send)
 
     async def _body(self, scope: Scope, receive: Receive) -> bytes:
         declared = dict(scope["headers"]).get(b"content-length")

@@ -9,6 +9,7 @@ import json
 import logging
 import multiprocessing
 import pickle
+import time
 from dataclasses import replace
 
 import pytest
@@ -19,7 +20,7 @@ from hiersum.commands.export import export
 from hiersum.commands.summarize import RecordOptions, output_records, record_selection
 from hiersum.config import DecodeConfig, ExportConfig, ServeConfig, ServeLimits
 from hiersum.data.selection import encode_examples
-from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI
+from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI, TimedOut
 from hiersum.serving.requests import read_request
 from tests.helpers.checkpoints import save_summarizer_checkpoint
 from tests.helpers.serving import assert_same_lines
@@ -116,6 +117,30 @@ def test_a_failure_inside_the_model_answers_that_request_only(responder, cfg, mo
     assert len(logged) == 1 and "the model broke" in caplog.text
     monkeypatch.setattr(api, "output_records", real)
     assert_same_lines(responder.answer(requests([BODIES[1]])), summarize_lines(responder, cfg, [BODIES[1]]))
+
+
+def test_a_request_past_its_deadline_is_answered_504_and_the_others_of_its_batch_as_without_it(responder, cfg):
+    late = [replace(request, deadline=time.monotonic() - 1 if i == 1 else time.monotonic() + 600)
+            for i, request in enumerate(requests(BODIES[:3]))]
+    answers = responder.answer(late)
+    assert isinstance(answers[1], TimedOut)
+    assert_same_lines([answers[0], answers[2]], summarize_lines(responder, cfg, [BODIES[0], BODIES[2]]))
+    lit_api = SummarizeAPI(cfg)
+    reply = pickle.loads(pickle.dumps(lit_api.encode_response(answers[1])))  # LitServe's queues
+    assert reply.status_code == 504
+    assert json.loads(reply.body) == {"error": f"request: expected an answer within {cfg.timeout:g} s (the server's "
+                                               "timeout), found none"}
+
+
+def test_the_deadline_goes_with_the_body_to_the_worker(cfg):
+    body = {**BODIES[1], "_deadline": 1.0}  # a client's own is overwritten by the checks
+    before = time.monotonic()
+    status, _, seen, _, _ = run_checks([json.dumps(body).encode()], timeout=30)
+    forwarded = json.loads(seen["body"])
+    deadline = forwarded["_deadline"]
+    assert status == 200 and before + 30 <= deadline <= time.monotonic() + 30
+    request = SummarizeAPI(cfg).decode_request(forwarded)
+    assert request.deadline == deadline and request.example.id == "b"
 
 
 def test_the_api_answers_a_failure_500_with_its_request_id_through_a_queue(responder, cfg):
