@@ -1,7 +1,8 @@
 """``hiersum serve`` (:func:`serve`): the checkpoint checked in this process, then LitServe's server: one
 inference worker per device (:class:`hiersum.serving.api.SummarizeAPI`), an HTTP process whose requests are
-checked before they are queued (:class:`hiersum.serving.api.RequestChecks`), the page at ``/``, and LitServe's
-``/health``, ``/info`` and OpenAPI (``/docs``) endpoints.
+checked before they are queued (:class:`hiersum.serving.api.RequestChecks`), the page at ``/``, ``/metrics``
+(:mod:`hiersum.serving.metrics`), and LitServe's ``/health``, ``/info`` and OpenAPI (``/docs``) endpoints, with
+LitServe's key check (``X-API-Key``) on all but ``/health`` and the page when a key is set (:func:`server_key`).
 
 Stopping: SIGTERM and Ctrl-C (SIGINT, which a terminal sends to every process of the group) raise a
 :class:`hiersum.config.Terminated` in this process, on which LitServe stops its HTTP process gracefully, so the
@@ -67,8 +68,9 @@ def server_key(cfg: ServeConfig) -> str | None:
 
 class Server(litserve.LitServer):
     """LitServe's server, which also keeps the listening sockets it binds in this process (:attr:`sockets`), so
-    that a stop closes them here too: the kernel then refuses new connections at once, instead of queueing them
-    on a socket that nobody accepts from any more."""
+    that a stop can shut them down: the kernel then refuses new connections at once. Closing them would not do:
+    LitServe's manager process, forked after they are bound, holds them open, and new connections would wait in
+    their queue, accepted by nobody, until the drain ends."""
 
     sockets: list[socket.socket] = []
 
@@ -147,10 +149,9 @@ def serve(cfg: ServeConfig | DictConfig) -> None:
 
 
 def _on_stop_signal(main_pid: int, server: Server, signum: int, _frame: Any) -> None:
-    """In this process, the listening sockets closed (new connections are refused; LitServe's HTTP process closes
-    its own copy as uvicorn stops) and :class:`Terminated` (LitServe's graceful stop) for SIGTERM and SIGINT alike.
-    In a process
-    forked from it that kept the handler: SIGINT is ignored (Ctrl-C in a terminal signals every process of the
+    """In this process, the listening sockets shut down (new connections are refused at once) and
+    :class:`Terminated` (LitServe's graceful stop) for SIGTERM and SIGINT alike. In a process forked from it that
+    kept the handler: SIGINT is ignored (Ctrl-C in a terminal signals every process of the
     group at once; this process stops them in order), SIGTERM takes its default action (LitServe's HTTP process,
     once uvicorn has stopped, raises it again; the workers are stopped with it)."""
     if os.getpid() == main_pid:
