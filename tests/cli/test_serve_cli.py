@@ -10,6 +10,7 @@ import random
 import signal
 import threading
 import time
+import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -154,6 +155,37 @@ def test_a_server_with_a_key_refuses_without_it_answers_413_to_every_client_and_
         assert value(final["hiersum_queue_depth"], "hiersum_queue_depth") == 0
     finally:
         stop_server(process)
+    assert process.returncode == 0, server_log(tmp_path / "server")
+
+
+def test_past_max_queue_requests_get_503_with_retry_after_and_a_request_past_its_timeout_504(checkpoint, tiny_corpus,
+                                                                                             tmp_path):
+    """One request decoded at a time (a long decode: beam 8, 200 tokens), at most 2 queued or decoding: of 6 sent at
+    once, the 4 past the limit get 503 with Retry-After at once; with timeout=0.3 the 2 let in get 504 in one line
+    soon after 0.3 s (the HTTP process answers at the deadline, whatever the worker is doing)."""
+    slow = {**records(tiny_corpus)[0], "options": {"beam_size": 8, "min_length": 200, "max_length": 200}}
+    process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "max_queue=2", "timeout=0.3")
+    try:
+        def send(_: int) -> tuple[int, dict, str | None, float]:
+            request = urllib.request.Request(f"{url}/summarize", data=json.dumps(slow).encode(), method="POST")
+            start = time.monotonic()
+            try:
+                with urllib.request.urlopen(request, timeout=60) as reply:
+                    return reply.status, json.loads(reply.read()), None, time.monotonic() - start
+            except urllib.error.HTTPError as error:
+                return error.code, json.loads(error.read()), error.headers.get("Retry-After"), time.monotonic() - start
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            replies = list(pool.map(send, range(6)))
+    finally:
+        stop_server(process)
+    busy = [reply for reply in replies if reply[0] == 503]
+    late = [reply for reply in replies if reply[0] == 504]
+    assert len(busy) == 4 and len(late) == 2, replies
+    assert all(retry == "1" and answer["error"].startswith("server busy: 2 requests queued or decoding")
+               for _, answer, retry, _ in busy)
+    assert all(answer == {"error": "request: expected an answer within 0.3 s (the server's timeout), found none"}
+               and seconds < 1.5 for _, answer, _, seconds in late), late
     assert process.returncode == 0, server_log(tmp_path / "server")
 
 
