@@ -243,7 +243,7 @@ class RequestChecks:
             body = with_deadline(body, started + self.timeout)
         self.metrics.QUEUE_DEPTH.inc()
         try:
-            await self._within_timeout(self.app(scope, _replay(body, receive), send), scope, receive, send)
+            await self._within_timeout(scope, _replay(body, receive), send)
         finally:
             with self.queued.get_lock():
                 self.queued.value -= 1
@@ -257,12 +257,27 @@ class RequestChecks:
                                       f"max_queue); retry after {RETRY_AFTER_SECONDS} s")
             self.queued.value += 1
 
-    async def _within_timeout(self, answer: Awaitable[None], scope: Scope, receive: Receive, send: Send) -> None:
-        """``answer``, or a 504 once ``timeout`` seconds have passed (the request is then no longer awaited)."""
-        try:
-            await asyncio.wait_for(answer, self.timeout)
-        except asyncio.TimeoutError:
+    async def _within_timeout(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app's answer, or a 504 once ``timeout`` seconds have passed and the app has not started to answer.
+        The app is not cancelled then but left to finish, its answer dropped: LitServe forgets a request only once
+        its worker has answered it (the worker gives it up at the same deadline)."""
+        owner = None  # who answers: the app, or this 504
+
+        async def guarded(message: Message) -> None:
+            nonlocal owner
+            if owner is None and message["type"] == "http.response.start":
+                owner = "app"
+            if owner == "app":
+                await send(message)
+
+        app = asyncio.ensure_future(self.app(scope, receive, guarded))
+        await asyncio.wait({app}, timeout=self.timeout)
+        if not app.done() and owner is None:
+            owner = "timeout"
+            app.add_done_callback(_retrieve)
             await JSONResponse({"error": timeout_message(self.timeout)}, status_code=504)(scope, receive, send)
+            return
+        await app
 
     async def _body(self, scope: Scope, receive: Receive) -> bytes:
         declared = dict(scope["headers"]).get(b"content-length")
@@ -286,6 +301,12 @@ class RequestChecks:
 
     def _too_large(self, found: str) -> str:
         return f"body: expected at most {self.max_body_bytes} bytes (the server's max_body_bytes), found {found}"
+
+
+def _retrieve(task: asyncio.Future) -> None:
+    """Retrieve the outcome of an app left to finish after a 504 (its exception, if any, is the app's to log)."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _discard(receive: Receive, size: int = 0) -> None:

@@ -155,9 +155,10 @@ def test_the_api_answers_a_failure_500_with_its_request_id_through_a_queue(respo
 
 
 def run_checks(body_chunks: list[bytes], *, headers: list[tuple[bytes, bytes]] = (), max_body_bytes: int = 200,
-               app_seconds: float = 0, **options):
-    """(status, JSON answer, body and content type the app behind the checks received or None, the response's
-    headers, the body messages left unread); the app answers after ``app_seconds``."""
+               app_seconds: float = 0, linger: float = 0, **options):
+    """(status, JSON answer, body and content type the app behind the checks received (and whether it finished)
+    or None, the response's headers, the body messages left unread); the app answers after ``app_seconds``, the
+    event loop runs on ``linger`` seconds after the checks return."""
     seen = {}
 
     async def app(scope, receive, send):
@@ -166,6 +167,7 @@ def run_checks(body_chunks: list[bytes], *, headers: list[tuple[bytes, bytes]] =
         await asyncio.sleep(app_seconds)
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
+        seen["finished"] = True
 
     messages = [{"type": "http.request", "body": chunk, "more_body": i < len(body_chunks) - 1}
                 for i, chunk in enumerate(body_chunks)]
@@ -180,8 +182,15 @@ def run_checks(body_chunks: list[bytes], *, headers: list[tuple[bytes, bytes]] =
     checks = RequestChecks(app, path="/summarize", max_body_bytes=max_body_bytes, defaults=DECODE, limits=LIMITS,
                            **options)
     scope = {"type": "http", "path": "/summarize", "method": "POST", "headers": list(headers)}
-    asyncio.run(checks(scope, receive, send))
+    async def run() -> None:
+        await checks(scope, receive, send)
+        await asyncio.sleep(linger)
+
+    asyncio.run(run())
+    assert [message["type"] for message in sent].count("http.response.start") == 1
     body = b"".join(message.get("body", b"") for message in sent[1:])
+    if seen:
+        seen.setdefault("finished", False)
     return sent[0]["status"], json.loads(body), seen or None, dict(sent[0]["headers"]), len(messages)
 
 
@@ -189,7 +198,7 @@ def test_the_checks_pass_a_good_body_on_whole_as_json_and_refuse_a_bad_one_befor
     good = json.dumps(BODIES[1]).encode()
     form = [(b"content-type", b"application/x-www-form-urlencoded")]  # curl -d's type: read as JSON all the same
     status, _, seen, _, _ = run_checks([good[:10], good[10:]], headers=form)
-    assert (status, seen) == (200, {"body": good, "type": b"application/json"})
+    assert (status, seen) == (200, {"body": good, "type": b"application/json", "finished": True})
     status, answer, seen, _, _ = run_checks([b'{"documents": []}'])
     assert (status, seen) == (422, None)
     assert answer == {"error": "field 'documents': expected a non-empty list of documents, found an empty list"}
@@ -219,10 +228,10 @@ def test_past_max_queue_a_request_gets_503_with_retry_after_and_the_count_comes_
     assert run_checks(good, max_queue=2, queued=queued)[0] == 200 and queued.value == 1
 
 
-def test_a_request_unanswered_past_the_timeout_gets_504():
+def test_a_request_unanswered_past_the_timeout_gets_504_and_the_app_is_left_to_finish():
     good = [json.dumps(BODIES[1]).encode()]
-    status, answer, seen, _, _ = run_checks(good, timeout=0.2, app_seconds=5)
-    assert (status, seen is not None) == (504, True)
+    status, answer, seen, _, _ = run_checks(good, timeout=0.2, app_seconds=0.5, linger=0.6)
+    assert (status, seen["finished"]) == (504, True)  # LitServe's handler finishes: it forgets the request
     assert answer == {"error": "request: expected an answer within 0.2 s (the server's timeout), found none"}
     assert run_checks(good, timeout=2, app_seconds=0.1)[0] == 200
 
