@@ -21,6 +21,7 @@ _.render  # rich's ProgressColumn (hiersum/inference/batched.py)
 _._missing_  # enum.Enum (hiersum/config.py ConfigEnum)
 _._child_processes  # Lightning's _ChildProcessObserver reads it (hiersum/training/lost_ranks.py)
 _._from_pretrained  # huggingface_hub's PyTorchModelHubMixin.from_pretrained calls it (hiersum/model/hub.py)
+_.openapi_extra  # FastAPI merges it into the route's OpenAPI operation (hiersum/serving/server.py)
 
 # config fields and enum values read through Hydra / OmegaConf (hiersum/config.py)
 _.input  # SummarizeConfig.input, RankConfig.input

@@ -869,8 +869,15 @@ class ServeConfig:
     """Requests decoded together (LitServe's dynamic batching); 1 turns batching off."""
     batch_timeout: float = 0.05
     """Seconds a batch waits to fill up before it is decoded anyway."""
-    timeout: float = 120.0
-    """Seconds a request may wait for its answer before a 504."""
+    timeout: float = 60.0
+    """Seconds a request may take, queued and decoding, before a 504."""
+    max_queue: int | None = None
+    """Requests waiting or decoding at once; past it, 503 with ``Retry-After`` (``None``: no limit)."""
+    api_key: str | None = None
+    """The key every route but ``/health`` and the page requires in ``X-API-Key`` (401 without it); ``None``: the
+    environment variable ``LIT_SERVER_API_KEY`` if set, else no key."""
+    allow_unauthenticated: bool = False
+    """Serve a host other than 127.0.0.1 without a key (refused otherwise)."""
     shutdown_timeout: float = 30.0
     """Seconds SIGTERM (or Ctrl-C) waits for the requests in flight before the HTTP process is killed."""
     max_body_bytes: int = 1_000_000
@@ -893,7 +900,7 @@ class ServeConfig:
 
     def __post_init__(self) -> None:
         _at_least_one(self, "devices", "workers_per_device", "max_batch_size", "max_body_bytes", "batch_tokens",
-                      "attention_top_k")
+                      "attention_top_k", *(("max_queue",) if self.max_queue is not None else ()))
         choices = {"host": SERVE_HOSTS, "accelerator": SERVE_ACCELERATORS, "log_level": SERVE_LOG_LEVELS}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

@@ -178,18 +178,23 @@ class RecordOptions:
     precision: str
     attention_top_k: int
     """Most attended paragraphs added to each line (``top_paragraphs``); 0 adds none."""
+    deadlines: tuple[float | None, ...] | None = None
+    """Per record, a ``time.monotonic()`` past which its decoding stops and it has no line (``hiersum serve``'s
+    timeout); None: none."""
 
 
 def output_records(summarizer: Summarizer, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer,
-                   options: RecordOptions) -> Iterator[tuple[list[int], list[dict[str, Any]]]]:
+                   options: RecordOptions) -> Iterator[tuple[list[int], list[dict[str, Any] | None]]]:
     """The output lines of ``encoded`` (:func:`output_record`), decoded in token-budget batches: yields
-    (indices into ``encoded``, their lines) batch by batch. What ``hiersum summarize`` writes and ``hiersum
-    serve`` answers."""
+    (indices into ``encoded``, their lines: None for a record past its deadline) batch by batch. What ``hiersum
+    summarize`` writes and ``hiersum serve`` answers."""
     for indices, summaries in summarize_encoded(
         summarizer.model, encoded, tokenizer, options.decode, batch_tokens=options.batch_tokens,
         device=options.device, precision=options.precision, attention_top_k=options.attention_top_k,
+        deadlines=options.deadlines,
     ):
-        yield indices, [output_record(summary, encoded[index], n_best=options.decode.n_best > 1)
+        yield indices, [None if summary is None else output_record(summary, encoded[index],
+                                                                   n_best=options.decode.n_best > 1)
                         for index, summary in zip(indices, summaries, strict=True)]
 
 

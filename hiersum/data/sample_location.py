@@ -67,6 +67,14 @@ def sample_dir(data_dir: str | Path) -> str:
     return str(local if local.is_dir() else cached_sample_dir())
 
 
+def is_sample_corpus(path: str | Path) -> bool:
+    """Whether ``path`` (a corpus a model was trained on, as its checkpoint records it) names the synthetic
+    sample corpus: a folder ``sample`` (``<data_dir>/sample``) or ``sample-<fingerprint>`` (the cached copy).
+    By name only: the corpus need not be on this machine."""
+    name = Path(path).name
+    return name == "sample" or (name.startswith("sample-") and len(name) == len("sample-") + 12)
+
+
 def register_resolver() -> None:
     """Register :data:`RESOLVER` with OmegaConf (idempotent); the entry points call it on import."""
     from omegaconf import OmegaConf

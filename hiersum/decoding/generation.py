@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from hiersum.config import DecodeConfig
-from hiersum.decoding.search import STOPPING_RULES, GenerationOutput, beam_search, greedy_search
+from hiersum.decoding.search import STOPPING_RULES, GenerationOutput, GiveUp, beam_search, greedy_search
 from hiersum.model.decoder import DecoderState, DecoderStep
 from hiersum.model.summarizer import HierSum
 
@@ -127,13 +127,15 @@ def generate(
     *,
     paragraph_graph: Tensor | None = None,
     use_cache: bool = True,
+    give_up: GiveUp | None = None,
 ) -> GenerationOutput:
     """Summaries of a batch (call ``model.eval()`` first to switch dropout off).
 
     src: long [B, P, T] ([B, L] for a flat model); src_mask: bool, same shape, True = real token;
     options: the search settings (None: :class:`GenerationOptions` defaults); paragraph_graph:
     float [B, P, P], needed when ``model.config.graph`` is not ``none``; ``use_cache=False``
-    recomputes the decoder over the whole prefix at every step (``options.compile_step`` is then ignored).
+    recomputes the decoder over the whole prefix at every step (``options.compile_step`` is then ignored);
+    ``give_up``: which examples to stop searching, asked before each step (:data:`hiersum.decoding.search.GiveUp`).
     """
     options = options or GenerationOptions()
     max_length, min_length = options.max_length, options.min_length
@@ -153,7 +155,7 @@ def generate(
     common = dict(
         batch_size=src.size(0), bos_id=model.bos_id, eos_id=model.eos_id, alpha=options.alpha,
         min_length=min_length, max_length=max_length, no_repeat_ngram_size=options.no_repeat_ngram_size,
-        device=src.device,
+        device=src.device, give_up=give_up,
     )
     if options.greedy:
         return greedy_search(step, state, **common)

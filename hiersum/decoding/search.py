@@ -170,11 +170,13 @@ def greedy_search(
     alpha: float = 0.0,
     no_repeat_ngram_size: int = 0,
     device: torch.device | str | None = None,
+    give_up: GiveUp | None = None,
 ) -> GenerationOutput:
     """Pick the most likely token at every step; a row stops at EOS or after ``max_length`` tokens.
 
     ``state`` holds ``batch_size`` rows. EOS is forbidden while fewer than ``min_length`` tokens
-    were generated. Scores are length-penalised with ``alpha`` like :func:`beam_search`.
+    were generated. Scores are length-penalised with ``alpha`` like :func:`beam_search`. ``give_up``:
+    see :data:`GiveUp` (an example given up has no hypothesis).
     """
     _check_lengths(min_length, max_length, no_repeat_ngram_size)
     examples = list(range(batch_size))  # original index of each live row
@@ -182,7 +184,16 @@ def greedy_search(
     cumulative = torch.zeros(batch_size, device=device)  # (N,)
     sequences: list[list[int]] = [[] for _ in range(batch_size)]
     scores = [0.0] * batch_size
+    given_up: set[int] = set()
     for t in range(max_length):
+        keep = _kept(give_up, examples, given_up)
+        if keep is not None:
+            if not keep:
+                break
+            rows = torch.tensor(keep, device=alive.device)  # (N',)
+            examples = [examples[i] for i in keep]
+            alive, cumulative = alive[rows], cumulative[rows]
+            state = state.select_examples(rows)
         out = step(alive[:, -1], state)
         log_probs = out.log_probs.float()  # (N, V)
         _constrain(log_probs, alive, t=t, eos_id=eos_id, min_length=min_length,
@@ -204,7 +215,9 @@ def greedy_search(
         examples = [examples[i] for i in keep.tolist()]
         alive, cumulative = alive[keep], cumulative[keep]
         state = state.select_examples(keep)
-    n_best = [[Hypothesis(s, c)] for s, c in zip(sequences, scores, strict=True)]
+    n_best = [[] if i in given_up else [Hypothesis(s, c)]
+              for i, (s, c) in enumerate(zip(sequences, scores, strict=True))]
+    scores = [float("-inf") if i in given_up else score for i, score in enumerate(scores)]
     return GenerationOutput(sequences=sequences, scores=scores, n_best=n_best)
 
 
@@ -223,12 +236,14 @@ def beam_search(
     no_repeat_ngram_size: int = 0,
     n_best: int = 1,
     device: torch.device | str | None = None,
+    give_up: GiveUp | None = None,
 ) -> GenerationOutput:
     """Batched beam search over B examples x K beams (see the module docstring for ``stopping``).
 
     ``state`` holds ``batch_size`` rows (one per example); it is tiled to B x K rows here.
     EOS is forbidden while fewer than ``min_length`` tokens were generated; a hypothesis has at
-    most ``max_length`` tokens. ``n_best`` (<= K) hypotheses are returned per example.
+    most ``max_length`` tokens. ``n_best`` (<= K) hypotheses are returned per example. ``give_up``:
+    see :data:`GiveUp` (an example given up has no hypothesis).
     """
     if stopping not in STOPPING_RULES:
         raise ValueError(f"stopping must be one of {STOPPING_RULES}, found {stopping!r}")
@@ -243,7 +258,23 @@ def beam_search(
     cumulative = torch.tensor([0.0] + [float("-inf")] * (K - 1), device=device).repeat(B)  # (N,)
     hypotheses: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
     best: list[list[Hypothesis]] = [[] for _ in range(B)]
+    given_up: set[int] = set()
+
+    def select(live: list[int]) -> None:
+        """Keep the live examples at positions ``live`` (with their K beams each)."""
+        nonlocal examples, alive, cumulative, state
+        kept = torch.tensor(live, device=alive.device)  # (b',)
+        rows = (kept.unsqueeze(1) * K + torch.arange(K, device=alive.device)).view(-1)  # (b'*K,)
+        examples = [examples[i] for i in live]
+        alive, cumulative = alive[rows], cumulative[rows]
+        state = state.select_examples(kept)
+
     for t in range(max_length):
+        keep = _kept(give_up, examples, given_up)
+        if keep is not None:
+            if not keep:
+                break
+            select(keep)
         out = step(alive[:, -1], state)
         log_probs = out.log_probs.float()  # (N, V)
         V = log_probs.size(-1)
@@ -281,17 +312,30 @@ def beam_search(
         state = out.state.reorder_beams(origin)
         if not any(done):
             continue
-        live = torch.tensor([i for i, d in enumerate(done) if not d], device=alive.device)  # (b',)
-        live_rows = (live.unsqueeze(1) * K + torch.arange(K, device=alive.device)).view(-1)  # (b'*K,)
-        examples = [examples[i] for i in live.tolist()]
-        alive, cumulative = alive[live_rows], cumulative[live_rows]
-        state = state.select_examples(live)
-    assert all(best)
+        select([i for i, d in enumerate(done) if not d])
+    assert all(hypotheses or i in given_up for i, hypotheses in enumerate(best))
     return GenerationOutput(
-        sequences=[b[0].tokens for b in best],
-        scores=[b[0].score for b in best],
+        sequences=[b[0].tokens if b else [] for b in best],
+        scores=[b[0].score if b else float("-inf") for b in best],
         n_best=best,
     )
+
+
+GiveUp = Callable[[list[int]], list[bool]]
+"""A search's ``give_up``: called before each step with the (original) indices of the examples still
+searched, it answers which of them to stop searching now (a caller's deadline). An example given up
+has no hypothesis: an empty sequence, score -inf, and an empty ``n_best``."""
+
+
+def _kept(give_up: GiveUp | None, examples: list[int], given_up: set[int]) -> list[int] | None:
+    """Positions among ``examples`` to search on (the others are added to ``given_up``), or None for all."""
+    if give_up is None:
+        return None
+    flags = give_up(examples)
+    if not any(flags):
+        return None
+    given_up.update(example for example, flag in zip(examples, flags, strict=True) if flag)
+    return [i for i, flag in enumerate(flags) if not flag]
 
 
 def _record(

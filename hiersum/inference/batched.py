@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -33,6 +34,7 @@ from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.attention import top_paragraphs
 from hiersum.decoding.generation import GenerationOptions, generate
+from hiersum.decoding.search import GiveUp
 from hiersum.model.encoder_registry import batch_layout, encoder_spec
 from hiersum.model.summarizer import HierSum
 
@@ -113,14 +115,16 @@ def summarize_encoded(
     device: torch.device | str = "cpu",
     precision: str = "32",
     attention_top_k: int = 0,
-) -> Iterator[tuple[list[int], list[Summary]]]:
+    deadlines: Sequence[float | None] | None = None,
+) -> Iterator[tuple[list[int], list[Summary | None]]]:
     """Decode every example with ``model`` (moved to ``device``, eval mode); yields (indices,
     summaries) batch by batch (sorted by size).
 
     ``precision``: "32", "bf16" / "16" to run under autocast, or "bf16-true": the model converted to bfloat16
     (in place, as it is moved to ``device``) and the batches' floating tensors with it. ``attention_top_k`` > 0
     adds each example's most attended paragraphs (encoders with inter-paragraph layers; costs one more encoder
-    pass).
+    pass). ``deadlines``: per example, a ``time.monotonic()`` past which its search stops (None: none); its
+    summary is then None, and the other examples of its batch go on without it.
     """
     model.eval().to(device, dtype=WEIGHT_DTYPES.get(precision))
     options = GenerationOptions.from_config(decode)
@@ -129,7 +133,8 @@ def summarize_encoded(
                                        flat=batch_layout(model.config, tokenizer)):
         batch.to(device, dtype=WEIGHT_DTYPES.get(precision))
         with autocast(device, precision):
-            output = generate(model, batch.src, batch.src_mask, options, paragraph_graph=batch.paragraph_graph)
+            output = generate(model, batch.src, batch.src_mask, options, paragraph_graph=batch.paragraph_graph,
+                              give_up=None if deadlines is None else _past([deadlines[i] for i in indices]))
         ranked = [None] * len(batch) if not attention_top_k else most_attended(
             model, batch, attention_top_k, device=device, precision=precision
         )
@@ -137,9 +142,19 @@ def summarize_encoded(
             Summary(
                 id=batch.ids[i], summary=tokenizer.decode(hypotheses[0].tokens), score=float(hypotheses[0].score),
                 n_best=[(tokenizer.decode(h.tokens), float(h.score)) for h in hypotheses], top_paragraphs=ranked[i],
-            )
+            ) if hypotheses else None
             for i, hypotheses in enumerate(output.n_best)
         ]
+
+
+def _past(deadlines: list[float | None]) -> GiveUp:
+    """The search's ``give_up`` of a batch whose examples have these ``deadlines``."""
+
+    def give_up(examples: list[int]) -> list[bool]:
+        now = time.monotonic()
+        return [deadlines[example] is not None and now > deadlines[example] for example in examples]
+
+    return give_up
 
 
 def most_attended(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -19,10 +20,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
-def post_json(url: str, body: bytes | dict[str, Any], *, timeout: float = 120) -> tuple[int, dict[str, Any]]:
-    """(status, JSON answer) of a POST of ``body`` to ``url`` (a dict is sent as JSON)."""
+def post_json(url: str, body: bytes | dict[str, Any], *, timeout: float = 120, key: str | None = None
+              ) -> tuple[int, dict[str, Any]]:
+    """(status, JSON answer) of a POST of ``body`` to ``url`` (a dict is sent as JSON), with ``key`` in
+    ``X-API-Key`` if given."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
+    headers = {"Content-Type": "application/json", **({"X-API-Key": key} if key else {})}
+    request = urllib.request.Request(url, data=data, headers=headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as reply:
             return reply.status, json.loads(reply.read())
@@ -44,3 +48,30 @@ def wait_until_healthy(url: str, process: subprocess.Popen, *, timeout: float) -
         except OSError:
             time.sleep(0.3)
     raise RuntimeError(f"hiersum serve did not answer {url}/health within {timeout:.0f} s")
+
+
+def call_asgi(app: Any, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b""
+              ) -> tuple[int, bytes]:
+    """(status, body) of one request to the ASGI ``app`` (the server's FastAPI app) in this process, without a
+    network or the app's start-up (its workers): for the routes that answer without them."""
+    return asyncio.run(asgi_request(app, method, path, headers, body))
+
+
+async def asgi_request(app: Any, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b""
+                       ) -> tuple[int, bytes]:
+    """:func:`call_asgi` in a running event loop."""
+    sent = []
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "path": path,
+             "raw_path": path.encode(), "root_path": "", "scheme": "http", "query_string": b"",
+             "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
+             "headers": [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()]}
+    await app(scope, receive, send)
+    return sent[0]["status"], b"".join(message.get("body", b"") for message in sent[1:])

@@ -42,10 +42,27 @@ class ServeRequest:
     example: Example
     decode: DecodeConfig
     """The server's decoding options with the request's own."""
+    deadline: float | None = None
+    """The ``time.monotonic()`` past which its decoding stops (its arrival plus the server's timeout)."""
 
     def options_key(self) -> str:
         """Equal for requests with equal decoding options (decoded together)."""
         return json.dumps(asdict(self.decode), sort_keys=True, default=str)
+
+
+DEADLINE_FIELD = "_deadline"
+"""The field the HTTP process adds to a checked body for the inference worker: the request's deadline (LitServe
+hands a worker the body alone). A client's own is overwritten."""
+
+
+def with_deadline(body: bytes, deadline: float) -> bytes:
+    """``body`` (a checked JSON object) with its :data:`DEADLINE_FIELD`."""
+    return json.dumps({**json.loads(body), DEADLINE_FIELD: deadline}).encode("utf-8")
+
+
+def timeout_message(timeout: float) -> str:
+    """The one line of a 504."""
+    return f"request: expected an answer within {timeout:g} s (the server's timeout), found none"
 
 
 def read_request(body: bytes | dict[str, Any], *, defaults: DecodeConfig, limits: ServeLimits) -> ServeRequest:

@@ -1,7 +1,8 @@
 """``hiersum serve`` (:func:`serve`): the checkpoint checked in this process, then LitServe's server: one
 inference worker per device (:class:`hiersum.serving.api.SummarizeAPI`), an HTTP process whose requests are
-checked before they are queued (:class:`hiersum.serving.api.RequestChecks`), the page at ``/``, and LitServe's
-``/health``, ``/info`` and OpenAPI (``/docs``) endpoints.
+checked before they are queued (:class:`hiersum.serving.api.RequestChecks`), the page at ``/``, ``/metrics``
+(:mod:`hiersum.serving.metrics`), and LitServe's ``/health``, ``/info`` and OpenAPI (``/docs``) endpoints, with
+LitServe's key check (``X-API-Key``) on all but ``/health`` and the page when a key is set (:func:`server_key`).
 
 Stopping: SIGTERM and Ctrl-C (SIGINT, which a terminal sends to every process of the group) raise a
 :class:`hiersum.config.Terminated` in this process, on which LitServe stops its HTTP process gracefully, so the
@@ -11,21 +12,32 @@ ignore SIGINT and leave the stopping to it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.resources
+import multiprocessing
 import os
 import signal
+import socket
 import sys
+import tempfile
 from typing import Any
 
 import litserve
+from fastapi import Depends, Request
+from fastapi.exception_handlers import http_exception_handler
 from omegaconf import DictConfig
-from starlette.responses import HTMLResponse
+from starlette.exceptions import HTTPException
+from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from hiersum.commands.common import checked_device, checkpoint_tokenizer, load_checkpoint
 from hiersum.commands.summarize import record_selection
-from hiersum.config import ServeConfig, Terminated, command_config
+from hiersum.config import ServeConfig, Terminated, UsageError, command_config
 from hiersum.serving.api import API_PATH, RequestChecks, SummarizeAPI
+from hiersum.serving.schema import summarize_operation
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+"""prometheus_client's folder of the server's processes' metrics (:mod:`hiersum.serving.metrics`)."""
 
 USAGE = "hiersum serve checkpoint=CKPT [host=127.0.0.1 port=8000]"
 PAGE = "index.html"
@@ -37,49 +49,116 @@ def page() -> str:
     return importlib.resources.files("hiersum.serving").joinpath("static", PAGE).read_text(encoding="utf-8")
 
 
-def build_server(cfg: ServeConfig) -> litserve.LitServer:
-    """LitServe's server of ``cfg`` (not started)."""
+KEY_VARIABLE = "LIT_SERVER_API_KEY"
+"""The environment variable LitServe reads its key from (``api_key=`` takes precedence)."""
+KEY_HEADER = "X-API-Key"
+"""The header LitServe reads the key from."""
+LOOPBACK = "127.0.0.1"
+
+
+def server_key(cfg: ServeConfig) -> str | None:
+    """The key of ``cfg`` (``api_key``, else ``LIT_SERVER_API_KEY``), or None; a host other than 127.0.0.1
+    without one (and without ``allow_unauthenticated``) is a :class:`hiersum.config.UsageError`."""
+    key = cfg.api_key or os.environ.get(KEY_VARIABLE) or None
+    if key is None and cfg.host != LOOPBACK and not cfg.allow_unauthenticated:
+        raise UsageError(f"host={cfg.host} would serve anyone who can reach this machine without a key: set "
+                         f"api_key=KEY (or the environment variable {KEY_VARIABLE}), or allow_unauthenticated=true")
+    return key
+
+
+class Server(litserve.LitServer):
+    """LitServe's server, which also keeps the listening sockets it binds in this process (:attr:`sockets`), so
+    that a stop can shut them down: the kernel then refuses new connections at once. Closing them would not do:
+    LitServe's manager process, forked after they are bound, holds them open, and new connections would wait in
+    their queue, accepted by nobody, until the drain ends."""
+
+    sockets: list[socket.socket] = []
+
+    def _start_server(self, port, num_uvicorn_servers, log_level, sockets, uvicorn_worker_type,  # noqa: ANN001
+                      **kwargs):  # noqa: ANN003 - LitServe's signature
+        self.sockets = sockets
+        return super()._start_server(port, num_uvicorn_servers, log_level, sockets, uvicorn_worker_type, **kwargs)
+
+
+def build_server(cfg: ServeConfig, *, key: str | None = None) -> Server:
+    """LitServe's server of ``cfg`` (not started); with ``key``, every route but ``/health`` and the page
+    requires it in ``X-API-Key`` (LitServe's check)."""
+    litserve.server.LIT_SERVER_API_KEY = key  # what LitServe's check compares X-API-Key with (read on each request)
     middleware = (RequestChecks, {"path": API_PATH, "max_body_bytes": cfg.max_body_bytes, "defaults": cfg.decode,
-                                  "limits": cfg.limits})
-    server = litserve.LitServer(SummarizeAPI(cfg), accelerator=cfg.accelerator, devices=cfg.devices,
-                                workers_per_device=cfg.workers_per_device, timeout=cfg.timeout,
-                                middlewares=[middleware])
+                                  "limits": cfg.limits, "timeout": cfg.timeout, "max_queue": cfg.max_queue,
+                                  "queued": multiprocessing.Value("i", 0)})
+    server = Server(SummarizeAPI(cfg), accelerator=cfg.accelerator, devices=cfg.devices,
+                    workers_per_device=cfg.workers_per_device, timeout=cfg.timeout, middlewares=[middleware])
     server.uvicorn_graceful_timeout = cfg.shutdown_timeout  # how long LitServe's HTTP process may finish requests
     html = page()
     routes = server.app.router.routes
-    routes[:] = [route for route in routes if getattr(route, "path", None) != "/"]  # LitServe's "litserve running"
+    health = next(route for route in routes if getattr(route, "path", None) == server.healthcheck_path)
+    routes[:] = [route for route in routes if getattr(route, "path", None) not in ("/", server.healthcheck_path)]
     server.app.add_api_route("/", lambda: HTMLResponse(html), methods=["GET"], include_in_schema=False)
+    server.app.add_api_route(server.healthcheck_path, health.endpoint, methods=["GET"])  # open to a load balancer
+    server.app.add_api_route("/metrics", _metrics, methods=["GET"], dependencies=[Depends(server.setup_auth())],
+                             include_in_schema=False)
+    summarize = next(route for route in routes if getattr(route, "path", None) == API_PATH)
+    summarize.openapi_extra = summarize_operation(cfg.limits)  # its body and answers, in /openapi.json
+    server.app.add_exception_handler(HTTPException, _refusal)
     return server
+
+
+async def _refusal(request: Request, error: HTTPException) -> Response:
+    """LitServe's 401 (no key, or another key) as ``{"error": one line}``, as every refusal of the server; any
+    other HTTP error as FastAPI answers it."""
+    if error.status_code != 401:
+        return await http_exception_handler(request, error)
+    found = "another key" if request.headers.get(KEY_HEADER) else "none"
+    return JSONResponse({"error": f"header '{KEY_HEADER}': expected the server's key, found {found}"},
+                        status_code=401, headers=error.headers)
+
+
+def _metrics() -> Response:
+    from hiersum.serving import metrics  # after PROMETHEUS_MULTIPROC_DIR is set (in the HTTP process)
+
+    text, content_type = metrics.scrape()
+    return Response(text, media_type=content_type)
 
 
 def serve(cfg: ServeConfig | DictConfig) -> None:
     """Serve ``cfg.checkpoint`` until Ctrl-C or SIGTERM (see the module docstring); a checkpoint that does not
     load, or a bad option, is a :class:`hiersum.config.UsageError` before anything starts."""
     cfg = command_config(cfg, ServeConfig, usage=USAGE)
+    key = server_key(cfg)
     checked_device("cuda" if cfg.accelerator == "cuda" else "cpu", cfg.precision)
     summarizer = load_checkpoint(cfg.checkpoint)  # checked here: a worker that fails to load says it less clearly
     checkpoint_tokenizer(summarizer, cfg.checkpoint)
     record_selection(cfg, summarizer)
     del summarizer
-    server = build_server(cfg)
-    print(f"serving {cfg.checkpoint} on http://{cfg.host}:{cfg.port} (page /, POST {API_PATH}, /health, /docs); "
-          "Ctrl-C or SIGTERM stops after answering the requests in flight", file=sys.stderr, flush=True)
-    stop = functools.partial(_on_stop_signal, os.getpid())
-    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        server.run(host=cfg.host, port=cfg.port, log_level=cfg.log_level, generate_client_file=False)
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    with tempfile.TemporaryDirectory(prefix="hiersum-serve-metrics-") as folder:
+        os.environ[MULTIPROCESS_DIR] = folder  # read by prometheus_client in each process of the server
+        server = build_server(cfg, key=key)
+        print(f"serving {cfg.checkpoint} on http://{cfg.host}:{cfg.port} (page /, POST {API_PATH}, /health, /metrics, "
+              f"/docs{'; X-API-Key required' if key else ''}); Ctrl-C or SIGTERM stops after answering the requests "
+              "in flight", file=sys.stderr, flush=True)
+        stop = functools.partial(_on_stop_signal, os.getpid(), server)
+        previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            server.run(host=cfg.host, port=cfg.port, log_level=cfg.log_level, generate_client_file=False)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            os.environ.pop(MULTIPROCESS_DIR, None)
     print("hiersum serve: stopped", file=sys.stderr)
 
 
-def _on_stop_signal(main_pid: int, signum: int, _frame: Any) -> None:
-    """In this process, :class:`Terminated` (LitServe's graceful stop) for SIGTERM and SIGINT alike. In a process
-    forked from it that kept the handler: SIGINT is ignored (Ctrl-C in a terminal signals every process of the
+def _on_stop_signal(main_pid: int, server: Server, signum: int, _frame: Any) -> None:
+    """In this process, the listening sockets shut down (new connections are refused at once) and
+    :class:`Terminated` (LitServe's graceful stop) for SIGTERM and SIGINT alike. In a process forked from it that
+    kept the handler: SIGINT is ignored (Ctrl-C in a terminal signals every process of the
     group at once; this process stops them in order), SIGTERM takes its default action (LitServe's HTTP process,
     once uvicorn has stopped, raises it again; the workers are stopped with it)."""
     if os.getpid() == main_pid:
+        for listening in server.sockets:  # shared with LitServe's HTTP and manager processes: shut for all
+            with contextlib.suppress(OSError):
+                listening.shutdown(socket.SHUT_RDWR)
+            listening.close()
         raise Terminated()
     if signum == signal.SIGINT:
         return

@@ -10,10 +10,14 @@ import random
 import signal
 import threading
 import time
+import urllib.error
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
 
 from hiersum.commands.summarize import summarize
 from hiersum.serving.client import post_json
@@ -95,12 +99,103 @@ def test_200_concurrent_requests_equal_summarize_and_bad_ones_change_nothing(che
     assert process.returncode == 0, server_log(tmp_path / "server")
 
 
+KEY = "test-key"
+
+
+def scrape(url: str) -> dict[str, list]:
+    """The samples of ``/metrics``, by family name, as Prometheus's own parser (prometheus_client's) reads them."""
+    request = urllib.request.Request(f"{url}/metrics", headers={"X-API-Key": KEY})
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        text = reply.read().decode("utf-8")
+    return {family.name: family.samples for family in text_string_to_metric_families(text)}
+
+
+def value(samples: list, name: str, **labels: str) -> float:
+    return sum(sample.value for sample in samples if sample.name == name and sample.labels.items() >= labels.items())
+
+
+def test_a_server_with_a_key_refuses_without_it_answers_413_to_every_client_and_counts_its_load(
+        checkpoint, tiny_corpus, tmp_path):
+    examples = records(tiny_corpus)
+    process, url = start_server(checkpoint, tmp_path / "server", f"api_key={KEY}", f"max_body_bytes={MAX_BODY_BYTES}",
+                                *DECODE)
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=10) as reply:  # open to a load balancer
+            assert reply.status == 200
+        status, answer = post_json(f"{url}/summarize", examples[0])
+        assert (status, answer) == (401, {"error": "header 'X-API-Key': expected the server's key, found none"})
+        oversize = json.dumps({"text": "x" * 5_000_000}).encode()
+        expected_413 = f"body: expected at most {MAX_BODY_BYTES} bytes (the server's max_body_bytes)"
+        status, answer = post_json(f"{url}/summarize", oversize, key=KEY)  # urllib
+        assert status == 413 and answer["error"].startswith(expected_413), answer
+        for data in (oversize, iter([b" " * 100_000] * 50)):  # requests: with a Content-Length, then chunked
+            reply = requests.post(f"{url}/summarize", data=data, headers={"X-API-Key": KEY}, timeout=60)
+            assert reply.status_code == 413 and reply.json()["error"].startswith(expected_413), reply.text
+
+        scrapes = []
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            replies = [pool.submit(post_json, f"{url}/summarize", examples[i % len(examples)], key=KEY)
+                       for i in range(48)]
+            while not all(reply.done() for reply in replies):
+                scrapes.append(scrape(url))
+                time.sleep(0.05)
+            statuses = [reply.result()[0] for reply in replies]
+        assert statuses == [200] * 48
+        assert max(value(samples["hiersum_queue_depth"], "hiersum_queue_depth") for samples in scrapes) >= 2
+        final = scrape(url)
+        assert value(final["hiersum_requests"], "hiersum_requests_total", status="200") == 48
+        assert value(final["hiersum_requests"], "hiersum_requests_total", status="413") == 3
+        assert value(final["hiersum_requests"], "hiersum_requests_total", status="401") == 1
+        assert value(final["hiersum_request_seconds"], "hiersum_request_seconds_count") == 52
+        assert value(final["hiersum_batch_size"], "hiersum_batch_size_sum") == 48
+        assert value(final["hiersum_batch_size"], "hiersum_batch_size_count") < 48  # batched
+        assert value(final["hiersum_decode_tokens"], "hiersum_decode_tokens_total") >= 48  # min_length=1
+        assert value(final["hiersum_decode_tokens_per_second"], "hiersum_decode_tokens_per_second") > 0
+        assert value(final["hiersum_model_load_seconds"], "hiersum_model_load_seconds") > 0
+        assert value(final["hiersum_queue_depth"], "hiersum_queue_depth") == 0
+    finally:
+        stop_server(process)
+    assert process.returncode == 0, server_log(tmp_path / "server")
+
+
+def test_past_max_queue_requests_get_503_with_retry_after_and_a_request_past_its_timeout_504(checkpoint, tiny_corpus,
+                                                                                             tmp_path):
+    """One request decoded at a time (a long decode: beam 8, 200 tokens), at most 2 queued or decoding: of 6 sent at
+    once, the 4 past the limit get 503 with Retry-After at once; with timeout=0.3 the 2 let in get 504 in one line
+    soon after 0.3 s (the HTTP process answers at the deadline, whatever the worker is doing)."""
+    slow = {**records(tiny_corpus)[0], "options": {"beam_size": 8, "min_length": 200, "max_length": 200}}
+    process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "max_queue=2", "timeout=0.3")
+    try:
+        def send(_: int) -> tuple[int, dict, str | None, float]:
+            request = urllib.request.Request(f"{url}/summarize", data=json.dumps(slow).encode(), method="POST")
+            start = time.monotonic()
+            try:
+                with urllib.request.urlopen(request, timeout=60) as reply:
+                    return reply.status, json.loads(reply.read()), None, time.monotonic() - start
+            except urllib.error.HTTPError as error:
+                return error.code, json.loads(error.read()), error.headers.get("Retry-After"), time.monotonic() - start
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            replies = list(pool.map(send, range(6)))
+    finally:
+        stop_server(process)
+    busy = [reply for reply in replies if reply[0] == 503]
+    late = [reply for reply in replies if reply[0] == 504]
+    assert len(busy) == 4 and len(late) == 2, replies
+    assert all(retry == "1" and answer["error"].startswith("server busy: 2 requests queued or decoding")
+               for _, answer, retry, _ in busy)
+    assert all(answer == {"error": "request: expected an answer within 0.3 s (the server's timeout), found none"}
+               and seconds < 1.5 for _, answer, _, seconds in late), late
+    assert process.returncode == 0, server_log(tmp_path / "server")
+
+
 def stop_with_requests_queued(checkpoint: Path, tiny_corpus: Path, run_dir: Path, stop, *, requests: int,
-                              after_first_answer: bool) -> tuple[int, list[tuple[int, dict, float]], float, str]:
+                              after_first_answer: bool) -> tuple[int, list[tuple[int, dict, float]], float, str, tuple]:
     """Start a server that answers one slow request at a time (~0.5 s each), send ``requests`` of them at once, call
     ``stop(process)`` once the first is answered (``after_first_answer``) or 0.3 s later (the first in the middle of
-    its decode), and wait for every answer and the exit: (exit status, (status, answer, time answered) of each
-    reply, the time of the stop, the server's log)."""
+    its decode), try a new request 0.2 s after the stop, and wait for every answer and the exit: (exit status,
+    (status, answer, time answered) of each reply, the time of the stop, the server's log, (the new request's
+    status or error, when it was answered))."""
     example = records(tiny_corpus)[0]
     slow = {**example, "options": {"beam_size": 4, "min_length": 60, "max_length": 60}}
     process, url = start_server(checkpoint, run_dir, "max_batch_size=1", "shutdown_timeout=60")
@@ -119,22 +214,31 @@ def stop_with_requests_queued(checkpoint: Path, tiny_corpus: Path, run_dir: Path
             time.sleep(0.01)
         stopped = time.monotonic()
         stop(process)
+        time.sleep(0.2)
+        try:
+            late = post_json(f"{url}/summarize", slow, timeout=10)[0]
+        except (OSError, ValueError) as error:  # refused or reset (URLError is an OSError); 503 in plain text
+            late = type(getattr(error, "reason", error)).__name__
+        late_at = time.monotonic()
         for thread in threads:
             thread.join(timeout=120)
         process.wait(timeout=60)
     finally:
         stop_server(process)
-    return process.returncode, replies, stopped, server_log(run_dir)
+    return process.returncode, replies, stopped, server_log(run_dir), (late, late_at)
 
 
-def test_sigterm_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_corpus, tmp_path):
-    status, replies, terminated, log = stop_with_requests_queued(
-        checkpoint, tiny_corpus, tmp_path / "server", lambda process: process.terminate(), requests=8,
+def test_sigterm_refuses_new_connections_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_corpus,
+                                                                                      tmp_path):
+    status, replies, terminated, log, (late, late_at) = stop_with_requests_queued(
+        checkpoint, tiny_corpus, tmp_path / "server", lambda process: process.terminate(), requests=16,
         after_first_answer=True)
     assert status == 0, log
-    assert len(replies) == 8 and all(code == 200 for code, _, _ in replies), replies
+    assert len(replies) == 16 and all(code == 200 for code, _, _ in replies), replies
     assert len({answer["summary"] for _, answer, _ in replies}) == 1
     assert max(finished for _, _, finished in replies) > terminated, "no request was in flight at the SIGTERM"
+    assert late in ("ConnectionRefusedError", "ConnectionResetError", 503), late
+    assert late_at < max(finished for _, _, finished in replies), "the new request waited for the drain to end"
     assert "hiersum serve: stopped" in log
 
 
@@ -143,7 +247,7 @@ def test_ctrl_c_to_the_whole_process_group_answers_the_requests_in_flight_and_st
     """A terminal's Ctrl-C signals every process of the group at once (main, HTTP process, worker, manager): the
     main process stops them in order, after the requests in flight are answered, instead of each process dying
     on its own (which left the server hanging, or killed the worker in the middle of a decode)."""
-    _, replies, _, log = stop_with_requests_queued(
+    _, replies, _, log, _ = stop_with_requests_queued(
         checkpoint, tiny_corpus, tmp_path / "server", lambda process: os.killpg(process.pid, signal.SIGINT),
         requests=3, after_first_answer=False)
     assert [code for code, _, _ in replies] == [200, 200, 200], log

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
 from hiersum.serving.client import post_json
 from tests.helpers.paths import SAMPLE_DIR
@@ -58,3 +59,36 @@ def test_the_page_shows_the_summary_and_shades_the_attended_paragraphs(checkpoin
         assert text.endswith(paragraph) and background.startswith("rgba(255, 170, 0"), (text, background)
     assert all(f"({p['attention']:.3f}): {p['text']}" in item for p, item in zip(expected["paragraphs"], top,
                                                                                    strict=True))
+
+
+def test_with_a_key_the_page_asks_for_it_once_and_warns_of_a_model_of_the_sample_corpus(checkpoint, tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    saved = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    saved["hyper_parameters"]["data"]["path"] = "/somewhere/data/sample"  # as if trained on the sample corpus
+    torch.save(saved, tmp_path / "sample.ckpt")
+    process, url = start_server(tmp_path / "sample.ckpt", tmp_path / "server", "api_key=page-key")
+    dialogs = []
+
+    def answer(dialog) -> None:  # noqa: ANN001 - Playwright's Dialog
+        dialogs.append(dialog.message)
+        dialog.accept("page-key")
+
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            page = browser.new_page()
+            page.on("dialog", answer)
+            page.goto(f"{url}/")
+            page.fill("#documents", "First paragraph here.\n\nSecond one.")
+            results = []
+            for _ in range(2):
+                page.click("#submit")
+                page.wait_for_selector("#result:not([hidden])", timeout=60_000)
+                page.wait_for_function("!document.getElementById('submit').disabled", timeout=60_000)
+                results.append((page.inner_text("#error"), page.is_visible("#sample-warning"),
+                                page.inner_text("#corpus")))
+            browser.close()
+    finally:
+        stop_server(process)
+    assert len(dialogs) == 1 and "X-API-Key" in dialogs[0]
+    assert results == [("", True, "model trained on: /somewhere/data/sample")] * 2

@@ -4,11 +4,12 @@ length penalty, n-gram blocking."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import pytest
 import torch
 
-from hiersum.decoding.search import beam_search, length_penalty
+from hiersum.decoding.search import beam_search, greedy_search, length_penalty
 from tests.helpers.model import repeated_ngrams
 
 
@@ -92,3 +93,51 @@ def test_ngram_blocking_never_repeats_an_ngram(beam_size, n):
     blocked = beam_search(cycling_step(), RowState(), stopping="full", no_repeat_ngram_size=n, **kwargs)
     for sequence in blocked.sequences:
         assert len(sequence) == 12 and repeated_ngrams(sequence, n) == []
+
+
+class CountingStep(MarkovStep):
+    """A Markov step that records how many rows it decodes at each step."""
+
+    def __init__(self, table: torch.Tensor):
+        super().__init__(table)
+        self.rows: list[int] = []
+
+    def __call__(self, tokens, state):
+        self.rows.append(tokens.size(0))
+        return super().__call__(tokens, state)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+@pytest.mark.parametrize("search", ["beam", "greedy"])
+def test_an_example_given_up_stops_at_once_and_the_others_decode_as_without_it(beam_size, search):
+    """Example 1 is given up before step 4 (a caller's deadline): from then on the step decodes only the rows of
+    examples 0 and 2, whose results equal those of a search that never gave anything up."""
+    table = cycling_step().table
+    kwargs = dict(batch_size=3, bos_id=0, eos_id=1, min_length=12, max_length=12)
+    if search == "beam":
+        run = partial(beam_search, beam_size=beam_size, stopping="full", **kwargs)
+    else:
+        run = partial(greedy_search, **kwargs)
+    rows_per_example = beam_size if search == "beam" else 1
+    free = run(CountingStep(table), RowState())
+    step = CountingStep(table)
+    asked: list[list[int]] = []
+
+    def give_up(examples: list[int]) -> list[bool]:
+        asked.append(list(examples))
+        return [example == 1 and len(asked) > 4 for example in examples]
+
+    cut = run(step, RowState(), give_up=give_up)
+    assert (cut.sequences[1], cut.scores[1], cut.n_best[1]) == ([], float("-inf"), [])
+    for example in (0, 2):
+        assert (cut.sequences[example], cut.scores[example]) == (free.sequences[example], free.scores[example])
+        assert cut.n_best[example] == free.n_best[example]
+    assert step.rows == [3 * rows_per_example] * 4 + [2 * rows_per_example] * 8
+    assert asked[:5] == [[0, 1, 2]] * 5 and asked[5:] == [[0, 2]] * 7
+
+
+def test_when_every_example_is_given_up_the_search_stops():
+    step = CountingStep(cycling_step().table)
+    out = beam_search(step, RowState(), batch_size=2, beam_size=2, bos_id=0, eos_id=1, min_length=12,
+                      max_length=12, give_up=lambda examples: [True] * len(examples))
+    assert step.rows == [] and out.n_best == [[], []] and out.sequences == [[], []]

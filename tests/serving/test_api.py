@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import multiprocessing
 import pickle
+import time
+from dataclasses import replace
 
 import pytest
 
@@ -17,7 +20,7 @@ from hiersum.commands.export import export
 from hiersum.commands.summarize import RecordOptions, output_records, record_selection
 from hiersum.config import DecodeConfig, ExportConfig, ServeConfig, ServeLimits
 from hiersum.data.selection import encode_examples
-from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI
+from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI, TimedOut
 from hiersum.serving.requests import read_request
 from tests.helpers.checkpoints import save_summarizer_checkpoint
 from tests.helpers.serving import assert_same_lines
@@ -74,6 +77,19 @@ def test_a_batch_of_mixed_options_is_answered_in_order_with_the_summarize_lines(
     assert all(p["text"] == texts[p["document"], p["paragraph"]] for p in first["paragraphs"])
 
 
+def test_the_model_block_names_the_corpus_and_whether_it_is_the_synthetic_sample(responder, cfg):
+    model = responder.answer(requests(BODIES[:1]))[0]["model"]
+    assert (model["corpus"], model["sample_corpus"]) == ("x", False)  # the tiny checkpoint's data.path
+    for path in ["/repo/data/sample", "/home/u/.cache/hiersum/sample-0123456789ab"]:
+        summarizer = load_summarizer(cfg.checkpoint)
+        summarizer = replace(summarizer, data_config=replace(summarizer.data_config, path=path))
+        model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
+        assert (model["corpus"], model["sample_corpus"]) == (path, True)
+    summarizer = replace(load_summarizer(cfg.checkpoint), data_config=None)  # an old checkpoint: not recorded
+    model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
+    assert (model["corpus"], model["sample_corpus"]) == (None, False)
+
+
 def test_a_service_of_an_exported_model_directory_answers_as_the_checkpoint_it_came_from(responder, cfg, tmp_path):
     directory = tmp_path / "exported"
     export(ExportConfig(task_name="export", checkpoint=cfg.checkpoint, output=str(directory), overwrite=False,
@@ -103,6 +119,30 @@ def test_a_failure_inside_the_model_answers_that_request_only(responder, cfg, mo
     assert_same_lines(responder.answer(requests([BODIES[1]])), summarize_lines(responder, cfg, [BODIES[1]]))
 
 
+def test_a_request_past_its_deadline_is_answered_504_and_the_others_of_its_batch_as_without_it(responder, cfg):
+    late = [replace(request, deadline=time.monotonic() - 1 if i == 1 else time.monotonic() + 600)
+            for i, request in enumerate(requests(BODIES[:3]))]
+    answers = responder.answer(late)
+    assert isinstance(answers[1], TimedOut)
+    assert_same_lines([answers[0], answers[2]], summarize_lines(responder, cfg, [BODIES[0], BODIES[2]]))
+    lit_api = SummarizeAPI(cfg)
+    reply = pickle.loads(pickle.dumps(lit_api.encode_response(answers[1])))  # LitServe's queues
+    assert reply.status_code == 504
+    assert json.loads(reply.body) == {"error": f"request: expected an answer within {cfg.timeout:g} s (the server's "
+                                               "timeout), found none"}
+
+
+def test_the_deadline_goes_with_the_body_to_the_worker(cfg):
+    body = {**BODIES[1], "_deadline": 1.0}  # a client's own is overwritten by the checks
+    before = time.monotonic()
+    status, _, seen, _, _ = run_checks([json.dumps(body).encode()], timeout=30)
+    forwarded = json.loads(seen["body"])
+    deadline = forwarded["_deadline"]
+    assert status == 200 and before + 30 <= deadline <= time.monotonic() + 30
+    request = SummarizeAPI(cfg).decode_request(forwarded)
+    assert request.deadline == deadline and request.example.id == "b"
+
+
 def test_the_api_answers_a_failure_500_with_its_request_id_through_a_queue(responder, cfg):
     lit_api = SummarizeAPI(cfg)
     lit_api.responder = responder
@@ -114,15 +154,20 @@ def test_the_api_answers_a_failure_500_with_its_request_id_through_a_queue(respo
     assert lit_api.predict([lit_api.decode_request(body) for body in BODIES[:2]])[1] == one
 
 
-def run_checks(body_chunks: list[bytes], *, headers: list[tuple[bytes, bytes]] = (), max_body_bytes: int = 200):
-    """(status, JSON answer, body and content type the app behind the checks received or None)."""
+def run_checks(body_chunks: list[bytes], *, headers: list[tuple[bytes, bytes]] = (), max_body_bytes: int = 200,
+               app_seconds: float = 0, linger: float = 0, **options):
+    """(status, JSON answer, body and content type the app behind the checks received (and whether it finished)
+    or None, the response's headers, the body messages left unread); the app answers after ``app_seconds``, the
+    event loop runs on ``linger`` seconds after the checks return."""
     seen = {}
 
     async def app(scope, receive, send):
         message = await receive()
         seen["body"], seen["type"] = message["body"], dict(scope["headers"]).get(b"content-type")
+        await asyncio.sleep(app_seconds)
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
+        seen["finished"] = True
 
     messages = [{"type": "http.request", "body": chunk, "more_body": i < len(body_chunks) - 1}
                 for i, chunk in enumerate(body_chunks)]
@@ -134,29 +179,61 @@ def run_checks(body_chunks: list[bytes], *, headers: list[tuple[bytes, bytes]] =
     async def send(message):
         sent.append(message)
 
-    checks = RequestChecks(app, path="/summarize", max_body_bytes=max_body_bytes, defaults=DECODE, limits=LIMITS)
+    checks = RequestChecks(app, path="/summarize", max_body_bytes=max_body_bytes, defaults=DECODE, limits=LIMITS,
+                           **options)
     scope = {"type": "http", "path": "/summarize", "method": "POST", "headers": list(headers)}
-    asyncio.run(checks(scope, receive, send))
+    async def run() -> None:
+        await checks(scope, receive, send)
+        await asyncio.sleep(linger)
+
+    asyncio.run(run())
+    assert [message["type"] for message in sent].count("http.response.start") == 1
     body = b"".join(message.get("body", b"") for message in sent[1:])
-    return sent[0]["status"], json.loads(body), seen or None
+    if seen:
+        seen.setdefault("finished", False)
+    return sent[0]["status"], json.loads(body), seen or None, dict(sent[0]["headers"]), len(messages)
 
 
 def test_the_checks_pass_a_good_body_on_whole_as_json_and_refuse_a_bad_one_before_the_app():
     good = json.dumps(BODIES[1]).encode()
     form = [(b"content-type", b"application/x-www-form-urlencoded")]  # curl -d's type: read as JSON all the same
-    status, _, seen = run_checks([good[:10], good[10:]], headers=form)
-    assert (status, seen) == (200, {"body": good, "type": b"application/json"})
-    status, answer, seen = run_checks([b'{"documents": []}'])
+    status, _, seen, _, _ = run_checks([good[:10], good[10:]], headers=form)
+    assert (status, seen) == (200, {"body": good, "type": b"application/json", "finished": True})
+    status, answer, seen, _, _ = run_checks([b'{"documents": []}'])
     assert (status, seen) == (422, None)
     assert answer == {"error": "field 'documents': expected a non-empty list of documents, found an empty list"}
 
 
-def test_the_checks_refuse_a_body_over_the_limit_by_its_length_or_as_it_arrives():
-    status, answer, seen = run_checks([b"{}"], headers=[(b"content-length", b"201")])
-    assert (status, seen) == (413, None)
+def test_the_checks_refuse_a_body_over_the_limit_by_its_length_or_as_it_arrives_after_reading_it_all():
+    status, answer, seen, _, unread = run_checks([b"{}", b" " * 150], headers=[(b"content-length", b"201")])
+    assert (status, seen, unread) == (413, None, 0)
     assert answer["error"] == "body: expected at most 200 bytes (the server's max_body_bytes), found 201 bytes"
-    status, answer, seen = run_checks([b" " * 150, b" " * 150])
-    assert (status, seen, answer["error"].endswith("found more")) == (413, None, True)
+    status, answer, seen, _, unread = run_checks([b" " * 150] * 6)
+    assert (status, seen, answer["error"].endswith("found more"), unread) == (413, None, True, 0)
+
+
+def test_the_checks_read_an_oversize_body_only_up_to_the_cap(monkeypatch):
+    monkeypatch.setattr(api, "DRAIN_CAP_BYTES", 1000)
+    status, _, _, _, unread = run_checks([b" " * 300] * 10)
+    assert status == 413 and 0 < unread < 10 - 1000 // 300
+
+
+def test_past_max_queue_a_request_gets_503_with_retry_after_and_the_count_comes_back_down():
+    queued = multiprocessing.Value("i", 2)
+    good = [json.dumps(BODIES[1]).encode()]
+    status, answer, seen, headers, _ = run_checks(good, max_queue=2, queued=queued)
+    assert (status, seen, headers[b"retry-after"]) == (503, None, b"1")
+    assert answer == {"error": "server busy: 2 requests queued or decoding (the server's max_queue); retry after 1 s"}
+    queued.value = 1
+    assert run_checks(good, max_queue=2, queued=queued)[0] == 200 and queued.value == 1
+
+
+def test_a_request_unanswered_past_the_timeout_gets_504_and_the_app_is_left_to_finish():
+    good = [json.dumps(BODIES[1]).encode()]
+    status, answer, seen, _, _ = run_checks(good, timeout=0.2, app_seconds=0.5, linger=0.6)
+    assert (status, seen["finished"]) == (504, True)  # LitServe's handler finishes: it forgets the request
+    assert answer == {"error": "request: expected an answer within 0.2 s (the server's timeout), found none"}
+    assert run_checks(good, timeout=2, app_seconds=0.1)[0] == 200
 
 
 def test_the_server_serves_the_page_at_the_root_and_the_api_with_its_checks(cfg):
@@ -166,6 +243,7 @@ def test_the_server_serves_the_page_at_the_root_and_the_api_with_its_checks(cfg)
     roots = [route for route in server.app.router.routes if getattr(route, "path", None) == "/"]
     assert len(roots) == 1 and roots[0].endpoint().body.decode() == page()
     assert '<form id="form">' in page() and 'fetch("summarize"' in page()
+    assert 'id="sample-warning"' in page() and "answer.model.sample_corpus" in page()
     assert any(getattr(route, "path", None) == "/summarize" for route in server.app.router.routes)
     assert RequestChecks in [middleware.cls for middleware in server.app.user_middleware]
     assert server.uvicorn_graceful_timeout == cfg.shutdown_timeout

@@ -17,7 +17,8 @@ from hiersum.config import ServeConfig, ServeLimits
     ({"accelerator": "tpu"}, "accelerator must be one of auto, cpu, cuda, mps, found 'tpu'"),
     ({"max_batch_size": 0}, "max_batch_size must be >= 1, found 0"),
     ({"max_body_bytes": 0}, "max_body_bytes must be >= 1, found 0"),
-    ({"shutdown_timeout": 0}, "batch_timeout must be >= 0, timeout and shutdown_timeout > 0; found 0.05, 120.0 and 0"),
+    ({"shutdown_timeout": 0}, "batch_timeout must be >= 0, timeout and shutdown_timeout > 0; found 0.05, 60.0 and 0"),
+    ({"max_queue": 0}, "max_queue must be >= 1, found 0"),
     ({"log_level": "loud"}, "log_level must be one of critical"),
 ])
 def test_a_bad_option_is_refused_naming_it(changes, message):
@@ -33,8 +34,11 @@ def test_a_limit_below_one_is_refused():
 @pytest.mark.parametrize(("options", "expected"), [
     (["checkpoint={tmp}/missing.ckpt"], "missing.ckpt"),
     (["checkpoint={tmp}/missing.ckpt", "port=80"], "port must be in [1024, 65535], found 80"),
+    (["checkpoint={tmp}/missing.ckpt", "host=0.0.0.0"], "set api_key=KEY (or the environment variable "
+                                                        "LIT_SERVER_API_KEY), or allow_unauthenticated=true"),
 ])
-def test_the_command_stops_in_one_line_before_serving(options, expected, tmp_path, capsys):
+def test_the_command_stops_in_one_line_before_serving(options, expected, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("LIT_SERVER_API_KEY", raising=False)
     argv = ["serve", *(option.format(tmp=tmp_path) for option in options), f"hydra.run.dir={tmp_path / 'run'}",
             "hydra/job_logging=none", "hydra/hydra_logging=none"]
     with pytest.raises(SystemExit) as exit_info:
