@@ -147,7 +147,8 @@ ROOF_FILE_VARIABLE = "HIERSUM_CPU_ROOF_FILE"
 
 ROOF_SPREAD_WARNING = 0.1
 """A measurement whose rounds spread more than this was taken on a busy machine (so is one taken while the load
-average left fewer idle cores than its threads): it is cached with ``"busy": true`` and logged as a warning. On
+average, this process's own work included, exceeded the cores): it is cached with ``"busy": true`` and logged as a
+warning. On
 the project's 2-core machine, under a load average of 4-10, the roof came out 20-40 GFLOP/s instead of ~187."""
 
 
@@ -206,7 +207,7 @@ def cpu_roof(dtype: torch.dtype = torch.float32, *, remeasure: bool = False) -> 
     if remeasure or not isinstance(entry, dict) or not isinstance(entry.get("gflops"), int | float):
         load = os.getloadavg()[0]  # before the measurement: the others' load
         measured = measure_matmul_roof("cpu", dtype=dtype)
-        busy = measured.spread > ROOF_SPREAD_WARNING or load > (os.cpu_count() or 1) - threads + 0.5
+        busy = measured.spread > ROOF_SPREAD_WARNING or load > (os.cpu_count() or 1)  # the load counts this process
         entry = {"gflops": round(measured.gflops, 1), "rounds": [round(x, 1) for x in measured.rounds],
                  "spread": round(measured.spread, 3), "load_average": round(load, 2), "busy": busy,
                  "date": datetime.date.today().isoformat(), "torch": torch.__version__}
