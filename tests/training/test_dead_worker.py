@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,7 @@ def newest_step(checkpoints: Path) -> int:
     return max(steps, default=-1)
 
 
-def wait_for_step(job: subprocess.Popen, run_dirs: callable, step: int, log: Path) -> Path:
+def wait_for_step(job: subprocess.Popen, run_dirs: Callable[[], list[Path]], step: int, log: Path) -> Path:
     """Wait until a step checkpoint at or past ``step`` is written; the run directory it is in."""
     deadline = time.monotonic() + DEADLINE
     while True:
