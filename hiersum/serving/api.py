@@ -25,11 +25,11 @@ import litserve
 from starlette.responses import JSONResponse
 
 from hiersum.checkpoints.io import Summarizer
-from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
-from hiersum.commands.summarize import RecordOptions, output_records, record_selection
 from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
 from hiersum.data.sample_location import is_sample_corpus
 from hiersum.data.selection import encode_examples
+from hiersum.inference.pipeline import checkpoint_tokenizer, load_checkpoint
+from hiersum.inference.records import RecordOptions, output_records, record_selection
 from hiersum.model.encoder_registry import encoder_spec
 from hiersum.serving.requests import (
     DEADLINE_FIELD,
@@ -67,7 +67,7 @@ class Failure:
 
 class Responder:
     """Answers checked requests with a loaded model: each one as ``hiersum summarize`` writes its record
-    (:func:`hiersum.commands.summarize.output_records`), requests with equal decoding options decoded together."""
+    (:func:`hiersum.inference.records.output_records`), requests with equal decoding options decoded together."""
 
     def __init__(self, cfg: ServeConfig, summarizer: Summarizer, *, device: str) -> None:
         self.summarizer = summarizer

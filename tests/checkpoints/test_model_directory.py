@@ -14,7 +14,7 @@ import torch
 from hiersum.checkpoints import load_summarizer
 from hiersum.checkpoints.directory import FILES, ModelNotes, save_model_directory
 from hiersum.checkpoints.io import CheckpointError, Summarizer
-from hiersum.commands.record_output import checkpoint_sha256
+from hiersum.inference.record_output import checkpoint_sha256
 from hiersum.config import DecodeConfig, UsageError
 from hiersum.data.tokenizer import load_tokenizer
 from hiersum.data.torch_files import PICKLE_PROTOCOL_2, ZIP_MAGIC
