@@ -17,9 +17,9 @@ import pytest
 import hiersum.serving.api as api
 from hiersum.checkpoints.io import load_summarizer
 from hiersum.commands.export import export
-from hiersum.inference.records import RecordOptions, output_records, record_selection
 from hiersum.config import DecodeConfig, ExportConfig, ServeConfig, ServeLimits
 from hiersum.data.selection import encode_examples
+from hiersum.inference.records import RecordOptions, output_records, record_selection
 from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI, TimedOut
 from hiersum.serving.requests import read_request
 from tests.helpers.checkpoints import save_summarizer_checkpoint
