@@ -27,9 +27,8 @@ def eos_biased_model(bias: float):
 def greedy(model, src, mask, **kwargs):
     state = model.init_decoder_state(model.encode(src, mask))
     with torch.no_grad():
-        return greedy_search(
-            model.step, state, batch_size=src.size(0), bos_id=BOS, eos_id=EOS, **kwargs
-        )
+        return greedy_search(model.step, state, batch_size=src.size(0), bos_id=BOS, eos_id=EOS,
+                             **{"alpha": 0.0, "min_length": 0, **kwargs})
 
 
 @pytest.mark.parametrize("stopping", ["official", "full"])
