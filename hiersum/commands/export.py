@@ -28,7 +28,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from hiersum.checkpoints.directory import ModelNotes, save_model_directory
 from hiersum.checkpoints.io import Summarizer
-from hiersum.config import DecodeConfig, ExportConfig, UsageError, command_config
+from hiersum.commands.composed import command_config
+from hiersum.config import DecodeConfig, ExportConfig, UsageError
 from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.inference.pipeline import checkpoint_tokenizer, load_checkpoint

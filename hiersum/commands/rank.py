@@ -26,8 +26,9 @@ from omegaconf import DictConfig
 
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker
 from hiersum.commands.common import rerun_command
+from hiersum.commands.composed import command_config
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
-from hiersum.config import RankConfig, command_config
+from hiersum.config import RankConfig
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order

@@ -43,8 +43,9 @@ from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.common import rerun_command
+from hiersum.commands.composed import command_config
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
-from hiersum.config import SummarizeConfig, UsageError, command_config
+from hiersum.config import SummarizeConfig, UsageError
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import EncodedExample
 from hiersum.data.selection import encode_examples

@@ -26,11 +26,10 @@ from typing import Any
 import litserve
 from fastapi import Depends, Request
 from fastapi.exception_handlers import http_exception_handler
-from omegaconf import DictConfig
 from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from hiersum.config import ServeConfig, Terminated, UsageError, command_config
+from hiersum.config import ServeConfig, Terminated, UsageError
 from hiersum.inference.pipeline import checked_device, checkpoint_tokenizer, load_checkpoint
 from hiersum.inference.records import record_selection
 from hiersum.serving.api import API_PATH, RequestChecks, SummarizeAPI
@@ -121,10 +120,10 @@ def _metrics() -> Response:
     return Response(text, media_type=content_type)
 
 
-def serve(cfg: ServeConfig | DictConfig) -> None:
+def serve(cfg: ServeConfig) -> None:
     """Serve ``cfg.checkpoint`` until Ctrl-C or SIGTERM (see the module docstring); a checkpoint that does not
-    load, or a bad option, is a :class:`hiersum.config.UsageError` before anything starts."""
-    cfg = command_config(cfg, ServeConfig, usage=USAGE)
+    load is a :class:`hiersum.config.UsageError` before anything starts (``hiersum serve`` turns its composed
+    config into ``cfg``, a bad option a usage error there)."""
     key = server_key(cfg)
     checked_device("cuda" if cfg.accelerator == "cuda" else "cpu", cfg.precision)
     summarizer = load_checkpoint(cfg.checkpoint)  # checked here: a worker that fails to load says it less clearly
