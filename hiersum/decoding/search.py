@@ -22,9 +22,10 @@ PreSumm / fairseq's ``NGramRepeatBlock`` with n = 3).
 Scores are GNMT length-penalised: cumulative log-prob / ((5 + length) / 6) ** alpha, where
 length counts generated tokens (EOS included, BOS not).
 
-Stopping rules of :func:`beam_search`:
+Stopping rules of :func:`beam_search` (:class:`hiersum.config.Stopping`; the search settings have no defaults
+here: those of :class:`hiersum.config.DecodeConfig` are the only ones, ``full`` among them):
 
-``"official"`` (default; the rule of the official hiersumm / OpenNMT fast beam search)
+``"official"`` (the rule of the official hiersumm / OpenNMT fast beam search)
     An example stops at the first step where its best-scoring live beam emits EOS. Each beam
     that emits EOS is recorded as a hypothesis with its score at that length, but it is not
     retired: it stays in the beam and keeps being expanded (so a later hypothesis can contain
@@ -53,7 +54,7 @@ from typing import Protocol, TypeVar
 import torch
 from torch import Tensor
 
-STOPPING_RULES = ("official", "full")
+from hiersum.config.choices import Stopping
 
 
 class SearchState(Protocol):
@@ -245,8 +246,7 @@ def beam_search(
     most ``max_length`` tokens. ``n_best`` (<= K) hypotheses are returned per example. ``give_up``:
     see :data:`GiveUp` (an example given up has no hypothesis).
     """
-    if stopping not in STOPPING_RULES:
-        raise ValueError(f"stopping must be one of {STOPPING_RULES}, found {stopping!r}")
+    stopping = Stopping.coerce(stopping, "stopping")
     _check_lengths(min_length, max_length, no_repeat_ngram_size)
     if not 1 <= n_best <= beam_size:
         raise ValueError(f"n_best must be in [1, beam_size={beam_size}], found {n_best}")
