@@ -58,7 +58,7 @@ from hiersum.inference.record_output import (
     RecordOutput,
     refuse_record_output_over_inputs,
 )
-from hiersum.inference.records import RecordOptions, output_records, record_selection
+from hiersum.inference.records import output_records, record_selection
 from hiersum.model.encoder_registry import encoder_spec
 
 USAGE = "hiersum summarize checkpoint=CKPT input=IN output=OUT"
@@ -127,9 +127,9 @@ def _summarize_window(summarizer: Summarizer, encoded: list[EncodedExample], tok
     as every earlier one is done (synced after each batch)."""
     results: list[dict[str, Any] | None] = [None] * len(encoded)
     next_index = 0  # first result of this window not yet written
-    options = RecordOptions(decode=cfg.decode, batch_tokens=cfg.batch_tokens, device=cfg.device,
-                            precision=cfg.precision, attention_top_k=cfg.attention_top_k if cfg.attention else 0)
-    for indices, records in output_records(summarizer, encoded, tokenizer, options):
+    attention_top_k = cfg.attention_top_k if cfg.attention else 0
+    for indices, records in output_records(summarizer, encoded, tokenizer, cfg, device=cfg.device,
+                                           attention_top_k=attention_top_k):
         for index, record in zip(indices, records, strict=True):
             results[index] = record
         while next_index < len(results) and results[next_index] is not None:

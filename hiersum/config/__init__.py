@@ -25,6 +25,7 @@ module             schemas
 ``data``           :class:`TokenizerConfig`, :class:`DataConfig`
 ``optim``          :class:`OptimConfig`, :class:`ParameterGroupConfig`
 ``decode``         :class:`DecodeConfig`
+``records``        :class:`RecordConfig` (what summarize and serve share)
 ``trainer``        :class:`TrainerConfig` (derived from ``pytorch_lightning.Trainer``)
 ``train``          :class:`TrainConfig`
 ``prepare``        :class:`PrepareConfig`
@@ -51,6 +52,7 @@ _HOMES = {
     "hiersum.config.data": ("TokenizerConfig", "DataConfig"),
     "hiersum.config.optim": ("NOAM_SCHEDULER", "ParameterGroupConfig", "OptimConfig"),
     "hiersum.config.decode": ("DecodeConfig",),
+    "hiersum.config.records": ("RecordConfig",),
     "hiersum.config.trainer": ("TRAINER_ACCELERATORS", "TRAINER_PRECISIONS", "TRAINER_PROFILERS", "TrainerConfig"),
     "hiersum.config.train": ("TrainConfig",),
     "hiersum.config.prepare": ("PrepareConfig",),

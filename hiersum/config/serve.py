@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
-from hiersum.config.choices import Precision, Selection
-from hiersum.config.decode import DecodeConfig
+from hiersum.config.records import RecordConfig
 
 SERVE_HOSTS = ("127.0.0.1", "0.0.0.0", "::")
 """The addresses LitServe listens on: this machine, every IPv4 interface, every interface."""
@@ -32,9 +31,11 @@ class ServeLimits:
 
 
 @dataclass
-class ServeConfig:
+class ServeConfig(RecordConfig):
     """``conf/serve.yaml`` (``hiersum serve``): an HTTP summarization service on LitServe
-    (:mod:`hiersum.serving`)."""
+    (:mod:`hiersum.serving`). What it shares with ``hiersum summarize`` is :class:`RecordConfig`'s: paragraph
+    selection, ``precision``, ``batch_tokens``, ``attention_top_k`` (the most attended paragraphs returned, for
+    models with inter-paragraph attention) and ``decode`` (the options of a request that sets none)."""
 
     task_name: str = MISSING
     checkpoint: str = MISSING
@@ -65,25 +66,15 @@ class ServeConfig:
     """Seconds SIGTERM (or Ctrl-C) waits for the requests in flight before the HTTP process is killed."""
     max_body_bytes: int = 1_000_000
     """Largest request body; a larger one gets 413."""
-    precision: Precision = Precision("32")  # type: ignore[valid-type]
-    batch_tokens: int = 8192
-    """Token budget of a decoding batch (examples x paragraphs x tokens)."""
-    max_paragraphs: int | None = None
-    max_paragraph_tokens: int | None = None
-    selection: Selection | None = None  # type: ignore[valid-type]
-    ranker: str | None = None
-    attention_top_k: int = 3
-    """Most attended paragraphs returned (``paragraphs``; models with inter-paragraph attention)."""
-    decode: DecodeConfig = field(default_factory=DecodeConfig)
-    """The decoding options of a request that sets none (``summarize``'s defaults)."""
     limits: ServeLimits = field(default_factory=ServeLimits)
     log_level: str = "info"
     """Of LitServe and uvicorn (one access line a request at ``info``): ``warning`` keeps them quiet."""
     paths: dict[str, Any] = MISSING
 
     def __post_init__(self) -> None:
-        at_least_one(self, "devices", "workers_per_device", "max_batch_size", "max_body_bytes", "batch_tokens",
-                      "attention_top_k", *(("max_queue",) if self.max_queue is not None else ()))
+        super().__post_init__()
+        at_least_one(self, "devices", "workers_per_device", "max_batch_size", "max_body_bytes",
+                     *(("max_queue",) if self.max_queue is not None else ()))
         choices = {"host": SERVE_HOSTS, "accelerator": SERVE_ACCELERATORS, "log_level": SERVE_LOG_LEVELS}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

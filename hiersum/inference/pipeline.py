@@ -25,12 +25,12 @@ import torch
 import hiersum.checkpoints.ranker  # noqa: F401  (registers SCORERS["ranker"]: a checkpoint's selection=ranker)
 from hiersum.checkpoints.io import Summarizer
 from hiersum.checkpoints.io import load_summarizer as load_checkpoint_network
-from hiersum.config import DecodeConfig, UsageError
+from hiersum.config import DecodeConfig, RecordConfig, UsageError
 from hiersum.data.schema import Example
 from hiersum.data.selection import encode_examples
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import PRECISIONS
-from hiersum.inference.records import RecordOptions, attended_paragraphs, example_of, output_records, record_selection
+from hiersum.inference.records import attended_paragraphs, example_of, output_records, record_selection
 
 INPUT_SOURCE = "input"
 """The file name of a record given in Python: its default id is ``input-<position>`` (1-based)."""
@@ -104,14 +104,14 @@ class TextSummarizer(Summarizer):
         line's defaults). A malformed input raises :class:`hiersum.data.schema.RecordError` (a ``ValueError``)
         naming its position and field, an unknown option a ``TypeError``, a value out of range a ``ValueError``."""
         examples = [self._example(item, position) for position, item in enumerate(_as_list(inputs), start=1)]
-        decode = DecodeConfig(**decode_options)
-        overrides = _SelectionOverrides(max_paragraphs, max_paragraph_tokens, selection)
+        config = RecordConfig(precision=self.precision, batch_tokens=self.batch_tokens, max_paragraphs=max_paragraphs,
+                              max_paragraph_tokens=max_paragraph_tokens, selection=selection,
+                              decode=DecodeConfig(**decode_options))
         tokenizer = checkpoint_tokenizer(self, self.checkpoint)
-        encoded = encode_examples(examples, tokenizer, record_selection(overrides, self))
-        options = RecordOptions(decode=decode, batch_tokens=self.batch_tokens, device=self.device,
-                                precision=self.precision, attention_top_k=attention_top_k)
+        encoded = encode_examples(examples, tokenizer, record_selection(config, self))
         lines: list[dict[str, Any]] = [{} for _ in examples]
-        for indices, records in output_records(self, encoded, tokenizer, options):
+        for indices, records in output_records(self, encoded, tokenizer, config, device=self.device,
+                                               attention_top_k=attention_top_k):
             for index, record in zip(indices, records, strict=True):
                 lines[index] = record or {}
         if attention_top_k:
@@ -126,15 +126,6 @@ class TextSummarizer(Summarizer):
         elif not isinstance(item, dict):
             item = {"documents": list(item)}
         return example_of(item, source=INPUT_SOURCE, line=position)
-
-
-@dataclass(frozen=True)
-class _SelectionOverrides:
-    """The selection fields :func:`record_selection` reads (None: the checkpoint's)."""
-
-    max_paragraphs: int | None
-    max_paragraph_tokens: int | None
-    selection: str | None
 
 
 def _as_list(inputs: Input | Sequence[Input]) -> list[Input]:

@@ -11,39 +11,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from hiersum.checkpoints.io import Summarizer
-from hiersum.config import DataConfig, DecodeConfig, UsageError
+from hiersum.config import DataConfig, DecodeConfig, RecordConfig, UsageError
 from hiersum.data.formats.native import parse_record
 from hiersum.data.formats.text import parse_text
 from hiersum.data.schema import EncodedExample, Example, RecordError
-from hiersum.data.selection import SELECTION_FIELDS, TITLE_DOCUMENT, SelectionConfig, selection_config
+from hiersum.data.selection import TITLE_DOCUMENT, SelectionConfig, selection_config
+from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import Summary, summarize_encoded
 
 
-@dataclass(frozen=True)
-class RecordOptions:
-    """What, besides the model and the record, decides an output line (:func:`output_records`)."""
-
-    decode: DecodeConfig
-    batch_tokens: int
-    """Token budget of a decoding batch (examples x paragraphs x tokens)."""
-    device: str
-    precision: str
-    attention_top_k: int
-    """Most attended paragraphs added to each line (``top_paragraphs``); 0 adds none."""
-    deadlines: tuple[float | None, ...] | None = None
-    """Per record, a ``time.monotonic()`` past which its decoding stops and it has no line (``hiersum serve``'s
-    timeout); None: none."""
-
-
-def record_selection(cfg: Any, summarizer: Summarizer) -> SelectionConfig:
-    """The checkpoint's paragraph selection (as for evaluation), with ``max_paragraphs`` etc. overridden
-    when given: ``cfg`` is a :class:`SummarizeConfig` or another command's config with those fields (``serve``)."""
+def record_selection(config: RecordConfig, summarizer: Summarizer) -> SelectionConfig:
+    """The checkpoint's paragraph selection (as for evaluation), with the fields ``config`` gives
+    (``max_paragraphs``, ``max_paragraph_tokens``, ``selection``, ``ranker``; None keeps the checkpoint's)."""
     data = summarizer.data_config or DataConfig(path="")
-    given = {name: getattr(cfg, name) for name in SELECTION_FIELDS if getattr(cfg, name, None) is not None}
+    given = {name: value for name, value in (("max_paragraphs", config.max_paragraphs),
+                                             ("max_paragraph_tokens", config.max_paragraph_tokens),
+                                             ("selection", config.selection), ("ranker", config.ranker))
+             if value is not None}
     if "max_paragraphs" in given:
         given["eval_max_paragraphs"] = None  # the command line wins over the checkpoint's evaluation setting
     try:
@@ -52,18 +40,24 @@ def record_selection(cfg: Any, summarizer: Summarizer) -> SelectionConfig:
         raise UsageError(str(error)) from None
 
 
-def output_records(summarizer: Summarizer, encoded: Sequence[EncodedExample], tokenizer: Any,
-                   options: RecordOptions) -> Iterator[tuple[list[int], list[dict[str, Any] | None]]]:
-    """The output lines of ``encoded`` (:func:`output_record`), decoded in token-budget batches: yields
-    (indices into ``encoded``, their lines: None for a record past its deadline) batch by batch. What ``hiersum
-    summarize`` writes and ``hiersum serve`` answers."""
+def output_records(summarizer: Summarizer, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer,
+                   config: RecordConfig, *, device: str, attention_top_k: int, decode: DecodeConfig | None = None,
+                   deadlines: Sequence[float | None] | None = None,
+                   ) -> Iterator[tuple[list[int], list[dict[str, Any] | None]]]:
+    """The output lines of ``encoded`` (:func:`output_record`), decoded on ``device`` with ``config``'s search
+    settings (``decode``: others, a request's), precision and token budget: yields (indices into ``encoded``, their
+    lines: None for a record past its deadline) batch by batch. What ``hiersum summarize`` writes and ``hiersum
+    serve`` answers.
+
+    ``attention_top_k``: the most attended paragraphs added to each line (``top_paragraphs``; 0 adds none);
+    ``deadlines``: per record, a ``time.monotonic()`` past which its decoding stops and it has no line
+    (``hiersum serve``'s timeout)."""
+    decode = decode or config.decode
     for indices, summaries in summarize_encoded(
-        summarizer.model, encoded, tokenizer, options.decode, batch_tokens=options.batch_tokens,
-        device=options.device, precision=options.precision, attention_top_k=options.attention_top_k,
-        deadlines=options.deadlines,
+        summarizer.model, encoded, tokenizer, decode, batch_tokens=config.batch_tokens, device=device,
+        precision=str(config.precision), attention_top_k=attention_top_k, deadlines=deadlines,
     ):
-        yield indices, [None if summary is None else output_record(summary, encoded[index],
-                                                                   n_best=options.decode.n_best > 1)
+        yield indices, [None if summary is None else output_record(summary, encoded[index], n_best=decode.n_best > 1)
                         for index, summary in zip(indices, summaries, strict=True)]
 
 
