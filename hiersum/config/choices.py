@@ -86,3 +86,52 @@ class Baseline(ConfigEnum):
     lead = "lead"
     oracle = "oracle"
     lexrank = "lexrank"
+
+
+ServeHost = ConfigEnum("ServeHost", [("127.0.0.1", "127.0.0.1"), ("0.0.0.0", "0.0.0.0"), ("::", "::")])
+"""``hiersum serve host``: the addresses LitServe listens on: this machine, every IPv4 interface, every interface."""
+
+
+class ServeAccelerator(ConfigEnum):
+    """``hiersum serve accelerator``: LitServe's accelerator (one inference worker per device)."""
+
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+    mps = "mps"
+
+
+class LogLevel(ConfigEnum):
+    """``hiersum serve log_level``: of LitServe and uvicorn."""
+
+    critical = "critical"
+    error = "error"
+    warning = "warning"
+    info = "info"
+    debug = "debug"
+    trace = "trace"
+
+
+class RankerFeature(ConfigEnum):
+    """``ranker_model.features``: a paragraph feature the ranker's score layer reads
+    (:func:`hiersum.data.ranker_data.paragraph_features`)."""
+
+    length = "length"
+    """log(1 + words)."""
+    tfidf = "tfidf"
+    """Cosine of tf-idf vectors to the title, or to the centroid (the ``tfidf`` selection's score)."""
+    position = "position"
+    """1 / (1 + the paragraph's index in its document)."""
+
+
+class SelectionStrategy(ConfigEnum):
+    """``hiersum evaluate-selection strategies``: a paragraph selection compared
+    (:func:`hiersum.evaluation.selection.strategy_orders`)."""
+
+    first = "first"
+    round_robin = "round_robin"
+    tfidf = "tfidf"
+    ranker = "ranker"
+    """Needs ``ranker`` (a checkpoint of ``hiersum train-ranker``)."""
+    oracle = "oracle"
+    """Paragraphs by their own ROUGE-2 recall against the reference."""

@@ -6,12 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
+from hiersum.config.choices import LogLevel, ServeAccelerator, ServeHost
 from hiersum.config.records import RecordConfig
-
-SERVE_HOSTS = ("127.0.0.1", "0.0.0.0", "::")
-"""The addresses LitServe listens on: this machine, every IPv4 interface, every interface."""
-SERVE_ACCELERATORS = ("auto", "cpu", "cuda", "mps")
-SERVE_LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
 
 @dataclass
@@ -40,12 +36,12 @@ class ServeConfig(RecordConfig):
     task_name: str = MISSING
     checkpoint: str = MISSING
     """What ``hiersum summarize`` takes (read by :func:`hiersum.checkpoints.load_summarizer`)."""
-    host: str = "127.0.0.1"
+    host: ServeHost = ServeHost("127.0.0.1")  # type: ignore[valid-type]
     """Address to listen on (``0.0.0.0``: every interface)."""
     port: int = 8000
     """In [1024, 65535] (LitServe's range)."""
-    accelerator: str = "auto"
-    """LitServe's accelerator: ``auto``, ``cpu``, ``cuda``."""
+    accelerator: ServeAccelerator = ServeAccelerator.auto
+    """LitServe's accelerator: ``auto``, ``cpu``, ``cuda``, ``mps``."""
     devices: int = 1
     """Devices (one inference worker each)."""
     workers_per_device: int = 1
@@ -67,7 +63,7 @@ class ServeConfig(RecordConfig):
     max_body_bytes: int = 1_000_000
     """Largest request body; a larger one gets 413."""
     limits: ServeLimits = field(default_factory=ServeLimits)
-    log_level: str = "info"
+    log_level: LogLevel = LogLevel.info
     """Of LitServe and uvicorn (one access line a request at ``info``): ``warning`` keeps them quiet."""
     paths: dict[str, Any] = MISSING
 
@@ -75,10 +71,9 @@ class ServeConfig(RecordConfig):
         super().__post_init__()
         at_least_one(self, "devices", "workers_per_device", "max_batch_size", "max_body_bytes",
                      *(("max_queue",) if self.max_queue is not None else ()))
-        choices = {"host": SERVE_HOSTS, "accelerator": SERVE_ACCELERATORS, "log_level": SERVE_LOG_LEVELS}
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, found {getattr(self, name)!r}")
+        self.host = ServeHost.coerce(self.host, "host")
+        self.accelerator = ServeAccelerator.coerce(self.accelerator, "accelerator")
+        self.log_level = LogLevel.coerce(self.log_level, "log_level")
         if not 1024 <= self.port <= 65535:
             raise ValueError(f"port must be in [1024, 65535], found {self.port}")
         if self.batch_timeout < 0 or self.timeout <= 0 or self.shutdown_timeout <= 0:

@@ -27,7 +27,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from hiersum.config import DecodeConfig
+from hiersum.config import DecodeConfig, Precision
 from hiersum.data.batching import FlatLayout, collate, make_token_budget_batches
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -37,10 +37,13 @@ from hiersum.decoding.search import GiveUp
 from hiersum.model.encoder_registry import batch_layout, encoder_spec
 from hiersum.model.summarizer import HierSum
 
-PRECISIONS: dict[str, torch.dtype | None] = {"32": None, "bf16": torch.bfloat16, "16": torch.float16,
-                                             "bf16-true": torch.bfloat16}
-"""``precision`` values: float32 (None); the autocast dtype (``bf16``, ``16``: the weights stay float32); or, for
-the names of :data:`WEIGHT_DTYPES`, the dtype of the weights and of every computation (no autocast)."""
+PRECISIONS: dict[Precision, torch.dtype | None] = {  # type: ignore[valid-type]
+    Precision("32"): None, Precision("bf16"): torch.bfloat16, Precision("16"): torch.float16,
+    Precision("bf16-true"): torch.bfloat16,
+}
+"""The dtype of each :class:`hiersum.config.Precision` (a string, so ``PRECISIONS["bf16"]`` works): float32 (None);
+the autocast dtype (``bf16``, ``16``: the weights stay float32); or, for the names of :data:`WEIGHT_DTYPES`, the
+dtype of the weights and of every computation (no autocast)."""
 
 WEIGHT_DTYPES: dict[str, torch.dtype] = {"bf16-true": torch.bfloat16}
 """The precisions that convert the model's weights (and the batch's floating tensors) to a dtype, as

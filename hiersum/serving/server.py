@@ -86,7 +86,7 @@ def build_server(cfg: ServeConfig, *, key: str | None = None) -> Server:
     middleware = (RequestChecks, {"path": API_PATH, "max_body_bytes": cfg.max_body_bytes, "defaults": cfg.decode,
                                   "limits": cfg.limits, "timeout": cfg.timeout, "max_queue": cfg.max_queue,
                                   "queued": multiprocessing.Value("i", 0)})
-    server = Server(SummarizeAPI(cfg), accelerator=cfg.accelerator, devices=cfg.devices,
+    server = Server(SummarizeAPI(cfg), accelerator=str(cfg.accelerator), devices=cfg.devices,
                     workers_per_device=cfg.workers_per_device, timeout=cfg.timeout, middlewares=[middleware])
     server.uvicorn_graceful_timeout = cfg.shutdown_timeout  # how long LitServe's HTTP process may finish requests
     html = page()
@@ -139,7 +139,7 @@ def serve(cfg: ServeConfig) -> None:
         stop = functools.partial(_on_stop_signal, os.getpid(), server)
         previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGINT)}
         try:
-            server.run(host=cfg.host, port=cfg.port, log_level=cfg.log_level, generate_client_file=False)
+            server.run(host=str(cfg.host), port=cfg.port, log_level=str(cfg.log_level), generate_client_file=False)
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
