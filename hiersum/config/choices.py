@@ -88,28 +88,18 @@ class Baseline(ConfigEnum):
     lexrank = "lexrank"
 
 
-ServeHost = ConfigEnum("ServeHost", [("127.0.0.1", "127.0.0.1"), ("0.0.0.0", "0.0.0.0"), ("::", "::")])
+def fixed_choices(name: str, *values: str) -> type[ConfigEnum]:
+    """A :class:`ConfigEnum` named ``name`` whose members are ``values``, each its own name (a value need not be
+    an identifier: ``127.0.0.1``)."""
+    return ConfigEnum(name, [(value, value) for value in values])  # type: ignore[return-value]
+
+
+ServeHost = fixed_choices("ServeHost", "127.0.0.1", "0.0.0.0", "::")
 """``hiersum serve host``: the addresses LitServe listens on: this machine, every IPv4 interface, every interface."""
-
-
-class ServeAccelerator(ConfigEnum):
-    """``hiersum serve accelerator``: LitServe's accelerator (one inference worker per device)."""
-
-    auto = "auto"
-    cpu = "cpu"
-    cuda = "cuda"
-    mps = "mps"
-
-
-class LogLevel(ConfigEnum):
-    """``hiersum serve log_level``: of LitServe and uvicorn."""
-
-    critical = "critical"
-    error = "error"
-    warning = "warning"
-    info = "info"
-    debug = "debug"
-    trace = "trace"
+ServeAccelerator = fixed_choices("ServeAccelerator", "auto", "cpu", "cuda", "mps")
+"""``hiersum serve accelerator``: LitServe's accelerator (one inference worker per device)."""
+LogLevel = fixed_choices("LogLevel", "critical", "error", "warning", "info", "debug", "trace")
+"""``hiersum serve log_level``: of LitServe and uvicorn."""
 
 
 class RankerFeature(ConfigEnum):
@@ -124,14 +114,9 @@ class RankerFeature(ConfigEnum):
     """1 / (1 + the paragraph's index in its document)."""
 
 
-class SelectionStrategy(ConfigEnum):
-    """``hiersum evaluate-selection strategies``: a paragraph selection compared
-    (:func:`hiersum.evaluation.selection.strategy_orders`)."""
-
-    first = "first"
-    round_robin = "round_robin"
-    tfidf = "tfidf"
-    ranker = "ranker"
-    """Needs ``ranker`` (a checkpoint of ``hiersum train-ranker``)."""
-    oracle = "oracle"
-    """Paragraphs by their own ROUGE-2 recall against the reference."""
+SelectionStrategy = ConfigEnum("SelectionStrategy", [*((member.value, member.value) for member in Selection),
+                                                   ("oracle", "oracle")])
+"""``hiersum evaluate-selection strategies``: a paragraph selection compared
+(:func:`hiersum.evaluation.selection.strategy_orders`): each :class:`Selection` (``ranker`` needs ``ranker=``, a
+checkpoint of ``hiersum train-ranker``), and ``oracle``, the paragraphs by their own ROUGE-2 recall against the
+reference."""

@@ -40,7 +40,7 @@ class ServeConfig(RecordConfig):
     """Address to listen on (``0.0.0.0``: every interface)."""
     port: int = 8000
     """In [1024, 65535] (LitServe's range)."""
-    accelerator: ServeAccelerator = ServeAccelerator.auto
+    accelerator: ServeAccelerator = ServeAccelerator("auto")  # type: ignore[valid-type]
     """LitServe's accelerator: ``auto``, ``cpu``, ``cuda``, ``mps``."""
     devices: int = 1
     """Devices (one inference worker each)."""
@@ -63,7 +63,7 @@ class ServeConfig(RecordConfig):
     max_body_bytes: int = 1_000_000
     """Largest request body; a larger one gets 413."""
     limits: ServeLimits = field(default_factory=ServeLimits)
-    log_level: LogLevel = LogLevel.info
+    log_level: LogLevel = LogLevel("info")  # type: ignore[valid-type]
     """Of LitServe and uvicorn (one access line a request at ``info``): ``warning`` keeps them quiet."""
     paths: dict[str, Any] = MISSING
 
