@@ -34,7 +34,6 @@ from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention
 from hiersum.model.pooling import MultiHeadPooling
 
 
-
 @dataclass
 class InterLayerOutput:
     """Result of :class:`InterLayer`."""

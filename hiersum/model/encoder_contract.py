@@ -20,6 +20,7 @@ and refuses one that does not satisfy :class:`Encoder`; ``HierSum`` never probes
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -94,11 +95,22 @@ class PretrainedWeights(Protocol):
 
 
 def check_encoder(encoder: object, name: str) -> nn.Module:
-    """``encoder`` if it satisfies :class:`Encoder`; else a one-line ``ValueError`` saying what it lacks."""
+    """``encoder`` if it satisfies :class:`Encoder` (its ``forward`` takes every keyword of the contract); else a
+    one-line ``ValueError`` saying what it lacks."""
     expected = ("an nn.Module with forward(src, src_mask, *, paragraph_graph, return_attention, layout) -> "
                 "EncoderOutput and a 'layers' ModuleList (hiersum.model.encoder_contract.Encoder)")
     if not isinstance(encoder, nn.Module):
         raise ValueError(f"model.encoder={name} built a {type(encoder).__name__}; expected {expected}")
     if not isinstance(encoder, Encoder):  # every nn.Module has a forward: what lacks is 'layers'
-        raise ValueError(f"model.encoder={name} built a {type(encoder).__name__} without 'layers'; expected {expected}")
+        raise ValueError(f"model.encoder={name} built a {type(encoder).__name__} without 'layers' (an empty "
+                         f"nn.ModuleList() if it has no repeated block); expected {expected}")
+    parameters = inspect.signature(encoder.forward).parameters
+    missing = [keyword for keyword in CONTRACT_KEYWORDS if keyword not in parameters]
+    if missing and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        raise ValueError(f"model.encoder={name}: {type(encoder).__name__}.forward lacks the keyword argument(s) "
+                         f"{', '.join(missing)}; expected {expected}")
     return encoder
+
+
+CONTRACT_KEYWORDS = ("paragraph_graph", "return_attention", "layout")
+"""The keyword arguments :class:`Encoder`'s ``forward`` takes (``HierSum.encode`` passes all three)."""

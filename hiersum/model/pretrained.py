@@ -200,8 +200,9 @@ class PretrainedEncoder(nn.Module):
         """Paragraphs cut to :attr:`max_tokens` so far (logged when it grows)."""
 
     def pretrained_parameters(self) -> list[nn.Parameter]:
-        """:class:`~hiersum.model.encoder_contract.PretrainedWeights`: the pretrained encoder's parameters (the tied decoder embeddings among them): not re-initialised by
-        :meth:`HierSum.reset_parameters`; their own optimizer group with ``optim.pretrained_group``."""
+        """:class:`~hiersum.model.encoder_contract.PretrainedWeights`: the pretrained encoder's parameters (the tied
+        decoder embeddings among them): not re-initialised by :meth:`HierSum.reset_parameters`; their own optimizer
+        group with ``optim.pretrained_group``."""
         return list(self.pretrained.parameters())
 
     def train(self, mode: bool = True) -> PretrainedEncoder:
@@ -212,8 +213,9 @@ class PretrainedEncoder(nn.Module):
         return self
 
     def initialise_decoder_embeddings(self, embeddings: nn.Embedding) -> None:
-        """:class:`~hiersum.model.encoder_contract.PretrainedWeights`: with ``model.copy_decoder_embeddings``: the decoder's table [V, D] becomes a copy of the encoder's word
-        embeddings (called by :meth:`HierSum.reset_parameters` after the random initialisation)."""
+        """:class:`~hiersum.model.encoder_contract.PretrainedWeights`: with ``model.copy_decoder_embeddings``, the
+        decoder's table [V, D] becomes a copy of the encoder's word embeddings (called by
+        :meth:`HierSum.reset_parameters` after the random initialisation)."""
         if self.copy_decoder_embeddings:
             with torch.no_grad():
                 embeddings.weight.copy_(self.pretrained.get_input_embeddings().weight)
