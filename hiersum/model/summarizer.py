@@ -93,8 +93,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.reset_parameters()
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
-        """Compile the repeated blocks in place, the torchtune way: every encoder layer (grid or packed
-        path: both go through the layer's ``__call__``; its pooling included), every decoder layer;
+        """Compile the repeated blocks in place, the torchtune way: every layer of the encoder's ``layers``
+        (the encoder contract; an inter layer's pooling included), every decoder layer;
         arguments as :func:`torch.compile`. The parameters stay where they are, so ``state_dict()`` keys
         are unchanged (no ``_orig_mod.``) and checkpoints move freely between compiled and eager models.
 

@@ -96,7 +96,8 @@ def test_what_does_not_satisfy_the_contract_is_refused_in_one_line(encoder, mess
     assert "\n" not in str(error.value)
 
 
-def test_a_registered_encoder_is_checked_when_built(registered):
+@pytest.mark.usefixtures("registered")
+def test_a_registered_encoder_is_checked_when_built():
     register_encoder("no_layout", EncoderSpec(lambda config, embeddings: NoLayout()))
     try:
         with pytest.raises(ValueError, match="model.encoder=no_layout: NoLayout.forward lacks"):
@@ -105,7 +106,8 @@ def test_a_registered_encoder_is_checked_when_built(registered):
         unregister_encoder("no_layout")
 
 
-def test_encode_hands_the_batch_layout_to_the_encoder(registered):
+@pytest.mark.usefixtures("registered")
+def test_encode_hands_the_batch_layout_to_the_encoder():
     model = network("mean")
     src, mask, tgt = make_batch()
     layout = PackedGrid.from_mask(mask)
@@ -114,7 +116,8 @@ def test_encode_hands_the_batch_layout_to_the_encoder(registered):
     assert model.encoder.layouts == [layout, None]
 
 
-def test_declared_pretrained_parameters_keep_their_weights_and_the_encoder_sets_the_decoder_embeddings(registered):
+@pytest.mark.usefixtures("registered")
+def test_declared_pretrained_parameters_keep_their_weights_and_the_encoder_sets_the_decoder_embeddings():
     plain, pretrained = network("mean"), network("pretrained_mean")
     linear = nn.Linear(32, 32)  # the weights a fresh Linear draws first, as both encoders did under seed 0
     torch.manual_seed(0)
