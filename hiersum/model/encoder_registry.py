@@ -27,7 +27,7 @@ of a composed config (``model.encoder`` and ``data.format``); the entry points c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -128,15 +128,11 @@ def batch_layout(config: ModelConfig, tokenizer: SubwordTokenizer) -> FlatLayout
 
 
 def validate_choices(cfg: Any) -> None:
-    """Check the registered choices of a composed config (``model.encoder`` with its options and
+    """Check the registered choices of a typed command config (``model.encoder`` with its options and
     ``data.format``, where the config has these groups). Raises a one-line :class:`ValueError`."""
-    model, data = (cfg.get(key) if isinstance(cfg, Mapping) else getattr(cfg, key, None) for key in ("model", "data"))
+    model, data = (getattr(cfg, key, None) for key in ("model", "data"))
     if model is not None:
         encoder_spec(str(model.encoder))
-        if not isinstance(model, ModelConfig):
-            from omegaconf import OmegaConf
-
-            model = OmegaConf.to_object(model)
         validate_encoder(model)
         resolve_model_config(model)  # a pretrained encoder's directory is read (and a missing one refused) now
     if data is not None:

@@ -18,6 +18,7 @@ from hiersum.checkpoints.io import (
     network_from_hparams,
     tokenizer_from_json,
 )
+from hiersum.checkpoints.migration import optim_config
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TrainingDiverged, config_dict
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -67,7 +68,7 @@ class HierSumModule(pl.LightningModule):
         # the network's complete config (a pretrained encoder's config, read from its directory): what checkpoints
         # record, so that they rebuild the network without the directory
         self.hparams["model"] = config_dict(self.model_config)
-        self.optim_config = OptimConfig.from_dict(optim)
+        self.optim_config = optim_config(optim)
         self.tokenizer_json = tokenizer_json
         self.val_perplexity = Perplexity(ignore_index=IGNORE_INDEX)
         self.skipped_steps = 0

@@ -202,7 +202,8 @@ def test_grouped_state_steps_equal_per_row_memory(model, batch):
 def test_the_python_api_and_the_command_line_decode_with_the_same_defaults():
     """One source of defaults: :class:`GenerationOptions` () equals the options the shipped decode config
     (``conf/decode/default.yaml``, :class:`DecodeConfig`) gives."""
-    from hiersum.config import DecodeConfig, typed_config
+    from hiersum.commands.composed import typed_config
+    from hiersum.config import DecodeConfig
     from tests.helpers.config import compose_config
 
     shipped = typed_config(compose_config("summarize", ["checkpoint=c", "input=i", "output=o"], "unused").decode)

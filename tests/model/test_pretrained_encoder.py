@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from hiersum.config import ModelConfig, TokenizerConfig
+from hiersum.commands.composed import command_config
+from hiersum.config import ModelConfig, TokenizerConfig, TrainConfig
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
 from hiersum.model.encoder_registry import encoder_spec, run_tokenizer_config, validate_choices
 from hiersum.model.pretrained import PretrainedEncoder
@@ -262,7 +263,7 @@ def test_a_missing_directory_is_refused_in_one_line(tiny_cfg, tmp_path):
         HierSum(pretrained_config(tmp_path, pretrained_encoder=None), vocab_size=10, pad_id=0, bos_id=1, eos_id=2)
     cfg = tiny_cfg("model=pretrained", f"model.pretrained_encoder={tmp_path / 'absent'}")
     with pytest.raises(ValueError, match=r"model.pretrained_encoder=.*absent: expected a local Hugging Face model"):
-        validate_choices(cfg)
+        validate_choices(command_config(cfg, TrainConfig, usage="test"))
 
 
 def test_a_tokenizer_that_does_not_fit_the_encoder_is_refused(bert_dir):

@@ -8,8 +8,9 @@ import pytest
 import torch
 from torch.distributed._tools.mem_tracker import MemTracker
 
+from hiersum.commands.composed import command_config
 from hiersum.commands.train import train
-from hiersum.config import TrainConfig, command_config
+from hiersum.config import TrainConfig
 from hiersum.training.dry_run import dry_run, run_tokenizer, worst_batch
 from hiersum.training.module import HierSumModule, module_hparams
 
