@@ -51,6 +51,8 @@ def test_packed_encoder_outputs_equal_the_padded_reference(seed, holes, T):
         got = packed.encode(src, mask, return_attention=True)
         expected = padded.encode(src, mask, return_attention=True)
         assert_close(got.token_states[mask], expected.token_states[mask], atol=1e-5, rtol=0)
+        # guard: the reference really ran the padded grid (its padding holds states; the packed path's zeros)
+        assert (got.token_states[~mask] == 0).all() and (expected.token_states[~mask] != 0).any()
         assert torch.equal(got.memory_mask, expected.memory_mask)
         assert_close(got.memory, expected.memory, atol=1e-5, rtol=0)
         for mine, theirs in zip(got.pooling_weights, expected.pooling_weights, strict=True):
