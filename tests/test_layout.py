@@ -1,9 +1,10 @@
 """The package's dependency direction, read from the source with ``ast`` (no import is executed).
 
-errors <- {config, registry} <- data <- model <- checkpoints <- decoding <- inference <- {training, evaluation}
-<- commands <- serving <- cli: a module imports only from its own stage or the stages left of it; training and
-evaluation never import each other; Lightning is imported only by ``hiersum/training/`` and the datamodule; Hydra and OmegaConf only
-by commands/, serving/ and cli/ (and Hydra's ``instantiate`` by training/); decoding knows no checkpoints.
+errors <- {config, registry} <- data <- model <- checkpoints <- decoding <- inference <- {training, evaluation} <-
+commands <- serving <- cli: a module imports only from its own stage or the stages left of it; training and
+evaluation never import each other; Lightning is imported only by ``hiersum/training/`` and the datamodule; Hydra
+and OmegaConf only by commands/, serving/ and cli/ (and Hydra's ``instantiate`` by training/); decoding knows no
+checkpoints.
 """
 
 from __future__ import annotations
