@@ -48,6 +48,23 @@ KINDS = {"parameters": "Parameter", "gradients": "Gradient", "optimizer": "Optst
 """The columns of a :class:`StepMemory` and the keys of ``MemTracker``'s snapshot they read."""
 
 
+class StepPeakTracker(MemTracker):
+    """``MemTracker`` keeping only what the table reads: the step's peak over all modules. After every operator,
+    ``MemTracker`` also updates the peak of each module being run, a walk over every module tracked so far (241
+    in ``model=paper``): that walk was over half of a dry run's time (issue 31). The totals and their
+    breakdown are ``MemTracker``'s own (``tests/training/test_dry_run.py`` compares the two); a PyTorch whose
+    ``MemTracker`` lacks the fields read here gets its full bookkeeping instead."""
+
+    def _update_peak_stats(self, peak_state: Any) -> None:
+        if not hasattr(self, "_curr_mem_snap") or not hasattr(self, "_peak_mem"):
+            super()._update_peak_stats(peak_state)
+            return
+        for device, snapshot in self._curr_mem_snap.items():
+            if self._peak_mem.get(device, 0) < snapshot[KINDS["total"]]:
+                self._peak_mem[device] = snapshot[KINDS["total"]]
+                self._peak_mem_snap[device] = dict(snapshot)
+
+
 @dataclass(frozen=True)
 class StepMemory:
     """Bytes of one training step at its peak, by kind (``MemTracker``'s categories at the step's peak)."""
@@ -135,10 +152,20 @@ def fake_cpu_tensors(module: torch.nn.Module, dtype: torch.dtype | None = None) 
     return module
 
 
-def step_memory(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, precision: str,
-                vocab_size: int) -> tuple[int, StepMemory]:
-    """(parameter count, :class:`StepMemory`) of a training step of the run's module in ``precision``."""
-    plugin, weight_dtype = precision_plugin(precision)
+@dataclass(frozen=True)
+class FakeTraining:
+    """The run's module and optimizer with fake weights (no storage) of one dtype, Adam's state already made: what
+    :func:`step_memory` steps. The precisions of one weight dtype (fp32: ``32-true`` and ``bf16-mixed``) share
+    one; a step leaves it as it found it (no gradients, the same state tensors)."""
+
+    fake: FakeTensorMode
+    module: HierSumModule
+    optimizer: torch.optim.Optimizer
+
+
+def fake_training(cfg: TrainConfig, tokenizer: SubwordTokenizer, vocab_size: int,
+                  weight_dtype: torch.dtype | None) -> FakeTraining:
+    """The :class:`FakeTraining` of the run with floating weights of ``weight_dtype`` (None: float32)."""
     hparams = {**module_hparams(cfg.model, cfg.optim, cfg.data, tokenizer), "vocab_size": vocab_size,
                "tokenizer_json": None}
     with torch.device("meta"):  # shapes only (torchmetrics' states cannot be built as fake tensors)
@@ -146,16 +173,25 @@ def step_memory(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, pre
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         module = fake_cpu_tensors(module, weight_dtype).train()
         optimizer = module.configure_optimizers()["optimizer"]
-        step_batch = plugin.convert_input(batch)
         for parameter in module.parameters():  # an update on zero gradients creates the optimizer's state
             parameter.grad = torch.zeros_like(parameter) if parameter.requires_grad else None
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+    return FakeTraining(fake, module, optimizer)
+
+
+def step_memory(training: FakeTraining, batch: Batch, precision: str) -> tuple[int, StepMemory]:
+    """(parameter count, :class:`StepMemory`) of a training step of ``training`` in ``precision`` (whose weight
+    dtype the module has)."""
+    plugin, _ = precision_plugin(precision)
+    module, optimizer = training.module, training.optimizer
+    with training.fake:
+        step_batch = plugin.convert_input(batch)
     n_parameters = sum(parameter.numel() for parameter in module.parameters())
-    tracker = MemTracker()
+    tracker = StepPeakTracker()
     tracker.track_external(module, optimizer)
     # traced as torch.compile traces: the model reads no tensor value into Python (there is none to read)
-    with fake, tracker, torch.compiler._compile_session_context():
+    with training.fake, tracker, torch.compiler._compile_session_context():
         with plugin.forward_context():  # HierSumModule.loss, less its count of target tokens (a value)
             loss = module.smoothed_nll(step_batch, module.model.logits(
                 step_batch.src, step_batch.src_mask, step_batch.tgt_in,
@@ -201,9 +237,12 @@ def dry_run(cfg: TrainConfig) -> DryRun:
         cfg.tokenizer.vocab_size
     batch = worst_batch(cfg, tokenizer)
     precisions = dict.fromkeys([*TABLE_PRECISIONS, str(cfg.trainer.precision or "32-true")])
-    steps, n_parameters = [], 0
+    steps, n_parameters, trainings = [], 0, {}
     for precision in precisions:
-        n_parameters, memory = step_memory(cfg, tokenizer, batch, precision, vocab_size)
+        weight_dtype = precision_plugin(precision)[1]
+        if weight_dtype not in trainings:
+            trainings[weight_dtype] = fake_training(cfg, tokenizer, vocab_size, weight_dtype)
+        n_parameters, memory = step_memory(trainings[weight_dtype], batch, precision)
         steps.append(memory)
     shape = dict(zip("BPT", batch.src.shape, strict=False)) if batch.src.dim() == 3 else \
         dict(zip("BL", batch.src.shape, strict=True))
