@@ -20,7 +20,9 @@ small buffers. ``make gpu-check`` records the estimate beside the peak a real st
 from __future__ import annotations
 
 import copy
+import multiprocessing
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +205,41 @@ def step_memory(training: FakeTraining, batch: Batch, precision: str) -> tuple[i
     return n_parameters, StepMemory(precision, **{field: int(peak.get(key, 0)) for field, key in KINDS.items()})
 
 
+def precision_steps(trainings: dict[torch.dtype | None, FakeTraining], batch: Batch,
+                    precisions: list[str]) -> list[tuple[int, StepMemory]]:
+    """:func:`step_memory` of each precision (on ``trainings`` of its weight dtype), each in a forked process of
+    its own where the platform forks: a step is single-threaded Python (fake tensors compute nothing), so the
+    machine's other cores run the other precisions. A step whose process fails runs again here, to raise its
+    error; elsewhere than Linux and macOS they run one after the other."""
+    jobs = [(trainings[precision_plugin(precision)[1]], precision) for precision in precisions]
+    if len(jobs) == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [step_memory(training, batch, precision) for training, precision in jobs]
+    context = multiprocessing.get_context("fork")
+    children = []
+    for training, precision in jobs:
+        receiver, sender = context.Pipe(duplex=False)
+        child = context.Process(target=_send_step_memory, args=(sender, training, batch, precision), daemon=True)
+        child.start()
+        sender.close()
+        children.append((child, receiver))
+    results = []
+    for (child, receiver), (training, precision) in zip(children, jobs, strict=True):
+        try:
+            results.append(receiver.recv())
+        except EOFError:  # the child died before sending: run it here, for its error
+            results.append(step_memory(training, batch, precision))
+        finally:
+            receiver.close()
+            child.join()
+    return results
+
+
+def _send_step_memory(sender: Connection, training: FakeTraining, batch: Batch, precision: str) -> None:
+    """A forked process of :func:`precision_steps`: send :func:`step_memory` of ``precision``."""
+    sender.send(step_memory(training, batch, precision))
+    sender.close()
+
+
 def measured_peak(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, precision: str, vocab_size: int,
                   device: torch.device) -> int:
     """The peak bytes CUDA's allocator held during a real training step of ``precision`` on ``device`` (as
@@ -237,13 +274,13 @@ def dry_run(cfg: TrainConfig) -> DryRun:
         cfg.tokenizer.vocab_size
     batch = worst_batch(cfg, tokenizer)
     precisions = dict.fromkeys([*TABLE_PRECISIONS, str(cfg.trainer.precision or "32-true")])
-    steps, n_parameters, trainings = [], 0, {}
+    trainings = {}
     for precision in precisions:
         weight_dtype = precision_plugin(precision)[1]
         if weight_dtype not in trainings:
             trainings[weight_dtype] = fake_training(cfg, tokenizer, vocab_size, weight_dtype)
-        n_parameters, memory = step_memory(trainings[weight_dtype], batch, precision)
-        steps.append(memory)
+    results = precision_steps(trainings, batch, list(precisions))
+    n_parameters, steps = results[0][0], [memory for _, memory in results]
     shape = dict(zip("BPT", batch.src.shape, strict=False)) if batch.src.dim() == 3 else \
         dict(zip("BL", batch.src.shape, strict=True))
     measured = None
