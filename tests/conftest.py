@@ -13,7 +13,7 @@ import pytest
 import torch
 from omegaconf import DictConfig
 
-from hiersum.data.cache import PREPARED_DIR_VARIABLE
+from hiersum.data.prepared import PREPARED_DIR_VARIABLE
 from hiersum.model import HierSum
 from hiersum.model.flops import ROOF_FILE_VARIABLE
 from tests.helpers.config import TinyConfig, compose_config, device_overrides, train_overrides

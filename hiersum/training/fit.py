@@ -22,7 +22,7 @@ from pytorch_lightning.utilities.exceptions import SIGTERMException
 
 from hiersum.checkpoints.io import RESUME, check_weights, checkpoint_tokenizer, read_training_checkpoint
 from hiersum.config import DataConfig, TokenizerConfig, TrainConfig, UsageError
-from hiersum.data.cache import prepare_tokenizer
+from hiersum.data.prepared import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import is_out_of_memory
@@ -60,7 +60,7 @@ class FitResult:
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
     """Load ``config.path`` or train a tokenizer on the train split (once: it is cached with the prepared
-    corpus, :func:`hiersum.data.cache.prepare_tokenizer`); save it in the run directory."""
+    corpus, :func:`hiersum.data.prepared.prepare_tokenizer`); save it in the run directory."""
     tokenizer = prepare_tokenizer(config, data)
     tokenizer.save(run_dir / "tokenizer")
     return tokenizer
