@@ -11,7 +11,6 @@ import torch
 
 from hiersum.checkpoints.io import Summarizer, load_summarizer
 from hiersum.config import UsageError
-from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import PRECISIONS
 
 
@@ -39,14 +38,6 @@ def load_checkpoint(checkpoint: str, *, compile: bool = False) -> Summarizer:
     if compile:
         summarizer.model.compile()
     return summarizer
-
-
-def checkpoint_tokenizer(summarizer: Summarizer, checkpoint: str) -> SubwordTokenizer:
-    """The tokenizer a checkpoint carries; none, or one that does not load, is a :class:`UsageError`."""
-    try:
-        return summarizer.tokenizer()
-    except ValueError as error:
-        raise UsageError(f"{checkpoint}: {error}") from error
 
 
 def count_skipped(metrics: dict[str, Any], errors_file: Path | None) -> str | None:

@@ -20,7 +20,8 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from hiersum.commands.common import checkpoint_tokenizer, count_skipped, load_checkpoint
+from hiersum.checkpoints.contents import checkpoint_tokenizer
+from hiersum.commands.common import count_skipped, load_checkpoint
 from hiersum.commands.composed import command_config
 from hiersum.config import DataConfig, EvaluateConfig, UsageError, config_dict
 from hiersum.data.batching import collate

@@ -26,9 +26,10 @@ from typing import Any
 from huggingface_hub import ModelCardData
 from omegaconf import DictConfig, OmegaConf
 
+from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.directory import ModelNotes, save_model_directory
 from hiersum.checkpoints.io import Summarizer
-from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
+from hiersum.commands.common import load_checkpoint
 from hiersum.commands.composed import command_config
 from hiersum.commands.record_output import checkpoint_sha256
 from hiersum.config import DecodeConfig, ExportConfig, UsageError

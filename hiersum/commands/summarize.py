@@ -40,8 +40,9 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.io import Summarizer
-from hiersum.commands.common import checked_device, checkpoint_tokenizer, load_checkpoint
+from hiersum.commands.common import checked_device, load_checkpoint
 from hiersum.commands.composed import command_config
 from hiersum.commands.record_output import (
     Provenance,

@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from hiersum.config import DataConfig, ModelConfig, OnError, UsageError
-from hiersum.data.prepared import PreparedSplit, prepare_split
 from hiersum.data.formats.registry import format_spec, text_format
 from hiersum.data.jsonl_output import write_jsonl_atomically
+from hiersum.data.prepared import PreparedSplit, prepare_split
 from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
 from hiersum.data.tokenizer import SubwordTokenizer
 

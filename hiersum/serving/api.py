@@ -24,8 +24,9 @@ from typing import Any
 import litserve
 from starlette.responses import JSONResponse
 
+from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.io import Summarizer
-from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
+from hiersum.commands.common import load_checkpoint
 from hiersum.commands.summarize import RecordOptions, output_records, record_selection
 from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
 from hiersum.data.sample_location import is_sample_corpus

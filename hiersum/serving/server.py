@@ -30,7 +30,8 @@ from omegaconf import DictConfig
 from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from hiersum.commands.common import checked_device, checkpoint_tokenizer, load_checkpoint
+from hiersum.checkpoints.contents import checkpoint_tokenizer
+from hiersum.commands.common import checked_device, load_checkpoint
 from hiersum.commands.composed import command_config
 from hiersum.commands.summarize import record_selection
 from hiersum.config import ServeConfig, Terminated, UsageError

@@ -14,8 +14,8 @@ import torch
 from hiersum.config import DataConfig, TokenizerConfig, UsageError
 from hiersum.data import prepared as prepared_module
 from hiersum.data.batching import TokenBudgetBatchSampler, example_lengths, make_token_budget_batches
-from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split
 from hiersum.data.corpus_splits import CorpusSplits, read_split
+from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split
 from hiersum.data.schema import RecordError
 from hiersum.data.selection import encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
