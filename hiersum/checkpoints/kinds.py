@@ -2,9 +2,9 @@
 file of a kind is called, what is expected, how it is used), :class:`CheckpointError` (one line naming the file,
 what it is and what was expected), and the checks every reader shares.
 
-The lowest module of :mod:`hiersum.checkpoints`: :mod:`~hiersum.checkpoints.io` (checkpoint files) and
-:mod:`~hiersum.checkpoints.directory` (model directories) both import it, and neither imports the other's
-callers back.
+The lowest module of :mod:`hiersum.checkpoints`, whose readers import one way only: ``io`` (checkpoint files,
+and :func:`~hiersum.checkpoints.io.load_summarizer` for either) -> ``directory`` (model directories) -> ``contents``
+(what a checkpoint carries) -> ``kinds``.
 """
 
 from __future__ import annotations
