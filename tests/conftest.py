@@ -1,6 +1,8 @@
 """Shared fixtures: the tiny corpus (:func:`tests.helpers.corpus.write_tiny_corpus`), the tiny config of the
 suite on it (``tiny_cfg``, :mod:`tests.helpers.config`), a temporary folder for the prepared corpora, and the
-model tests' network and ragged batch (:mod:`tests.helpers.model`)."""
+model tests' network and ragged batch (:mod:`tests.helpers.model`), and the tiny run trained once per session
+that the commands and serving tests read (``trained``, ``trained_run``, ``checkpoint``:
+:mod:`tests.helpers.trained`)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from tests.helpers.config import TinyConfig, compose_config, device_overrides, t
 from tests.helpers.corpus import write_tiny_corpus
 from tests.helpers.device import require_device
 from tests.helpers.model import make_batch, make_model
+from tests.helpers.trained import checkpoint, trained, trained_run  # noqa: F401  (session fixtures)
 
 
 @pytest.fixture(scope="session")
