@@ -1,12 +1,12 @@
 """The package's dependency direction, read from the source with ``ast`` (no import is executed).
 
-{errors, config} <- data <- model <- checkpoints <- decoding <- inference <- {training, evaluation} <- commands
-<- serving <- cli: a module imports only from its own stage or the stages left of it; training and evaluation never
-import each other; Lightning is imported only by ``hiersum/training/`` and the datamodule; Hydra and OmegaConf only
-by commands/, serving/ and cli/ (and Hydra's ``instantiate`` by training/); decoding knows no checkpoints.
+errors <- {config, registry} <- data <- model <- checkpoints <- decoding <- inference <- {training, evaluation} <-
+commands <- serving <- cli: a module imports only from its own stage or the stages left of it; training and
+evaluation never import each other; Lightning is imported only by ``hiersum/training/`` and the datamodule; Hydra
+and OmegaConf only by commands/, serving/ and cli/ (and Hydra's ``instantiate`` by training/); decoding knows no
+checkpoints.
 Within a stage too, the imports draw no circle (:func:`test_the_imports_draw_no_circle`, which counts the imports
-inside functions as well). The top-level helpers ``errors``, ``config``, ``registry``, ``atomic`` and
-``deprecation`` import no later stage.
+inside functions as well). ``atomic`` and ``deprecation``, like ``errors``, import nothing of hiersum.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
-STAGES = {"errors": 0, "config": 0, "registry": 0, "atomic": 0, "deprecation": 0, "data": 1, "model": 2,
+STAGES = {"errors": -1, "atomic": -1, "deprecation": -1, "config": 0, "registry": 0, "data": 1, "model": 2,
           "checkpoints": 3, "decoding": 4, "inference": 5, "training": 6, "evaluation": 6, "commands": 7, "serving": 8,
           "cli": 9}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""

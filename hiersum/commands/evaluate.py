@@ -132,12 +132,9 @@ def _system_name(path: str, taken: Sequence[str]) -> str:
 
 
 def _scoring(cfg: EvaluateConfig) -> ScoringConfig:
-    """``baselines`` and ``bootstrap`` as a :class:`ScoringConfig`; a baseline it does not know is a usage error."""
-    try:
-        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=cfg.bootstrap,
-                             workers=cfg.workers)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    """``baselines``, ``bootstrap`` and ``workers`` as a :class:`ScoringConfig` (checked by ``EvaluateConfig``)."""
+    return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=cfg.bootstrap,
+                         workers=cfg.workers)
 
 
 def _refuse_overwriting_inputs(cfg: EvaluateConfig, data: DataConfig) -> None:
@@ -213,10 +210,7 @@ def evaluate(cfg: EvaluateConfig | DictConfig, data_given: Collection[str] = ())
     fields the command line gave (:func:`hiersum.cli.evaluate.given_data_fields`): a paragraph-selection field
     among them replaces the checkpoint's, the others come from the checkpoint."""
     cfg = command_config(cfg, EvaluateConfig, usage=USAGE)
-    try:
-        validate_choices(cfg)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    validate_choices(cfg)
     scoring = _scoring(cfg)
     with output_lock(cfg.paths["output_dir"], what="run directory"):  # one writer of its report files
         return _evaluate_into(cfg, scoring, data_given)
