@@ -7,9 +7,9 @@ this file (``_`` stands for any object); nothing imports it."""
 _.Throughput  # conf/callbacks/default.yaml
 _.EpochSummary  # conf/callbacks/default.yaml
 _.ValidationRouge  # conf/callbacks/val_rouge.yaml
-_.RunProbe  # tests/cli/probes.py: +callbacks.probe._target_=tests.cli.probes.RunProbe
-_.StopAt  # tests/cli/probes.py: +callbacks.stop._target_=tests.cli.probes.StopAt (tests/cli/test_train_stopped.py)
-_.DataProbe  # tests/cli/probes.py: +callbacks.data_probe._target_=tests.cli.probes.DataProbe (tests/cli/test_multi_node.py)
+_.RunProbe  # tests/helpers/probes.py: +callbacks.probe._target_=tests.helpers.probes.RunProbe
+_.StopAt  # tests/helpers/probes.py: +callbacks.stop._target_=tests.helpers.probes.StopAt (tests/commands/test_train_stopped.py)
+_.DataProbe  # tests/helpers/probes.py: +callbacks.data_probe._target_=tests.helpers.probes.DataProbe (tests/commands/test_train_multi_node.py)
 
 # attributes a library reads
 _.flops_per_batch  # Lightning's ThroughputMonitor reads it from the LightningModule (hiersum/training/module.py)

@@ -1,5 +1,9 @@
-"""Kept for compatibility: the official-checkpoint import lives in :mod:`hiersum.checkpoints.official`."""
+"""Deprecated: the official-checkpoint import lives in :mod:`hiersum.checkpoints.official`; its names stay
+importable from here with a :class:`DeprecationWarning` (:mod:`hiersum.deprecation`)."""
 
-from hiersum.checkpoints.official import hiersum_from_official, load_official_hiersumm, read_official_checkpoint
+from hiersum.deprecation import moved_names
 
-__all__ = ["hiersum_from_official", "load_official_hiersumm", "read_official_checkpoint"]
+__getattr__, __dir__ = moved_names(
+    __name__, "hiersum.checkpoints.official", ["hiersum_from_official", "load_official_hiersumm",
+                                               "read_official_checkpoint"]
+)

@@ -1,6 +1,8 @@
 """Shared fixtures: the tiny corpus (:func:`tests.helpers.corpus.write_tiny_corpus`), the tiny config of the
 suite on it (``tiny_cfg``, :mod:`tests.helpers.config`), a temporary folder for the prepared corpora, and the
-model tests' network and ragged batch (:mod:`tests.helpers.model`)."""
+model tests' network and ragged batch (:mod:`tests.helpers.model`), and the tiny run trained once per session
+that the commands and serving tests read (``trained``, ``trained_run``, ``checkpoint``:
+:mod:`tests.helpers.trained`)."""
 
 from __future__ import annotations
 
@@ -13,13 +15,14 @@ import pytest
 import torch
 from omegaconf import DictConfig
 
-from hiersum.data.cache import PREPARED_DIR_VARIABLE
+from hiersum.data.prepared import PREPARED_DIR_VARIABLE
 from hiersum.model import HierSum
 from hiersum.model.flops import ROOF_FILE_VARIABLE
 from tests.helpers.config import TinyConfig, compose_config, device_overrides, train_overrides
 from tests.helpers.corpus import write_tiny_corpus
 from tests.helpers.device import full_float32, require_device
 from tests.helpers.model import make_batch, make_model
+from tests.helpers.trained import checkpoint, trained, trained_run  # noqa: F401  (session fixtures)
 
 
 @pytest.fixture(scope="session")

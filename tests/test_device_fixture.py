@@ -1,6 +1,6 @@
 """Tests follow the device: every test file that builds a model, its tensors, a training or a decoding run takes
 the ``device`` fixture of ``tests/conftest.py`` (``$HIERSUM_TEST_DEVICE``, cpu by default), itself or through a
-fixture that follows it (``model``, ``batch``, ``tiny_cfg``, the CLI tests' ``trained`` run and its checkpoint), so
+fixture that follows it (``model``, ``batch``, ``tiny_cfg``, the session's ``trained`` run and its checkpoint), so
 that ``make gpu-check``'s test part runs them on CUDA.
 
 A file builds a model when it calls one of :data:`BUILDERS` by name; it follows the device when a function of it

@@ -5,6 +5,8 @@ commands <- serving <- cli: a module imports only from its own stage or the stag
 evaluation never import each other; Lightning is imported only by ``hiersum/training/`` and the datamodule; Hydra
 and OmegaConf only by commands/, serving/ and cli/ (and Hydra's ``instantiate`` by training/); decoding knows no
 checkpoints.
+Within a stage too, the imports draw no circle (:func:`test_the_imports_draw_no_circle`, which counts the imports
+inside functions as well). ``atomic`` and ``deprecation``, like ``errors``, import nothing of hiersum.
 """
 
 from __future__ import annotations
@@ -18,14 +20,13 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
-STAGES = {"errors": -1, "config": 0, "registry": 0, "data": 1, "model": 2, "checkpoints": 3, "decoding": 4,
-          "inference": 5, "training": 6, "evaluation": 6, "commands": 7, "serving": 8, "cli": 9}
+STAGES = {"errors": -1, "atomic": -1, "deprecation": -1, "config": 0, "registry": 0, "data": 1, "model": 2,
+          "checkpoints": 3, "decoding": 4, "inference": 5, "training": 6, "evaluation": 6, "commands": 7, "serving": 8,
+          "cli": 9}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""
-ALIASES = {"convert": "checkpoints", "__main__": "cli"}
-"""Top-level modules kept for compatibility, and the stage they re-export."""
-MODULE_ALIASES = {"hiersum.decoding.inference": "inference"}
-"""Modules of a stage kept for compatibility after their content moved to a later stage: the stage they
-re-export (their old name stays importable; nothing of hiersum imports them)."""
+ALIASES = {"convert": "deprecation", "__main__": "cli"}
+"""Top-level modules that are no stage of their own: ``convert`` is an old name kept as lazy attributes
+(:mod:`hiersum.deprecation`, which imports the new module only when a name is used), ``__main__`` the command."""
 LIGHTNING = ("pytorch_lightning", "lightning")
 LIGHTNING_USERS = ("hiersum.training", "hiersum.data.datamodule")
 HYDRA = ("hydra", "omegaconf")
@@ -53,8 +54,6 @@ def module_name(path: Path) -> str:
 
 def stage_of(module: str) -> str | None:
     """``hiersum.data.schema`` -> ``data``; None for the package root and non-hiersum modules."""
-    if module in MODULE_ALIASES:
-        return MODULE_ALIASES[module]
     parts = module.split(".")
     if parts[0] != "hiersum" or len(parts) < 2:
         return None
@@ -100,8 +99,99 @@ def violations(source: str, module: str) -> list[str]:
     return problems
 
 
+def import_targets(source: str, module: str, modules: set[str]) -> set[str]:
+    """The hiersum modules (of ``modules``) that ``source``, the text of ``module``, imports, at any depth:
+    ``from P import N`` is module ``P.N`` when there is one, else ``P`` (a package's ``__init__``)."""
+    package = module if module in PACKAGES else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: against the importing module's package
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([node.module] if node.module else []))
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        for name in names:
+            while name not in modules and "." in name:  # import a.b.c of a module a.b: its attribute c
+                name = name.rpartition(".")[0]
+            if name in modules and name != module:
+                found.add(name)
+    return found
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle ``[a, b, ..., a]`` through every group of modules that import each other (a depth-first
+    search: each edge back to a module still on the path closes a circle), in a stable order."""
+    found, done, path = [], set(), []
+
+    def visit(node: str) -> None:
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target in path:
+                found.append(path[path.index(target):] + [target])
+            elif target not in done:
+                visit(target)
+        path.pop()
+        done.add(node)
+
+    for node in sorted(graph):
+        if node not in done:
+            visit(node)
+    return found
+
+
 def package_modules() -> list[Path]:
     return sorted(p for p in PACKAGE_DIR.rglob("*.py") if "conf" not in p.relative_to(PACKAGE_DIR).parts)
+
+
+PACKAGES = {module_name(p) for p in PACKAGE_DIR.rglob("__init__.py")}
+
+
+def test_the_imports_draw_no_circle():
+    """No hiersum module imports, directly or through others, a module that imports it. Every import counts,
+    module-level or inside a function (and under ``if TYPE_CHECKING:``): an import deferred into a function
+    hides a circle from the interpreter, not from the reader, so a circle cannot be broken by moving an import
+    into a function. A name reached through ``importlib`` (the lazy ``hiersum.training`` names, the deprecated
+    old paths of :mod:`hiersum.deprecation`) is no import. Python's own import of a package's ``__init__``
+    before its modules is no arrow either: ``from hiersum.x import N`` of a name ``N`` defined in (or
+    re-exported by) ``hiersum/x/__init__.py`` is."""
+    paths = {module_name(path): path for path in package_modules()}
+    modules = set(paths)
+    graph = {module: import_targets(path.read_text(encoding="utf-8"), module, modules)
+             for module, path in paths.items()}
+    assert sum(map(len, graph.values())) > 200, "the import graph is read"
+    assert [" -> ".join(circle) for circle in circles(graph)] == []
+
+
+@pytest.mark.parametrize(
+    ("sources", "expected"),
+    [
+        ({"hiersum.checkpoints.io": "def load():\n    from hiersum.checkpoints.directory import load_model_directory",
+          "hiersum.checkpoints.directory": "from hiersum.checkpoints.io import CheckpointError"},
+         [["hiersum.checkpoints.directory", "hiersum.checkpoints.io", "hiersum.checkpoints.directory"]]),
+        ({"hiersum.data": "from hiersum.data.schema import Example",
+          "hiersum.data.schema": "from hiersum.data.tokenizer import SubwordTokenizer",
+          "hiersum.data.tokenizer": "from hiersum.data import Example"},
+         [["hiersum.data", "hiersum.data.schema", "hiersum.data.tokenizer", "hiersum.data"]]),
+        ({"hiersum.data.schema": "from . import tokenizer", "hiersum.data.tokenizer": "from .schema import Example"},
+         [["hiersum.data.schema", "hiersum.data.tokenizer", "hiersum.data.schema"]]),
+        ({"hiersum.data.schema": "import hiersum.data.tokenizer.SubwordTokenizer",
+          "hiersum.data.tokenizer": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                    "    from hiersum.data.schema import Example"},
+         [["hiersum.data.schema", "hiersum.data.tokenizer", "hiersum.data.schema"]]),
+        ({"hiersum.data.schema": "from hiersum.data import tokenizer", "hiersum.data.tokenizer": "import json",
+          "hiersum.data": "import importlib\nimportlib.import_module('hiersum.data.schema')"}, []),
+    ],
+    ids=["inside-a-function", "through-a-package-init", "relative", "type-checking", "none"],
+)
+def test_the_checker_finds_a_circle(sources, expected):
+    modules = {"hiersum.data", "hiersum.data.schema", "hiersum.data.tokenizer", *sources}
+    graph = {module: import_targets(source, module, modules) for module, source in sources.items()}
+    assert circles(graph) == expected
 
 
 def test_every_stage_is_known():

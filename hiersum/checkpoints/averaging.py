@@ -15,7 +15,8 @@ from pathlib import Path
 
 import torch
 
-from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY, read_checkpoint
+from hiersum.checkpoints.contents import CHECKPOINT_EXTRA_KEY
+from hiersum.checkpoints.io import read_checkpoint
 from hiersum.config import UsageError
 
 DROPPED_KEYS = ("optimizer_states", "lr_schedulers", "callbacks", "loops")
@@ -23,7 +24,7 @@ DROPPED_KEYS = ("optimizer_states", "lr_schedulers", "callbacks", "loops")
 
 class AverageError(UsageError):
     """Checkpoints that cannot be averaged (incompatible, no ranking); one that cannot be read at all raises
-    :class:`hiersum.checkpoints.io.CheckpointError`."""
+    :class:`hiersum.checkpoints.CheckpointError`."""
 
 
 def ranked_checkpoints(run_dir: str | Path) -> tuple[list[Path], str]:

@@ -19,7 +19,7 @@ A model directory holds:
 :func:`load_model_directory` reads one back (what :func:`hiersum.checkpoints.load_summarizer` does for a
 directory) with ``safetensors`` and ``json`` only; every way a directory can be broken (a missing file, a damaged
 safetensors header, a ``config.json`` without a key, a tokenizer that does not load, weights that do not fit) is one
-:class:`~hiersum.checkpoints.io.CheckpointError` line naming the file, what it is and what was expected.
+:class:`~hiersum.checkpoints.CheckpointError` line naming the file, what it is and what was expected.
 """
 
 from __future__ import annotations
@@ -33,17 +33,8 @@ from typing import Any
 import torch
 from safetensors import SafetensorError, safe_open
 
-from hiersum.checkpoints.io import (
-    SUMMARIZER,
-    CheckpointError,
-    CheckpointKind,
-    Summarizer,
-    check_file,
-    data_config_from_hparams,
-    one_line,
-    rebuilding,
-    tokenizer_from_json,
-)
+from hiersum.checkpoints.contents import Summarizer, data_config_from_hparams, tokenizer_from_json
+from hiersum.checkpoints.kinds import SUMMARIZER, CheckpointError, CheckpointKind, check_file, one_line, rebuilding
 from hiersum.config import DecodeConfig, ModelConfig
 from hiersum.model.hub import CONFIG_FILE, INIT_KEYS, WEIGHTS_FILE
 from hiersum.model.summarizer import HierSum

@@ -11,69 +11,46 @@ Every checkpoint hiersum reads (a summarizer, a ranker, an official hiersumm che
 training from) goes through :func:`load_checkpoint_file` (``torch.load(weights_only=True)``); any failure to
 read a file as the checkpoint expected raises :class:`CheckpointError`, in one line naming the file, what it
 is and what was expected.
+
+Below this module: :mod:`~hiersum.checkpoints.kinds` (the kinds of checkpoint and the error),
+:mod:`~hiersum.checkpoints.contents` (what a checkpoint carries: :class:`Summarizer`, its tokenizer and data
+settings) and :mod:`~hiersum.checkpoints.directory` (model directories, which :func:`load_summarizer` also reads).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from hiersum.config import DataConfig, ModelConfig
-from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.data.torch_files import TorchFileError, describe_object, file_problem, load_torch_file
+from hiersum.checkpoints.contents import (
+    CHECKPOINT_EXTRA_KEY,
+    Summarizer,
+    checkpoint_tokenizer_json,
+    data_config_from_hparams,
+)
+from hiersum.checkpoints.directory import load_model_directory
+from hiersum.checkpoints.kinds import (
+    OFFICIAL,
+    RANKER,
+    RESUME,
+    SUMMARIZER,
+    CheckpointError,
+    CheckpointKind,
+    rebuilding,
+)
+from hiersum.config import ModelConfig
+from hiersum.data.torch_files import describe_object, load_torch_file
 from hiersum.model.hub import portable_config
 from hiersum.model.summarizer import HierSum
 
-CHECKPOINT_EXTRA_KEY = "hiersum"
-"""Key of the checkpoint entry that holds hiersum's own data (the tokenizer)."""
 MODEL_PREFIX = "model."
 """Prefix of the network's parameters in the checkpoint's ``state_dict``."""
 
 
-class CheckpointError(TorchFileError):
-    """Any failure to read a file as the hiersum checkpoint expected (missing, a directory, not a torch file,
-    another kind of checkpoint, missing entries, weights that do not fit the model): one line naming the file,
-    what it is and what was expected (a :class:`~hiersum.config.UsageError`: the commands print it and exit
-    with status 2); the original exception, if any, is its ``__cause__``."""
-
-
-@dataclass(frozen=True)
-class CheckpointKind:
-    """A kind of checkpoint hiersum reads: what it is called, what the commands expect, how it is used."""
-
-    name: str
-    """What a file of this kind is: ``a ranker checkpoint of hiersum train-ranker``."""
-    noun: str
-    """What a missing file of this kind is called: ``ranker checkpoint`` (``ranker checkpoint not found``)."""
-    expected: str
-    """The ``expected ...`` of an error message."""
-    hint: str
-    """How a file of this kind is used, when it is found where another kind is expected (``{path}``: its path)."""
-
-
-SUMMARIZER = CheckpointKind(
-    "a hiersum checkpoint", "checkpoint",
-    "a hiersum checkpoint (the .ckpt of hiersum train, import-hiersumm or average-checkpoints, or a model directory "
-    "of hiersum export)",
-    "give it as checkpoint= of hiersum summarize or hiersum evaluate",
-)
-RESUME = replace(SUMMARIZER, expected="a training checkpoint of hiersum train to resume from (ckpt_path=FILE or last)")
-"""A summarizer checkpoint that ``hiersum train ckpt_path=`` resumes from (it holds the optimizer states too)."""
-RANKER = CheckpointKind(
-    "a ranker checkpoint of hiersum train-ranker", "ranker checkpoint",
-    "a ranker checkpoint of hiersum train-ranker", "give it as ranker= of hiersum rank (or data.ranker=)",
-)
-OFFICIAL = CheckpointKind(
-    "an official hiersumm checkpoint", "official checkpoint",
-    "an official hiersumm checkpoint ({'model', 'opt'}, e.g. model_step_500000.pt)",
-    "convert it first: hiersum import-hiersumm --checkpoint {path} --output OUT.ckpt",
-)
 RANKER_FORMAT = "hiersum-ranker"
 """Value of the ``format`` entry of a ranker checkpoint."""
 RESUME_KEYS = ("epoch", "global_step", "optimizer_states")
@@ -107,13 +84,6 @@ def load_checkpoint_file(path: str | Path, kind: CheckpointKind = SUMMARIZER, *,
     if found.name != kind.name:
         raise CheckpointError(path, f"holds {found.name}", kind.expected, found.hint.format(path=path))
     return value
-
-
-def check_file(path: str | Path, kind: CheckpointKind) -> None:
-    """Raise the :class:`CheckpointError` of a ``path`` that is no file to read (missing, a directory, empty)."""
-    problem = file_problem(Path(path), noun=kind.noun)
-    if problem:
-        raise CheckpointError(path, problem, kind.expected)
 
 
 def read_checkpoint(path: str | Path, *, map_location: str | torch.device = "cpu",
@@ -152,27 +122,6 @@ def read_training_checkpoint(path: str | Path) -> dict[str, Any]:
     return checkpoint
 
 
-@contextlib.contextmanager
-def rebuilding(path: str | Path, kind: CheckpointKind, entries: str) -> Iterator[None]:
-    """Turn any failure to rebuild what the checkpoint's ``entries`` describe (a missing key, a value the
-    constructors refuse) into a :class:`CheckpointError`."""
-    try:
-        yield
-    except CheckpointError:
-        raise
-    except KeyError as error:
-        raise CheckpointError(path, f"its {entries} have no {error.args[0]!r}", kind.expected) from error
-    except Exception as error:  # whatever the constructors raise: the entries do not describe a model
-        raise CheckpointError(path, f"its {entries} do not describe a model ({one_line(error)})",
-                              kind.expected) from error
-
-
-def one_line(error: BaseException, limit: int = 300) -> str:
-    """The message of ``error`` on one line, at most ``limit`` characters."""
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def weights_problem(expected: Mapping[str, torch.Tensor], found: Mapping[str, Any]) -> str | None:
     """How the weights ``found`` do not fit a network whose state dict is ``expected``, or None."""
     missing = [name for name in expected if name not in found]
@@ -206,26 +155,6 @@ def load_weights(path: str | Path, network: torch.nn.Module, weights: Mapping[st
     with rebuilding(path, kind, "weights"):
         network.load_state_dict(weights)
 
-def checkpoint_tokenizer_json(checkpoint: dict[str, Any]) -> str | None:
-    """The serialized tokenizer a checkpoint carries, or None."""
-    return checkpoint.get(CHECKPOINT_EXTRA_KEY, {}).get("tokenizer_json")
-
-
-def tokenizer_from_json(tokenizer_json: str | None) -> SubwordTokenizer:
-    """The tokenizer of a checkpoint; ``ValueError`` naming the fix when it carries none, or saying why the
-    one it carries does not load (the ``tokenizers`` library raises a bare ``Exception``)."""
-    if not tokenizer_json:
-        raise ValueError(
-            "this checkpoint carries no tokenizer; import it again with "
-            "hiersum import-hiersumm --tokenizer SPM_MODEL_OR_TOKENIZER_JSON"
-        )
-    try:
-        return SubwordTokenizer.from_str(tokenizer_json)
-    except Exception as error:  # tokenizers' parse errors are plain Exceptions
-        raise ValueError(f"the checkpoint's tokenizer (hiersum.tokenizer_json) does not load: {one_line(error)}"
-                         ) from error
-
-
 def network_from_hparams(hparams: Mapping[str, Any], *, pretrained_weights: bool = True) -> HierSum:
     """A freshly initialised network of the sizes and special ids a checkpoint records.
 
@@ -243,46 +172,11 @@ def network_from_hparams(hparams: Mapping[str, Any], *, pretrained_weights: bool
     )
 
 
-def data_config_from_hparams(hparams: Mapping[str, Any]) -> DataConfig | None:
-    """The data settings a checkpoint records, or None."""
-    data = hparams.get("data")
-    return DataConfig(**data) if data else None
-
-
-@dataclass
-class Summarizer:
-    """A trained network with what decoding needs from its checkpoint."""
-
-    model: HierSum
-    """The network, in eval mode."""
-    data_config: DataConfig | None
-    """The data settings it was trained with (paragraph selection), when recorded."""
-    tokenizer_json: str | None
-
-    @property
-    def model_config(self) -> ModelConfig:
-        return self.model.config
-
-    def tokenizer(self) -> SubwordTokenizer:
-        return tokenizer_from_json(self.tokenizer_json)
-
-
-def checkpoint_tokenizer(path: str | Path, checkpoint: dict[str, Any], kind: CheckpointKind) -> SubwordTokenizer:
-    """The tokenizer a checkpoint carries; none, or one that does not load, raises :class:`CheckpointError`."""
-    tokenizer_json = checkpoint_tokenizer_json(checkpoint)
-    if not tokenizer_json:
-        raise CheckpointError(path, "carries no tokenizer", kind.expected)
-    with rebuilding(path, kind, "tokenizer ('hiersum.tokenizer_json')"):
-        return tokenizer_from_json(tokenizer_json)
-
-
 def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu") -> Summarizer:
     """The network of a hiersum checkpoint (``weights_only=True``) or of a model directory of ``hiersum export``
     (safetensors and JSON only: :func:`hiersum.checkpoints.directory.load_model_directory`), without Lightning.
     Any failure to read it as either raises :class:`CheckpointError` (see :func:`read_checkpoint`)."""
     if Path(path).is_dir():
-        from hiersum.checkpoints.directory import load_model_directory
-
         return load_model_directory(path, map_location=map_location)
     checkpoint = read_checkpoint(path, map_location=map_location)
     hparams = checkpoint["hyper_parameters"]

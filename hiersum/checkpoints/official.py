@@ -22,7 +22,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY, MODEL_PREFIX, OFFICIAL, load_checkpoint_file, rebuilding
+from hiersum.checkpoints.contents import CHECKPOINT_EXTRA_KEY
+from hiersum.checkpoints.io import MODEL_PREFIX, load_checkpoint_file
+from hiersum.checkpoints.kinds import OFFICIAL, rebuilding
 from hiersum.checkpoints.migration import optim_config
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, config_dict
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -174,7 +176,7 @@ def load_official_hiersumm(
     eos_id: int = OFFICIAL_EOS_ID,
 ) -> HierSum:
     """Load an official hiersumm checkpoint file (hierarchical or flat) as a :class:`HierSum` in eval mode; any
-    failure raises :class:`hiersum.checkpoints.io.CheckpointError`."""
+    failure raises :class:`hiersum.checkpoints.CheckpointError`."""
     return official_model(path, read_official_checkpoint(path), pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
 
 
@@ -186,7 +188,7 @@ def read_official_checkpoint(path: str | Path) -> dict[str, Any]:
 
 def official_model(path: str | Path, checkpoint: dict[str, Any], **special_ids: int) -> HierSum:
     """:func:`hiersum_from_official` of the checkpoint read from ``path``; a checkpoint that does not map onto
-    :class:`HierSum` raises :class:`hiersum.checkpoints.io.CheckpointError`."""
+    :class:`HierSum` raises :class:`hiersum.checkpoints.CheckpointError`."""
     with rebuilding(path, OFFICIAL, "'model' and 'opt'"):
         return hiersum_from_official(checkpoint, **special_ids)
 

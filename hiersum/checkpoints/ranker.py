@@ -9,7 +9,6 @@ data.ranker=PATH``) in :data:`hiersum.data.selection.SCORERS`; the hiersum comma
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,9 @@ from typing import Any
 
 import torch
 
-from hiersum.checkpoints.io import RANKER, RANKER_FORMAT, check_file, load_checkpoint_file, load_weights, rebuilding
+from hiersum.atomic import write_atomically
+from hiersum.checkpoints.io import RANKER_FORMAT, load_checkpoint_file, load_weights
+from hiersum.checkpoints.kinds import RANKER, check_file, rebuilding
 from hiersum.config import RankerModelConfig, config_dict
 from hiersum.data.ranker_data import collate_ranker, encode_ranker_examples
 from hiersum.data.schema import Example
@@ -47,12 +48,8 @@ def ranker_checkpoint(
 
 def save_ranker(path: str | Path, network: ParagraphRanker, tokenizer: SubwordTokenizer, **kwargs: Any) -> Path:
     """Write :func:`ranker_checkpoint` to ``path`` atomically (a temporary file renamed into place)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    torch.save(ranker_checkpoint(network, tokenizer, **kwargs), temporary)
-    temporary.replace(path)
-    return path
+    checkpoint = ranker_checkpoint(network, tokenizer, **kwargs)
+    return write_atomically(path, lambda temporary: torch.save(checkpoint, temporary))
 
 
 @dataclass
@@ -66,7 +63,7 @@ class LoadedRanker:
 
 def load_ranker(path: str | Path, *, map_location: str | torch.device = "cpu") -> LoadedRanker:
     """Read a ranker checkpoint (:func:`hiersum.checkpoints.io.load_checkpoint_file`, ``weights_only=True``);
-    any failure to read it as one raises :class:`hiersum.checkpoints.io.CheckpointError`."""
+    any failure to read it as one raises :class:`hiersum.checkpoints.CheckpointError`."""
     checkpoint = load_checkpoint_file(path, RANKER, map_location=map_location)
     with rebuilding(path, RANKER, "entries"):
         tokenizer = SubwordTokenizer.from_str(checkpoint["tokenizer_json"], tuple(checkpoint["tokenizer_tokens"]))

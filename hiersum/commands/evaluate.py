@@ -20,6 +20,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
+from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
 from hiersum.config import DataConfig, EvaluateConfig, UsageError, config_dict
@@ -34,7 +35,7 @@ from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
 from hiersum.evaluation.scoring import ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
-from hiersum.inference.pipeline import checkpoint_tokenizer, load_checkpoint
+from hiersum.inference.pipeline import load_checkpoint
 from hiersum.model.encoder_registry import encoder_spec, validate_choices
 from hiersum.model.summarizer import HierSum
 

@@ -26,13 +26,14 @@ from typing import Any
 from huggingface_hub import ModelCardData
 from omegaconf import DictConfig, OmegaConf
 
+from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.directory import ModelNotes, save_model_directory
 from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.composed import command_config
 from hiersum.config import DecodeConfig, ExportConfig, UsageError
 from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
-from hiersum.inference.pipeline import checkpoint_tokenizer, load_checkpoint
+from hiersum.inference.pipeline import load_checkpoint
 from hiersum.inference.record_output import checkpoint_sha256
 
 USAGE = "hiersum export checkpoint=RUN_OR_CKPT output=DIR"

@@ -10,7 +10,7 @@ Takes the ``data``, ``tokenizer`` and ``model`` groups of ``hiersum train``: the
 same prepared folders, which ``hiersum train`` and ``hiersum evaluate`` then find instead of preparing
 them (they prepare what is missing themselves). Prints each split's folder, example count and the
 records left out. Exit status 2 with a one-line message for a usage error (a missing split, a
-malformed record with ``data.on_error=fail``). The work is :mod:`hiersum.data.cache`.
+malformed record with ``data.on_error=fail``). The work is :mod:`hiersum.data.prepared`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from omegaconf import DictConfig
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
 from hiersum.config import PrepareConfig
-from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.corpus_splits import DATA_ERRORS, CorpusSplits, existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.data.prepared import prepare_tokenizer
 from hiersum.model.encoder_registry import run_tokenizer_config
 
 USAGE = "hiersum prepare [data=FORMAT data.path=DIR] [splits=[train,validation,test]]"

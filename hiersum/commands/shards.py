@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from hiersum.atomic import write_bytes_atomically
 from hiersum.config import RankConfig, RunStopped, SummarizeConfig, UsageError
 from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import completed_ids
@@ -180,9 +181,7 @@ def merge(output: str | Path, shards: list[Shard], order: list[str | None]) -> i
     if missing:
         raise RunStopped(f"the shards lack {len(missing)} records (e.g. {missing[0]!r}); rerun the same command "
                          "to complete them", exit_status=1)
-    merged = output.with_name(f".{output.name}.merged-{os.getpid()}")
-    merged.write_bytes(b"".join(lines[record_id] for record_id in order if record_id is not None))
-    os.replace(merged, output)
+    write_bytes_atomically(output, b"".join(lines[record_id] for record_id in order if record_id is not None))
     write_errors(errors_path(output), [RecordError.from_record(e) for e in sorted(errors, key=lambda e: e["line"])])
     provenance = json.loads(provenance_path(shards[0].output(output)).read_text(encoding="utf-8"))
     provenance["options"].pop("shard", None)

@@ -41,6 +41,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.common import rerun_command
 from hiersum.commands.composed import command_config
@@ -50,7 +51,7 @@ from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import EncodedExample
 from hiersum.data.selection import encode_examples
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.inference.pipeline import checked_device, checkpoint_tokenizer, load_checkpoint
+from hiersum.inference.pipeline import checked_device, load_checkpoint
 from hiersum.inference.record_output import (
     LineWriter,
     OutputResult,

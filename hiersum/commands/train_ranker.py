@@ -22,11 +22,12 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hiersum.atomic import write_text_atomically
 from hiersum.checkpoints.ranker import load_ranker_scorer
 from hiersum.commands.composed import command_config
 from hiersum.config import BootstrapConfig, RankerTrainConfig
 from hiersum.data.corpus_splits import read_text_split
-from hiersum.evaluation.report import write_json_atomic, write_text_atomic
+from hiersum.evaluation.report import write_json_atomic
 from hiersum.evaluation.selection import Coverage, evaluate_selection, selection_json, selection_markdown
 from hiersum.training.ranker import fit_ranker
 
@@ -67,7 +68,7 @@ def train_ranker(cfg: RankerTrainConfig | DictConfig) -> dict[str, Any]:
     output = Path(cfg.paths["output_dir"])
     markdown = selection_markdown(results, title=f"Trained ranker against document order and tf-idf: "
                                                  f"{Path(cfg.data.path).name} validation")
-    write_text_atomic(output / "selection.md", markdown)
+    write_text_atomically(output / "selection.md", markdown)
     print(markdown)
     warning = below_document_order(results, cfg.top_k)
     if warning is not None:

@@ -70,7 +70,7 @@ class DataConfig:
     """A malformed record: ``fail`` (one line, exit status 2) or ``skip`` (counted, listed in
     ``<run>/data_errors.jsonl``)."""
     cache_dir: str | None = None
-    """Folder of the prepared corpora (:mod:`hiersum.data.cache`); None: ``$HIERSUM_PREPARED_DIR`` when set,
+    """Folder of the prepared corpora (:mod:`hiersum.data.prepared`); None: ``$HIERSUM_PREPARED_DIR`` when set,
     else ``$XDG_CACHE_HOME/hiersum/prepared`` (``~/.cache/hiersum/prepared``)."""
     prepare_workers: int | None = None
     """Processes that tokenize a split being prepared (a split of one chunk, 256 examples, is tokenized in the

@@ -65,7 +65,7 @@ its longest paragraph's token count and its target's token count (BOS/EOS exclud
 
 def example_lengths(examples: Sequence[EncodedExample]) -> np.ndarray:
     """The length index [N, 3] of ``examples`` (columns :data:`LENGTH_FIELDS`); a prepared corpus
-    stores it on disk (:mod:`hiersum.data.cache`)."""
+    stores it on disk (:mod:`hiersum.data.prepared`)."""
     lengths = np.zeros((len(examples), len(LENGTH_FIELDS)), dtype=np.int32)
     for row, example in enumerate(examples):
         lengths[row] = (len(example.paragraphs), max(map(len, example.paragraphs), default=0), len(example.target))

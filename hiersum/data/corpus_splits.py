@@ -1,5 +1,5 @@
 """The train / validation / test splits of a corpus folder: read as text, or prepared on disk once
-(:mod:`hiersum.data.cache`) and read lazily, without Lightning.
+(:mod:`hiersum.data.prepared`) and read lazily, without Lightning.
 
 A split file is ``<data.path>/<split file>`` of the format (:mod:`hiersum.data.formats.registry`):
 ``<split>.jsonl``, except SciTLDR's validation split ``dev.jsonl``; WikiSum's splits are shards. ``data.path``
@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from hiersum.config import DataConfig, ModelConfig, OnError, UsageError
-from hiersum.data.cache import PreparedSplit, prepare_split
 from hiersum.data.formats.registry import format_spec, text_format
 from hiersum.data.jsonl_output import write_jsonl_atomically
+from hiersum.data.prepared import PreparedSplit, prepare_split
 from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
 from hiersum.data.tokenizer import SubwordTokenizer
 
@@ -106,7 +106,7 @@ class CorpusSplits:
     ``tokenizer`` for ``model`` (whether examples carry a paragraph graph: ``model.graph``).
 
     ``load(split)`` prepares a split on disk the first time any run asks for it (then reuses the
-    prepared folder) and returns it as a lazy :class:`~hiersum.data.cache.PreparedSplit`. A missing
+    prepared folder) and returns it as a lazy :class:`~hiersum.data.prepared.PreparedSplit`. A missing
     split file, or a split without any example, is a :class:`UsageError`; a malformed record a
     :class:`~hiersum.data.schema.RecordError` unless ``data.on_error=skip`` (:meth:`write_errors` lists the
     records left out).

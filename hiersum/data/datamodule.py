@@ -17,8 +17,8 @@ from hiersum.data.batching import (
     collate,
     flat_layout,
 )
-from hiersum.data.cache import PreparedSplit
 from hiersum.data.corpus_splits import CorpusSplits
+from hiersum.data.prepared import PreparedSplit
 from hiersum.data.tokenizer import SubwordTokenizer
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from hiersum.atomic import write_text_atomically
+
 
 class OutputError(ValueError):
     """The existing output file is not one this program wrote."""
@@ -88,18 +90,12 @@ class JsonlAppender:
 
 
 def write_jsonl_atomically(path: Path, records: list[dict[str, Any]]) -> None:
-    """Replace ``path`` with ``records`` (a temporary file of this process renamed over it: processes
-    writing the same file, such as the ranks of a DDP run, never write into each other's)."""
-    _replace_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    """Replace ``path`` with ``records`` (:func:`hiersum.atomic.write_atomically`: a temporary file of this
+    process renamed over it, so processes writing the same file, such as the ranks of a DDP run, never write into
+    each other's)."""
+    write_text_atomically(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
 def write_json_atomically(path: Path, value: Any) -> None:
     """Replace ``path`` with ``value`` as indented JSON, as :func:`write_jsonl_atomically` does."""
-    _replace_text(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
-
-
-def _replace_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    write_text_atomically(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")

@@ -23,9 +23,9 @@ import torch
 from rouge_score.tokenizers import DefaultTokenizer
 
 from hiersum.config import DataConfig
-from hiersum.data.cache import cached_text, file_fingerprints, key_digest, prepared_root
 from hiersum.data.corpus_splits import read_text_split
 from hiersum.data.formats.registry import format_spec
+from hiersum.data.prepared import cached_text, file_fingerprints, key_digest, prepared_root
 from hiersum.data.schema import Example
 from hiersum.data.selection import TfidfScorer, words
 from hiersum.data.tokenizer import SubwordTokenizer

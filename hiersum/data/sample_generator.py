@@ -35,12 +35,12 @@ committed files byte for byte.
 from __future__ import annotations
 
 import json
-import os
 import random
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from hiersum.atomic import write_bytes_atomically
 
 SPLIT_SEEDS: dict[str, int] = {"train": 20190701, "validation": 20190702, "test": 20190703}
 DEFAULT_SIZES: dict[str, int] = {"train": 3000, "validation": 200, "test": 200}
@@ -429,19 +429,6 @@ def to_jsonl(records: Sequence[dict]) -> bytes:
     return "".join(lines).encode("utf-8")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes the file private; these are shared data files
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write_sample_corpus(
     output_dir: str | Path, *, sizes: dict[str, int] | None = None
 ) -> dict[str, Path]:
@@ -458,6 +445,6 @@ def write_sample_corpus(
     paths = {}
     for split, n_examples in sizes.items():
         path = output_dir / f"{split}.jsonl"
-        _write_atomic(path, to_jsonl(generate_split(split, n_examples, SPLIT_SEEDS[split])))
+        write_bytes_atomically(path, to_jsonl(generate_split(split, n_examples, SPLIT_SEEDS[split])))
         paths[split] = path
     return paths

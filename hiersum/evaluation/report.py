@@ -22,8 +22,8 @@ A top-level entry is a split when its value is a dict of systems, each a dict ho
 least one ROUGE figure. :func:`build_report` turns the metrics into one :class:`Report` (sections of
 tables, item lists, quotes and figures), which :func:`render_markdown` and :func:`render_html` render
 (Markdown leaves the figures out). ``report.html`` is self-contained: its plots (:mod:`hiersum.evaluation.plots`) are
-embedded as base64 PNG. Every file is written atomically (a temporary file in the same
-folder, then ``os.replace``), so a crash never leaves a half-written report behind.
+embedded as base64 PNG. Every file is written atomically (:func:`hiersum.atomic.write_atomically`: a temporary
+file in the same folder, then ``os.replace``), so a crash never leaves a half-written report behind.
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ import json
 import os
 import platform
 import statistics
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hiersum.atomic import write_text_atomically
 from hiersum.data.corpus_splits import DATA_ERRORS
 from hiersum.evaluation import plots
 from hiersum.evaluation.metrics import NGRAM_ORDERS, ROUGE_TYPES
@@ -154,33 +154,16 @@ def _json_default(obj: Any) -> str:
     raise TypeError(f"cannot write {type(obj).__name__} to JSON: {obj!r}")
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; reports are meant to be read by others
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_json_atomic(path: str | Path, obj: Any) -> None:
     """Write ``obj`` as indented UTF-8 JSON to ``path``, atomically (paths become strings)."""
     text = json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default)
-    write_text_atomic(path, text + "\n")
+    write_text_atomically(path, text + "\n")
 
 
 def write_predictions(path: str | Path, records: Iterable[dict]) -> None:
     """Write ``records`` (e.g. ``{"id", "summary", "reference"}``) as JSONL, atomically."""
     lines = [json.dumps(record, ensure_ascii=False, default=_json_default) for record in records]
-    write_text_atomic(path, "".join(line + "\n" for line in lines))
+    write_text_atomically(path, "".join(line + "\n" for line in lines))
 
 
 def _is_split(value: Any) -> bool:
@@ -474,7 +457,7 @@ def write_scores_csv(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Non
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     writer.writerows([row.get(key, "") for key in header] for row in rows)
-    write_text_atomic(path, buffer.getvalue())
+    write_text_atomically(path, buffer.getvalue())
 
 
 REPORT_FILES = {"metrics": "metrics.json", "report": "report.md", "html": "report.html",
@@ -511,8 +494,8 @@ def write_report(
         curves_csv = run_dir / "csv" / "metrics.csv"
     write_json_atomic(paths["metrics"], metrics)
     report = build_report(metrics, predictions, rows=rows, curves_csv=curves_csv, attention=attention)
-    write_text_atomic(paths["report"], render_markdown(report))
-    write_text_atomic(paths["html"], render_html(report))
+    write_text_atomically(paths["report"], render_markdown(report))
+    write_text_atomically(paths["html"], render_html(report))
     if predictions is not None:
         paths["predictions"] = run_dir / REPORT_FILES["predictions"]
         write_predictions(paths["predictions"], predictions)

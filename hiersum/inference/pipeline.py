@@ -23,12 +23,12 @@ from typing import Any
 import torch
 
 import hiersum.checkpoints.ranker  # noqa: F401  (registers SCORERS["ranker"]: a checkpoint's selection=ranker)
+from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.io import Summarizer
 from hiersum.checkpoints.io import load_summarizer as load_checkpoint_network
 from hiersum.config import DecodeConfig, RecordConfig, UsageError
 from hiersum.data.schema import Example
 from hiersum.data.selection import encode_examples
-from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import PRECISIONS
 from hiersum.inference.records import attended_paragraphs, example_of, output_records, record_selection
 
@@ -65,14 +65,6 @@ def load_checkpoint(checkpoint: str | Path, *, compile: bool = False) -> Summari
     if compile:
         summarizer.model.compile()
     return summarizer
-
-
-def checkpoint_tokenizer(summarizer: Summarizer, checkpoint: str | Path) -> SubwordTokenizer:
-    """The tokenizer a checkpoint carries; none, or one that does not load, is a :class:`UsageError`."""
-    try:
-        return summarizer.tokenizer()
-    except ValueError as error:
-        raise UsageError(f"{checkpoint}: {error}") from error
 
 
 @dataclass

@@ -24,11 +24,12 @@ from typing import Any
 import litserve
 from starlette.responses import JSONResponse
 
+from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.io import Summarizer
 from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
 from hiersum.data.sample_location import is_sample_corpus
 from hiersum.data.selection import encode_examples
-from hiersum.inference.pipeline import checkpoint_tokenizer, load_checkpoint
+from hiersum.inference.pipeline import load_checkpoint
 from hiersum.inference.records import output_records, record_selection
 from hiersum.model.encoder_registry import encoder_spec
 from hiersum.serving.requests import (

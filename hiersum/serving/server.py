@@ -29,8 +29,9 @@ from fastapi.exception_handlers import http_exception_handler
 from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.config import ServeConfig, Terminated, UsageError
-from hiersum.inference.pipeline import checked_device, checkpoint_tokenizer, load_checkpoint
+from hiersum.inference.pipeline import checked_device, load_checkpoint
 from hiersum.inference.records import record_selection
 from hiersum.serving.api import API_PATH, RequestChecks, SummarizeAPI
 from hiersum.serving.schema import summarize_operation

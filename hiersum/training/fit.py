@@ -20,10 +20,12 @@ from hydra.utils import instantiate
 from pytorch_lightning.trainer.states import TrainerStatus
 from pytorch_lightning.utilities.exceptions import SIGTERMException
 
-from hiersum.checkpoints.io import RESUME, check_weights, checkpoint_tokenizer, read_training_checkpoint
+from hiersum.checkpoints.contents import checkpoint_tokenizer
+from hiersum.checkpoints.io import check_weights, read_training_checkpoint
+from hiersum.checkpoints.kinds import RESUME
 from hiersum.config import DataConfig, TokenizerConfig, TrainConfig
-from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
+from hiersum.data.prepared import prepare_tokenizer
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import is_out_of_memory
 from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
@@ -60,7 +62,7 @@ class FitResult:
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
     """Load ``config.path`` or train a tokenizer on the train split (once: it is cached with the prepared
-    corpus, :func:`hiersum.data.cache.prepare_tokenizer`); save it in the run directory."""
+    corpus, :func:`hiersum.data.prepared.prepare_tokenizer`); save it in the run directory."""
     tokenizer = prepare_tokenizer(config, data)
     tokenizer.save(run_dir / "tokenizer")
     return tokenizer
@@ -142,7 +144,7 @@ def fit(cfg: TrainConfig) -> FitResult:
     # a file that is no training checkpoint: its CheckpointError (one line) before anything is prepared
     checkpoint = read_training_checkpoint(resume) if resume else None
     if checkpoint is not None:  # the run's own tokenizer, never retrained
-        tokenizer = checkpoint_tokenizer(resume, checkpoint, RESUME)
+        tokenizer = checkpoint_tokenizer(checkpoint, resume, RESUME)
         tokenizer.save(run_dir / "tokenizer")
     else:
         tokenizer = build_tokenizer(run_tokenizer_config(cfg.tokenizer, model_config), data, run_dir)

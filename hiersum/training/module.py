@@ -11,13 +11,13 @@ import torch.nn.functional as F
 from hydra.utils import instantiate
 from torchmetrics.text import Perplexity
 
-from hiersum.checkpoints.io import (
+from hiersum.checkpoints.contents import (
     CHECKPOINT_EXTRA_KEY,
     checkpoint_tokenizer_json,
     data_config_from_hparams,
-    network_from_hparams,
     tokenizer_from_json,
 )
+from hiersum.checkpoints.io import network_from_hparams
 from hiersum.checkpoints.migration import optim_config
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TrainingDiverged, config_dict
 from hiersum.data.schema import IGNORE_INDEX, Batch

@@ -10,7 +10,6 @@ optimizer, the LR scheduler, the loops (epoch, global step, batches done) and ev
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ import torch.distributed as dist
 from lightning_fabric.utilities.seed import _collect_rng_states, _set_rng_states
 from pytorch_lightning.loggers import CSVLogger
 from pytorch_lightning.plugins.io import TorchCheckpointIO
+
+from hiersum.atomic import write_atomically
 
 LAST = "last"
 """``ckpt_path=last``: the newest checkpoint of the run directory, or a fresh start when there is none."""
@@ -91,14 +92,8 @@ class AtomicCheckpointIO(TorchCheckpointIO):
     across file systems is a copy)."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any | None = None) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            super().save_checkpoint(checkpoint, temporary, storage_options)
-            os.replace(temporary, path)
-        finally:
-            temporary.unlink(missing_ok=True)
+        save = super().save_checkpoint
+        write_atomically(path, lambda temporary: save(checkpoint, temporary, storage_options))
 
 
 class ResumableCSVLogger(CSVLogger):

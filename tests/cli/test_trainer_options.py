@@ -9,8 +9,8 @@ import pytest
 import hiersum.cli.train as cli
 from hiersum.cli.main import main
 from hiersum.commands.train import train
-from tests.cli.probes import probe_overrides, read_probes
 from tests.helpers.cli import assert_usage_error, run_cli, run_main, train_args
+from tests.helpers.probes import probe_overrides, read_probes
 
 WRONG_TYPE = [("trainer.max_steps=abc", "could not be converted to Integer"),
               ("trainer.limit_train_batches=many", "incompatible with type hint"),

@@ -13,8 +13,8 @@ from rouge_score import rouge_scorer
 
 from hiersum.config import DataConfig
 from hiersum.data import ranker_data
-from hiersum.data.cache import split_manifest
 from hiersum.data.corpus_splits import read_split
+from hiersum.data.prepared import split_manifest
 from hiersum.data.ranker_data import Rouge2Recall, collate_ranker, encode_ranker_examples, split_labels
 from hiersum.data.schema import Example
 from hiersum.data.selection import (

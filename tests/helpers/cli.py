@@ -18,7 +18,7 @@ BIN = Path(sys.executable).parent
 
 
 def cli_env() -> dict[str, str]:
-    """The environment of a console script: ``tests`` importable (for :mod:`tests.cli.probes`)."""
+    """The environment of a console script: ``tests`` importable (for :mod:`tests.helpers.probes`)."""
     return {**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning", "PYTHONPATH": str(PROJECT_ROOT)}
 
 

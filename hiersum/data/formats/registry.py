@@ -7,7 +7,7 @@ An entry (:class:`FormatSpec`) declares everything the rest of the code asks abo
   is then every non-blank line of ``<data.path>/<split file><suffix>``) or its own ``read_split``; or,
   for a format that holds token ids instead of text (``wikisum``), ``read_encoded``, which reads and
   encodes a split record by record with the tokenizer the ids come from, and ``split_inputs``, the
-  files of a split (what a prepared corpus fingerprints, :mod:`hiersum.data.cache`). Such a format cannot train a
+  files of a split (what a prepared corpus fingerprints, :mod:`hiersum.data.prepared`). Such a format cannot train a
   tokenizer nor be scored from predictions (no reference text on the command line);
 - its split file names (``split_files``: SciTLDR ships ``train/dev/test``, so its validation split
   is ``dev.jsonl``) and their ``suffix``;

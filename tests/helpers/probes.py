@@ -1,4 +1,4 @@
-"""A callback that the CLI tests add to a run (``+callbacks.probe._target_=tests.cli.probes.RunProbe
+"""A callback that the training tests add to a run (``+callbacks.probe._target_=tests.helpers.probes.RunProbe
 +callbacks.probe.folder=DIR``): each rank writes what it saw to ``DIR/rank<R>.json``, so a test can
 check that an option acted (in process, or in the processes of a DDP run)."""
 
@@ -52,7 +52,7 @@ class RunProbe(pl.Callback):
 
 def probe_overrides(folder: Path) -> list[str]:
     """The overrides that add a :class:`RunProbe` writing to ``folder``."""
-    return ["+callbacks.probe._target_=tests.cli.probes.RunProbe", f"+callbacks.probe.folder={folder}"]
+    return ["+callbacks.probe._target_=tests.helpers.probes.RunProbe", f"+callbacks.probe.folder={folder}"]
 
 
 def read_probes(folder: Path) -> dict[int, dict[str, Any]]:
@@ -103,4 +103,4 @@ class DataProbe(pl.Callback):
 
 def data_probe_overrides(folder: Path) -> list[str]:
     """The overrides that add a :class:`DataProbe` writing to ``folder``."""
-    return ["+callbacks.data_probe._target_=tests.cli.probes.DataProbe", f"+callbacks.data_probe.folder={folder}"]
+    return ["+callbacks.data_probe._target_=tests.helpers.probes.DataProbe", f"+callbacks.data_probe.folder={folder}"]

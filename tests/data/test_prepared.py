@@ -1,4 +1,4 @@
-"""Prepared corpora (hiersum.data.cache): the same examples and batches as encoding in memory, a cache
+"""Prepared corpora (hiersum.data.prepared): the same examples and batches as encoding in memory, a cache
 keyed by the inputs, the selection and the tokenizer, atomic preparation, malformed records."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from hiersum.config import DataConfig, TokenizerConfig, UsageError
-from hiersum.data import cache as cache_module
+from hiersum.data import prepared as prepared_module
 from hiersum.data.batching import TokenBudgetBatchSampler, example_lengths, make_token_budget_batches
-from hiersum.data.cache import PreparedSplit, corpus_tokenizer, prepare_split
 from hiersum.data.corpus_splits import CorpusSplits, read_split
+from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split
 from hiersum.data.schema import RecordError
 from hiersum.data.selection import encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
@@ -83,7 +83,7 @@ def test_a_prepared_split_is_reused_and_its_key_follows_inputs_selection_and_tok
         raise AssertionError("prepared again")
 
     with monkeypatch.context() as patch:
-        patch.setattr(cache_module, "_write_split", refuse)
+        patch.setattr(prepared_module, "_write_split", refuse)
         assert prepare_split(data, "validation", tokenizer).folder == first.folder  # found, not written
         assert CorpusSplits(data, tokenizer).load("validation").folder == first.folder
 
@@ -101,7 +101,7 @@ def test_a_prepared_split_is_reused_and_its_key_follows_inputs_selection_and_tok
 
 def test_a_killed_preparation_leaves_no_folder_that_looks_complete(tiny_corpus, tokenizer, tmp_path, monkeypatch):
     data = data_config(tiny_corpus, tmp_path)
-    original = cache_module._ShardWriter.add
+    original = prepared_module._ShardWriter.add
     calls = []
 
     def dies_on_the_fifth(self, *args, **kwargs):
@@ -110,11 +110,11 @@ def test_a_killed_preparation_leaves_no_folder_that_looks_complete(tiny_corpus, 
             raise KeyboardInterrupt  # as a kill would stop it: mid-split, files half written
         original(self, *args, **kwargs)
 
-    monkeypatch.setattr(cache_module._ShardWriter, "add", dies_on_the_fifth)
+    monkeypatch.setattr(prepared_module._ShardWriter, "add", dies_on_the_fifth)
     with pytest.raises(KeyboardInterrupt):
         prepare_split(data, "train", tokenizer)
     assert not [path for path in tmp_path.iterdir() if path.is_dir()]  # neither the folder nor its temporary
-    monkeypatch.setattr(cache_module._ShardWriter, "add", original)
+    monkeypatch.setattr(prepared_module._ShardWriter, "add", original)
     assert len(prepare_split(data, "train", tokenizer)) == 40
 
 
@@ -126,9 +126,9 @@ def test_the_trained_tokenizer_is_cached_and_equals_a_fresh_training(tiny_corpus
         (t for e in read_split(tiny_corpus / "train.jsonl") for t in
          [e.title, *e.references, *(p for d in e.documents for p in d)] if t), vocab_size=300)
     assert tokenizer.to_str() == SubwordTokenizer.from_str(fresh.to_str()).to_str()
-    monkeypatch.setattr(cache_module, "train_tokenizer", lambda *a, **k: pytest.fail("trained again"))
+    monkeypatch.setattr(prepared_module, "train_tokenizer", lambda *a, **k: pytest.fail("trained again"))
     assert corpus_tokenizer(config, data).to_str() == tokenizer.to_str()
-    digest = cache_module.tokenizer_digest
+    digest = prepared_module.tokenizer_digest
     assert digest(corpus_tokenizer(config, data)) == digest(tokenizer)
 
 
@@ -237,7 +237,7 @@ def test_the_prepared_files_are_the_same_for_any_number_of_tokenizing_processes(
     corpus = copy_corpus(tiny_corpus, tmp_path / "corpus")
     lines = (corpus / "train.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     (corpus / "train.jsonl").write_text("".join(lines[:9] + ["{not json\n"] + lines[9:]), encoding="utf-8")
-    monkeypatch.setattr(cache_module, "ENCODE_CHUNK", 7)  # 40 examples: 6 chunks, more than 2 per process in flight
+    monkeypatch.setattr(prepared_module, "ENCODE_CHUNK", 7)  # 40 examples: 6 chunks, more than 2 per process in flight
     folders = []
     for workers in (1, 3):
         data = data_config(corpus, tmp_path / f"cache{workers}", on_error="skip", prepare_workers=workers)

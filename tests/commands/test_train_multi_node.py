@@ -15,10 +15,10 @@ import subprocess
 import pytest
 import torch
 
-from tests.cli.probes import data_probe_overrides
 from tests.helpers.cli import BIN, cli_env, train_args
 from tests.helpers.corpus import TINY_SIZES
 from tests.helpers.paths import PROJECT_ROOT
+from tests.helpers.probes import data_probe_overrides
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ import torch
 from hiersum.checkpoints.ranker import load_ranker_scorer, save_ranker
 from hiersum.commands.train import train
 from hiersum.config import RankerModelConfig
-from hiersum.data.cache import PreparedSplit
 from hiersum.data.corpus_splits import read_split
+from hiersum.data.prepared import PreparedSplit
 from hiersum.data.selection import TfidfScorer, select_paragraphs
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model.ranker import ParagraphRanker

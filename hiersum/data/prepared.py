@@ -1,5 +1,5 @@
-"""The on-disk cache of hiersum's data: prepared corpora, the tokenizer trained on a corpus, the ranker's
-labels; each in a folder of ``data.cache_dir`` whose name hashes what its content depends on.
+"""Prepared data on disk (the folder ``data.cache_dir``): prepared corpora, the tokenizer trained on a corpus,
+the ranker's labels; each in a folder whose name hashes what its content depends on.
 
 Prepared corpora: each split read, checked, tokenized and cut once, then kept on disk in
 memory-mappable arrays that training and evaluation read lazily, one example at a time.

@@ -11,7 +11,7 @@ import pytest
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.prepare import prepare
 from hiersum.commands.train import train
-from hiersum.data import cache as prepared_module
+from hiersum.data import prepared as prepared_module
 from hiersum.data.schema import RecordError
 from tests.helpers.cli import assert_usage_error, run_cli, train_args
 from tests.helpers.config import TINY_OVERRIDES, compose_config, train_overrides

@@ -25,7 +25,7 @@ def restore_signals():
 
 def stopped_run(tiny_cfg, how: str):
     return tiny_cfg("trainer.max_epochs=2", "callbacks.step_checkpoint.every_n_train_steps=1",
-                    "+callbacks.stop._target_=tests.cli.probes.StopAt", "+callbacks.stop.step=2",
+                    "+callbacks.stop._target_=tests.helpers.probes.StopAt", "+callbacks.stop.step=2",
                     f"+callbacks.stop.how={how}", "eval_split=null")
 
 
@@ -58,7 +58,7 @@ def test_out_of_memory_in_training_names_the_batch_settings(tiny_cfg):
 def test_the_command_ends_in_one_line_with_the_exit_status_of_the_signal(tiny_corpus, tmp_path):
     result = run_cli("hiersum", ["train", *train_args(
         tiny_corpus, tmp_path / "run", "trainer.max_epochs=2", "callbacks.step_checkpoint.every_n_train_steps=1",
-        "+callbacks.stop._target_=tests.cli.probes.StopAt", "+callbacks.stop.step=2", "+callbacks.stop.how=ctrl-c",
+        "+callbacks.stop._target_=tests.helpers.probes.StopAt", "+callbacks.stop.step=2", "+callbacks.stop.how=ctrl-c",
     )], check=False)
     assert result.returncode == 130 and "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from hiersum.commands.train import train
-from tests.cli.probes import probe_overrides, read_probes
+from tests.helpers.probes import probe_overrides, read_probes
 
 pytestmark = pytest.mark.slow
 

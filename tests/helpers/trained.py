@@ -1,5 +1,6 @@
-"""Fixtures of the CLI tests: a tiny model trained once per session, in process, by ``train(cfg)`` of
-``hiersum-train`` (two epochs, checkpoints selected on validation ROUGE, the test split scored)."""
+"""The tiny run the commands and serving tests read: a tiny model trained once per session, in process, by
+``train(cfg)`` of ``hiersum-train`` (two epochs, checkpoints selected on validation ROUGE, the test split scored).
+Session fixtures, registered for every test by ``tests/conftest.py``."""
 
 from __future__ import annotations
 

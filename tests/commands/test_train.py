@@ -13,8 +13,8 @@ import pytest
 
 import hiersum.cli.train as cli
 from hiersum.cli.train import PROG
-from tests.cli.probes import probe_overrides, read_probes
 from tests.helpers.cli import assert_usage_error, run_cli, run_main, train_args
+from tests.helpers.probes import probe_overrides, read_probes
 
 pytestmark = pytest.mark.slow
 

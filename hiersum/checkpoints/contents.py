@@ -1,0 +1,77 @@
+"""What a summarizer checkpoint carries besides its weights, read the same way from a checkpoint file
+(:mod:`~hiersum.checkpoints.io`) and a model directory (:mod:`~hiersum.checkpoints.directory`): the data settings,
+the tokenizer, and :class:`Summarizer`, the network with both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hiersum.checkpoints.kinds import SUMMARIZER, CheckpointError, CheckpointKind, one_line
+from hiersum.config import DataConfig, ModelConfig
+from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.model.summarizer import HierSum
+
+CHECKPOINT_EXTRA_KEY = "hiersum"
+"""Key of the checkpoint entry that holds hiersum's own data (the tokenizer)."""
+NO_TOKENIZER_HINT = "import it again with hiersum import-hiersumm --tokenizer SPM_MODEL_OR_TOKENIZER_JSON"
+"""What to do with a checkpoint that carries no tokenizer (an official one imported without it)."""
+
+
+def checkpoint_tokenizer_json(checkpoint: dict[str, Any]) -> str | None:
+    """The serialized tokenizer a checkpoint carries, or None."""
+    return checkpoint.get(CHECKPOINT_EXTRA_KEY, {}).get("tokenizer_json")
+
+
+def tokenizer_from_json(tokenizer_json: str | None) -> SubwordTokenizer:
+    """The tokenizer of a checkpoint; ``ValueError`` naming the fix when it carries none, or saying why the
+    one it carries does not load (the ``tokenizers`` library raises a bare ``Exception``)."""
+    if not tokenizer_json:
+        raise ValueError(f"this checkpoint carries no tokenizer; {NO_TOKENIZER_HINT}")
+    try:
+        return SubwordTokenizer.from_str(tokenizer_json)
+    except Exception as error:  # tokenizers' parse errors are plain Exceptions
+        raise ValueError(f"the checkpoint's tokenizer (hiersum.tokenizer_json) does not load: {one_line(error)}"
+                         ) from error
+
+
+def data_config_from_hparams(hparams: Mapping[str, Any]) -> DataConfig | None:
+    """The data settings a checkpoint records, or None."""
+    data = hparams.get("data")
+    return DataConfig(**data) if data else None
+
+
+@dataclass
+class Summarizer:
+    """A trained network with what decoding needs from its checkpoint."""
+
+    model: HierSum
+    """The network, in eval mode."""
+    data_config: DataConfig | None
+    """The data settings it was trained with (paragraph selection), when recorded."""
+    tokenizer_json: str | None
+
+    @property
+    def model_config(self) -> ModelConfig:
+        return self.model.config
+
+    def tokenizer(self) -> SubwordTokenizer:
+        return tokenizer_from_json(self.tokenizer_json)
+
+
+def checkpoint_tokenizer(source: Summarizer | Mapping[str, Any], path: str | Path,
+                         kind: CheckpointKind = SUMMARIZER) -> SubwordTokenizer:
+    """The tokenizer that ``source`` (a loaded :class:`Summarizer`, or the dict of a checkpoint file) carries,
+    for the commands: none, or one that does not load, raises :class:`CheckpointError` (a usage error) naming
+    ``path`` and what a file of ``kind`` is expected to be."""
+    tokenizer_json = source.tokenizer_json if isinstance(source, Summarizer) else checkpoint_tokenizer_json(source)
+    if not tokenizer_json:
+        raise CheckpointError(path, "carries no tokenizer", kind.expected, NO_TOKENIZER_HINT)
+    try:
+        return tokenizer_from_json(tokenizer_json)
+    except ValueError as error:
+        raise CheckpointError(path, f"its tokenizer ('hiersum.tokenizer_json') does not load "
+                                    f"({one_line(error.__cause__ or error)})", kind.expected) from error
