@@ -43,6 +43,7 @@ from typing import Any
 
 import torch
 
+from hiersum.atomic import write_bytes_atomically, write_text_atomically
 from hiersum.config import RunStopped, Terminated, UsageError, interruption_status
 from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
@@ -182,17 +183,9 @@ def _begin_output(target: str, provenance: Provenance, *, afresh: bool) -> None:
         return
     output = Path(target)
     if afresh:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        empty = output.with_name(f".{output.name}.new-{os.getpid()}")
-        empty.write_bytes(b"")
-        os.replace(empty, output)
-    _write_side_file(provenance_path(output), lambda path: _write_json_atomically(path, asdict(provenance)))
-
-
-def _write_json_atomically(path: Path, value: dict[str, Any]) -> None:
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+        write_bytes_atomically(output, b"")
+    text = json.dumps(asdict(provenance), indent=1, ensure_ascii=False) + "\n"
+    _write_side_file(provenance_path(output), lambda path: write_text_atomically(path, text))
 
 
 def _write_side_file(path: Path, write: Any) -> None:
