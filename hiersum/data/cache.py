@@ -174,32 +174,34 @@ def cached_text(folder: Path, name: str, key: dict[str, Any], make: Callable[[],
 
 
 class _ShardWriter:
-    """Appends examples to the files of one shard folder."""
+    """Appends examples to the files of one shard folder: each file's values are gathered in memory and
+    written every :data:`ENCODE_CHUNK` examples (one write a file, not one per example)."""
+
+    NAMES = ("paragraph_tokens", "paragraph_offsets", "example_paragraphs", "target_tokens", "target_offsets",
+             "record_offsets")
 
     def __init__(self, folder: Path) -> None:
         folder.mkdir()
         self.folder = folder
-        names = ("paragraph_tokens", "paragraph_offsets", "example_paragraphs", "target_tokens", "target_offsets",
-                 "record_offsets")
-        self.files: dict[str, BinaryIO] = {name: open(folder / f"{name}.bin", "wb") for name in names}
+        self.files: dict[str, BinaryIO] = {name: open(folder / f"{name}.bin", "wb") for name in self.NAMES}
         self.records = open(folder / "records.jsonl", "wb")
         self.n_examples = self.n_paragraphs = self.n_tokens = self.n_target_tokens = self.n_bytes = 0
+        self.pending: dict[str, list[int]] = {name: [] for name in self.NAMES}
+        self.pending_lines: list[bytes] = []
         for name in ("paragraph_offsets", "example_paragraphs", "target_offsets", "record_offsets"):
-            self._write(name, [0], OFFSET_DTYPE)
-
-    def _write(self, name: str, values: Sequence[int] | np.ndarray, dtype: type) -> None:
-        np.asarray(values, dtype=dtype).tofile(self.files[name])
+            self.pending[name].append(0)
 
     def add(self, example: Example, encoded: EncodedExample, *, with_text: bool) -> None:
-        lengths = [len(p) for p in encoded.paragraphs]
-        self._write("paragraph_tokens", [i for p in encoded.paragraphs for i in p], TOKEN_DTYPE)
-        self._write("paragraph_offsets", self.n_tokens + np.cumsum(lengths, dtype=OFFSET_DTYPE), OFFSET_DTYPE)
-        self.n_tokens += sum(lengths)
-        self.n_paragraphs += len(lengths)
-        self._write("example_paragraphs", [self.n_paragraphs], OFFSET_DTYPE)
-        self._write("target_tokens", encoded.target, TOKEN_DTYPE)
+        pending = self.pending
+        for paragraph in encoded.paragraphs:
+            pending["paragraph_tokens"] += paragraph
+            self.n_tokens += len(paragraph)
+            pending["paragraph_offsets"].append(self.n_tokens)
+        self.n_paragraphs += len(encoded.paragraphs)
+        pending["example_paragraphs"].append(self.n_paragraphs)
+        pending["target_tokens"] += encoded.target
         self.n_target_tokens += len(encoded.target)
-        self._write("target_offsets", [self.n_target_tokens], OFFSET_DTYPE)
+        pending["target_offsets"].append(self.n_target_tokens)
         record: dict[str, Any] = {"id": encoded.id, "references": encoded.references, "provenance": encoded.provenance,
                                   "n_dropped_paragraphs": encoded.n_dropped_paragraphs}
         if encoded.graph is not None:
@@ -207,12 +209,23 @@ class _ShardWriter:
         if with_text:
             record.update(title=example.title, documents=example.documents)
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        self.records.write(line)
+        self.pending_lines.append(line)
         self.n_bytes += len(line)
-        self._write("record_offsets", [self.n_bytes], OFFSET_DTYPE)
+        pending["record_offsets"].append(self.n_bytes)
         self.n_examples += 1
+        if len(self.pending_lines) >= ENCODE_CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        for name, values in self.pending.items():
+            dtype = TOKEN_DTYPE if name.endswith("_tokens") else OFFSET_DTYPE
+            np.asarray(values, dtype=dtype).tofile(self.files[name])
+            values.clear()
+        self.records.write(b"".join(self.pending_lines))
+        self.pending_lines.clear()
 
     def close(self) -> None:
+        self._flush()
         for handle in [*self.files.values(), self.records]:
             handle.close()
 
@@ -227,6 +240,7 @@ class _SplitWriter:
         self.lengths = open(folder / "lengths.bin", "wb")
         self.shard_sizes: list[int] = []
         self.shard: _ShardWriter | None = None
+        self.pending_lengths: list[int] = []
 
     def add(self, example: Example, encoded: EncodedExample) -> None:
         if self.shard is None or self.shard.n_examples == self.shard_examples:
@@ -234,7 +248,13 @@ class _SplitWriter:
             self.shard = _ShardWriter(self.folder / f"shard-{len(self.shard_sizes):05d}")
         self.shard.add(example, encoded, with_text=self.with_text)
         longest = max((len(p) for p in encoded.paragraphs), default=0)
-        np.asarray([len(encoded.paragraphs), longest, len(encoded.target)], dtype=TOKEN_DTYPE).tofile(self.lengths)
+        self.pending_lengths += (len(encoded.paragraphs), longest, len(encoded.target))
+        if len(self.pending_lengths) >= ENCODE_CHUNK * len(LENGTH_FIELDS):
+            self._flush_lengths()
+
+    def _flush_lengths(self) -> None:
+        np.asarray(self.pending_lengths, dtype=TOKEN_DTYPE).tofile(self.lengths)
+        self.pending_lengths.clear()
 
     def _close_shard(self) -> None:
         if self.shard is not None:
@@ -245,6 +265,7 @@ class _SplitWriter:
     def close(self) -> list[int]:
         """Close every file; the example count of each shard."""
         self._close_shard()
+        self._flush_lengths()
         self.lengths.close()
         return self.shard_sizes
 
