@@ -328,6 +328,7 @@ _ENCODER: list[tuple[SubwordTokenizer, SelectionConfig]] = []
 
 
 def _start_encoder(tokenizer: SubwordTokenizer, selection: SelectionConfig) -> None:
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a process: the workers already use the cores
     _ENCODER.append((tokenizer, selection))
 
 
