@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from hiersum.errors import UsageError
+
 T = TypeVar("T")
 
 
@@ -37,9 +39,10 @@ class Registry(dict[str, T]):
         self.pop(name, None)
 
     def lookup(self, name: str, *, field: str | None = None) -> T:
-        """The entry of ``name``; an unknown name raises a one-line :class:`ValueError`."""
+        """The entry of ``name``; an unknown name (a command line's choice) raises a one-line
+        :class:`~hiersum.errors.UsageError`."""
         if name not in self:
             see = f" (see {self.docs})" if self.docs else ""
-            raise ValueError(f"{field or self.field}: unknown {self.kind} {name!r}; "
+            raise UsageError(f"{field or self.field}: unknown {self.kind} {name!r}; "
                              f"registered {self.kind}s: {', '.join(sorted(self))}{see}")
         return self[name]

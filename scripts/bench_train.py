@@ -90,6 +90,9 @@ from hiersum.training.module import label_smoothed_nll
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_decode import model_config  # noqa: E402  (same model sizes as the decoding benchmark)
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.helpers.padded import use_padded_grid  # noqa: E402  (the padded-grid reference lives with the tests)
+
 ROOT = Path(__file__).resolve().parents[1]
 MULTINEWS = ROOT.parent / "shared" / "data" / "multi-news-sample"
 CASES = ("dense", "ragged", "multinews")
@@ -191,14 +194,13 @@ def training_step(
     model: HierSum, optimizer: torch.optim.Optimizer, batch: StepBatch, part: str = "step",
     precision: str = "32-true",
 ) -> None:
-    """One step; the packed model reads the batch's layout, the padded one has none to read."""
-    layout = batch.layout if model.encoder.packed else None
+    """One step; the packed model reads the batch's layout, the padded reference ignores it."""
     autocast = MixedPrecision(precision, batch.src.device.type) if precision == "bf16-mixed" else None
     with autocast.forward_context() if autocast else contextlib.nullcontext():
         if part == "encoder":  # the encoder's share of a step: the loss stands in for the decoder's gradient
-            loss = model.encode(batch.src, batch.src_mask, layout=layout).memory.float().square().mean()
+            loss = model.encode(batch.src, batch.src_mask, layout=batch.layout).memory.float().square().mean()
         else:
-            logits = model.logits(batch.src, batch.src_mask, batch.tgt_in, layout=layout)
+            logits = model(batch.src, batch.src_mask, batch.tgt_in, layout=batch.layout).logits
             loss = label_smoothed_nll(logits, batch.labels, 0.1)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
@@ -275,7 +277,7 @@ def build_models(args: argparse.Namespace, model_name: str, device: torch.device
         other.compile()
         models = {"eager": packed, "compiled": other}
     else:
-        other.encoder.packed = False
+        use_padded_grid(other)
         models = {"padded": other, "packed": packed}
     return {name: model.train().to(device) for name, model in models.items()}
 

@@ -38,7 +38,7 @@ def test_a_training_step_runs_on_cuda(dtype):
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     before = copy.deepcopy(model.state_dict())
     with torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None):
-        loss = label_smoothed_nll(model.logits(src, mask, tgt, layout=layout), labels, 0.1)
+        loss = label_smoothed_nll(model(src, mask, tgt, layout=layout).logits, labels, 0.1)
     loss.backward()
     optimizer.step()
     assert torch.isfinite(loss) and loss.device.type == "cuda"
@@ -62,7 +62,7 @@ def test_the_compiled_model_matches_eager_on_cuda():
     compiled.compile()
     src, mask, tgt, _, layout = cuda_batch(2)
     with torch.no_grad():
-        assert_close(compiled.logits(src, mask, tgt, layout=layout), eager.logits(src, mask, tgt, layout=layout),
+        assert_close(compiled(src, mask, tgt, layout=layout).logits, eager(src, mask, tgt, layout=layout).logits,
                      atol=1e-4, rtol=1e-4)
 
 

@@ -1,22 +1,25 @@
 """The package's dependency direction, read from the source with ``ast`` (no import is executed).
 
-config <- data <- model <- checkpoints <- decoding <- inference <- {training, evaluation} <- commands <- serving <- cli:
-a module imports only from its own stage or the stages left of it; training and evaluation never import each other;
-Lightning is imported only by ``hiersum/training/`` and the datamodule; decoding knows neither configs
-(omegaconf, hydra) nor checkpoints.
+errors <- {config, registry} <- data <- model <- checkpoints <- decoding <- inference <- {training, evaluation} <-
+commands <- serving <- cli: a module imports only from its own stage or the stages left of it; training and
+evaluation never import each other; Lightning is imported only by ``hiersum/training/`` and the datamodule; Hydra
+and OmegaConf only by commands/, serving/ and cli/ (and Hydra's ``instantiate`` by training/); decoding knows no
+checkpoints.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
-STAGES = {"config": 0, "registry": 0, "data": 1, "model": 2, "checkpoints": 3, "decoding": 4, "inference": 5,
-          "training": 6, "evaluation": 6, "commands": 7, "serving": 8, "cli": 9}
+STAGES = {"errors": -1, "config": 0, "registry": 0, "data": 1, "model": 2, "checkpoints": 3, "decoding": 4,
+          "inference": 5, "training": 6, "evaluation": 6, "commands": 7, "serving": 8, "cli": 9}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""
 ALIASES = {"convert": "checkpoints", "__main__": "cli"}
 """Top-level modules kept for compatibility, and the stage they re-export."""
@@ -25,6 +28,13 @@ MODULE_ALIASES = {"hiersum.decoding.inference": "inference"}
 re-export (their old name stays importable; nothing of hiersum imports them)."""
 LIGHTNING = ("pytorch_lightning", "lightning")
 LIGHTNING_USERS = ("hiersum.training", "hiersum.data.datamodule")
+HYDRA = ("hydra", "omegaconf")
+HYDRA_STAGE = "commands"
+"""Hydra and OmegaConf are imported from this stage on (commands, serving, cli): the stages below it receive typed
+configs (:mod:`hiersum.config`, which imports neither)."""
+INSTANTIATE = ("hiersum.training", "hydra.utils")
+"""The one exception: training builds the Trainer, its callbacks and loggers and the optimizer from their
+``_target_`` nodes with ``hydra.utils.instantiate`` (a checkpoint's optimizer node is rebuilt the same way)."""
 FORBIDDEN = {"hiersum.decoding": ("omegaconf", "hydra", "hiersum.checkpoints", "hiersum.data.batching",
                                   "hiersum.data.selection")}
 """Imports a package may not make even where the dependency direction allows them: decoding receives
@@ -74,6 +84,10 @@ def violations(source: str, module: str) -> list[str]:
             if module.startswith(package) and name.startswith(forbidden):
                 problems.append(f"{module}:{line} imports {name}: {package} imports none of {', '.join(forbidden)} "
                                 "(it batches no records and selects no paragraphs)")
+        below_hydra = own is not None and STAGES[own] < STAGES[HYDRA_STAGE]
+        instantiates = module.startswith(INSTANTIATE[0]) and name.startswith(INSTANTIATE[1])
+        if below_hydra and name.split(".")[0] in HYDRA and not instantiates:
+            problems.append(f"{module}:{line} imports {name}: Hydra and OmegaConf are for commands/, serving/ and cli/")
         target = stage_of(name)
         if own is None or target is None or target == own:
             continue
@@ -107,8 +121,10 @@ def test_imports_follow_the_dependency_direction(path):
         ("hiersum.data.batching", "from ..model.encoder import HierarchicalEncoder", "against the dependency"),
         ("hiersum.evaluation.split", "import pytorch_lightning as pl", "Lightning is for training/"),
         ("hiersum.checkpoints.io", "from lightning.pytorch import Trainer", "Lightning is for training/"),
-        ("hiersum.decoding.generation", "from omegaconf import DictConfig", "imports none of"),
-        ("hiersum.decoding.search", "import hydra", "imports none of"),
+        ("hiersum.config.model", "from omegaconf import MISSING", "Hydra and OmegaConf are for"),
+        ("hiersum.data.selection", "def f():\n    from omegaconf import OmegaConf", "Hydra and OmegaConf are for"),
+        ("hiersum.training.fit", "from omegaconf import DictConfig", "Hydra and OmegaConf are for"),
+        ("hiersum.evaluation.split", "from hydra.utils import instantiate", "Hydra and OmegaConf are for"),
         ("hiersum.decoding.generation", "from hiersum.checkpoints.io import load_summarizer", "imports none of"),
         ("hiersum.decoding.generation", "from hiersum.inference import summarize_encoded", "against the dependency"),
         ("hiersum.decoding.generation", "from hiersum.data.batching import collate", "batches no records"),
@@ -127,6 +143,17 @@ def test_the_checker_allows_the_right_arrows():
     assert violations("from hiersum.training.fit import fit\nfrom hiersum.evaluation.split import evaluate_split",
                       "hiersum.commands.train") == []
     assert violations("from hiersum.commands.train import train", "hiersum.cli.train") == []
+    assert violations("from hydra.utils import instantiate", "hiersum.training.fit") == []
+    assert violations("from omegaconf import OmegaConf", "hiersum.commands.composed") == []
+
+
+def test_decoding_and_the_configs_load_no_hydra_omegaconf_or_lightning():
+    """``import hiersum.decoding`` (and the schemas it reads) in a fresh interpreter loads none of them."""
+    code = ("import sys, hiersum.decoding, hiersum.config.decode, hiersum.config.summarize; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'hydra', 'omegaconf', 'pytorch_lightning', "
+            "'lightning', 'lightning_fabric'}))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 TEST_HELPERS = "helpers"

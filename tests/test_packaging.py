@@ -92,7 +92,7 @@ def test_the_sample_config_resolves_to_the_cache(tmp_path: Path, cache_home: Pat
     from hydra import compose, initialize_config_dir
 
     from hiersum.cli.common import CONFIG_DIR  # registers the resolver
-    from hiersum.config import register_configs
+    from hiersum.cli.config_store import register_configs
 
     register_configs()
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):

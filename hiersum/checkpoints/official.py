@@ -23,6 +23,7 @@ import torch
 from torch import Tensor
 
 from hiersum.checkpoints.io import CHECKPOINT_EXTRA_KEY, MODEL_PREFIX, OFFICIAL, load_checkpoint_file, rebuilding
+from hiersum.checkpoints.migration import optim_config
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, config_dict
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.encoder_registry import ENCODERS, encoder_spec
@@ -296,7 +297,7 @@ def official_training_configs(opt: argparse.Namespace) -> tuple[OptimConfig, Dat
     """The optimizer and data settings of an official run (``opt``), paper defaults where absent:
     Adam (0.9, 0.998), noam lr 3 / warm-up 8000, label smoothing 0.1; ranked WikiSum, 24 paragraphs in
     training and 40 at test, targets of at most ``trunc_tgt_ntoken`` tokens."""
-    optim = OptimConfig.from_dict({  # Adam + noam, in the keys of OptimConfig.from_dict's flat shape
+    optim = optim_config({  # Adam + noam, in the flat keys of earlier hiersum checkpoints
         "lr": float(getattr(opt, "lr", 3.0)),
         "warmup_steps": int(getattr(opt, "warmup_steps", 8000)),
         "betas": [float(getattr(opt, "beta1", 0.9)), float(getattr(opt, "beta2", 0.998))],

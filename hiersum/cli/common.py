@@ -17,14 +17,16 @@ import os
 import string
 import sys
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 from omegaconf.errors import OmegaConfBaseException
 
-from hiersum.config import RunStopped, UsageError, interruption_status, register_configs
-from hiersum.data.sample_location import register_resolver
-from hiersum.training import launchers
+from hiersum.cli.config_store import register_configs
+from hiersum.cli.resolvers import register_resolvers
+from hiersum.config import RunStopped, UsageError, interruption_status
 
 # The configs ship in the package as ``hiersum.conf`` (pyproject.toml maps it to the top-level conf/):
 # importlib.resources finds the repository's conf/ in an editable install and site-packages/hiersum/conf
@@ -34,9 +36,7 @@ from hiersum.training import launchers
 CONFIG_DIR = str(Path(str(importlib.resources.files("hiersum.conf"))))
 """The folder of the Hydra configs (``conf/`` of the checkout, or ``hiersum/conf`` of an installed wheel)."""
 
-register_configs()  # the schemas every conf/ file extends, once for all entry points
-register_resolver()  # ${hiersum.sample_dir:...} of conf/data/sample.yaml, resolved in the tasks
-launchers.register_resolver()  # ${hiersum.run_name:...} of conf/hydra/train.yaml: one run directory per job
+register_resolvers()  # ${hiersum.sample_dir:...} and ${hiersum.run_name:...} of conf/, resolved in the tasks
 
 EXIT_USAGE = 2
 """Exit status of a usage error: a missing or bad option, a missing or unreadable file."""
@@ -48,10 +48,28 @@ __all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "
            "run_entry_point", "task", "usage_error", "usage_errors"]
 
 _FULL_ERROR = "HYDRA_FULL_ERROR"
-_saved_full_error: list[str | None] = []
-_task_started: list[bool] = []
-_invoked_as: list[str] = []
-"""The name the running entry point was invoked as (``hiersum summarize`` or ``hiersum summarize``)."""
+
+
+@dataclass
+class Invocation:
+    """One run of an entry point (:func:`run_entry_point`), until it returns: the name it was invoked as
+    (``hiersum summarize`` or ``hiersum-summarize``), ``HYDRA_FULL_ERROR`` as the caller had it, and whether
+    Hydra has started the task (after which an error is the task's, no longer a refused command line)."""
+
+    prog: str
+    caller_full_error: str | None
+    task_started: bool = False
+
+    def restore_full_error(self) -> None:
+        """``HYDRA_FULL_ERROR`` back to what the caller had (the entry point sets it while Hydra composes)."""
+        if self.caller_full_error is None:
+            os.environ.pop(_FULL_ERROR, None)
+        else:
+            os.environ[_FULL_ERROR] = self.caller_full_error
+
+
+_invocation: ContextVar[Invocation | None] = ContextVar("hiersum_invocation", default=None)
+"""The entry point running in this context (an entry point run inside another's task gets its own)."""
 
 
 def usage_error(prog: str, message: object) -> NoReturn:
@@ -91,9 +109,11 @@ def task(prog: str) -> Iterator[None]:
     an unexpected error is back (see :func:`run_entry_point`), and the task's usage errors go through
     :func:`usage_error`. A :class:`RunStopped` prints its one line and exits with its status; Ctrl-C
     (and SIGTERM where a command raises it) anywhere else ends in one line too (exit 130 / 143)."""
-    _task_started.append(True)
-    _restore_full_error()
-    name = _invoked_as[-1] if _invoked_as else prog
+    invocation = _invocation.get()
+    if invocation is not None:
+        invocation.task_started = True
+        invocation.restore_full_error()
+    name = invocation.prog if invocation is not None else prog
     try:
         with usage_errors(name):
             yield
@@ -119,29 +139,28 @@ def run_entry_point(hydra_main: Callable[[], None], prog: str, argv: list[str] |
     lines and exiting 1: these are usage errors, reported by :func:`usage_error`.
     """
     args = sys.argv[1:] if argv is None else list(argv)
+    register_configs(config_name)  # the schemas its conf/ files extend
     if config_name is not None and any(flag in args for flag in HELP_FLAGS):
         try:
             print(print_help(config_name, [arg for arg in args if arg not in HELP_FLAGS]), end="")
         except Exception as error:  # an override Hydra refuses: reported as without --help
             usage_error(prog, _hydra_message(error))
         return
-    _saved_full_error.append(os.environ.get(_FULL_ERROR))
+    invocation = Invocation(prog, os.environ.get(_FULL_ERROR))
+    token = _invocation.set(invocation)
     os.environ[_FULL_ERROR] = "1"
     saved_argv = sys.argv
     sys.argv = [sys.argv[0], *args]  # argv[0] kept: Lightning's DDP ranks re-run it with sys.argv[1:]
-    _invoked_as.append(prog)
-    tasks_before = len(_task_started)  # a task run earlier in this process (a test's) says nothing of this one
     try:
         hydra_main()
     except Exception as error:
-        if len(_task_started) > tasks_before:
+        if invocation.task_started:
             raise
         usage_error(prog, _hydra_message(error))
     finally:
-        del _task_started[tasks_before:]
-        _invoked_as.pop()
+        _invocation.reset(token)
         sys.argv = saved_argv
-        _restore_full_error()
+        invocation.restore_full_error()
 
 
 def print_help(config_name: str, overrides: list[str]) -> str:
@@ -187,15 +206,6 @@ def lazy_attributes(module: str, *names: str) -> Callable[[str], Any]:
         raise AttributeError(f"no attribute {name!r} (the names kept from {module}: {', '.join(names)})")
 
     return __getattr__
-
-
-def _restore_full_error() -> None:
-    if _saved_full_error:
-        saved = _saved_full_error.pop()
-        if saved is None:
-            os.environ.pop(_FULL_ERROR, None)
-        else:
-            os.environ[_FULL_ERROR] = saved
 
 
 def _hydra_message(error: Exception) -> str:

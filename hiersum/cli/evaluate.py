@@ -8,8 +8,11 @@ answers at once). ``hiersum evaluate --help`` describes the action (``conf/hydra
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
@@ -24,7 +27,15 @@ def _run(cfg: DictConfig) -> None:
     with task(PROG):
         from hiersum.commands.evaluate import evaluate
 
-        evaluate(cfg, list(HydraConfig.get().overrides.task))
+        evaluate(cfg, given_data_fields(HydraConfig.get().overrides.task))
+
+
+def given_data_fields(overrides: Sequence[str]) -> frozenset[str]:
+    """The ``data`` fields a command line sets (``data.max_paragraphs=40``, ``+data.x=``, ``++data.x=``), read by
+    Hydra's own override parser."""
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
+    keys = (override.key_or_group.split(".") for override in parsed)
+    return frozenset(key[1] for key in keys if len(key) == 2 and key[0] == "data")
 
 
 def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:

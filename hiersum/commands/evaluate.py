@@ -12,7 +12,7 @@ predictions that do not match the split's ids, a report file that is one of the 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,8 @@ import torch
 from omegaconf import DictConfig
 
 from hiersum.commands.common import checkpoint_tokenizer, count_skipped, load_checkpoint
-from hiersum.config import DataConfig, EvaluateConfig, UsageError, command_config, config_dict
+from hiersum.commands.composed import command_config
+from hiersum.config import DataConfig, EvaluateConfig, UsageError, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.formats.registry import format_spec
@@ -40,12 +41,12 @@ N_IDS_SHOWN = 10
 USAGE = "hiersum evaluate (checkpoint=CKPT | predictions=FILE) [split=test]"
 
 
-def effective_data_config(trained: DataConfig | None, given: DataConfig, overrides: list[str]) -> DataConfig:
-    """``given``, with the checkpoint's paragraph selection (:data:`SELECTION_FIELDS`) except fields
-    overridden as ``data.<field>=``."""
+def effective_data_config(trained: DataConfig | None, given: DataConfig, data_given: Collection[str]) -> DataConfig:
+    """``given``, with the checkpoint's paragraph selection (:data:`SELECTION_FIELDS`) except the fields named in
+    ``data_given`` (those the command line gave, ``data.<field>=``)."""
     if trained is None:
         return given
-    inherited = [name for name in SELECTION_FIELDS if not any(o.startswith(f"data.{name}=") for o in overrides)]
+    inherited = [name for name in SELECTION_FIELDS if name not in data_given]
     return replace(given, **{name: getattr(trained, name) for name in inherited})
 
 
@@ -130,12 +131,9 @@ def _system_name(path: str, taken: Sequence[str]) -> str:
 
 
 def _scoring(cfg: EvaluateConfig) -> ScoringConfig:
-    """``baselines`` and ``bootstrap`` as a :class:`ScoringConfig`; a baseline it does not know is a usage error."""
-    try:
-        return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=cfg.bootstrap,
-                             workers=cfg.workers)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    """``baselines``, ``bootstrap`` and ``workers`` as a :class:`ScoringConfig` (checked by ``EvaluateConfig``)."""
+    return ScoringConfig(baselines=[str(name) for name in cfg.baselines], bootstrap=cfg.bootstrap,
+                         workers=cfg.workers)
 
 
 def _refuse_overwriting_inputs(cfg: EvaluateConfig, data: DataConfig) -> None:
@@ -165,11 +163,11 @@ class _System:
     """The records of the split left out (``data.on_error=skip``), when some were."""
 
 
-def _with_checkpoint(cfg: EvaluateConfig, overrides: list[str]) -> _System:
+def _with_checkpoint(cfg: EvaluateConfig, data_given: Collection[str]) -> _System:
     """Checkpoint mode: the split decoded by ``cfg.checkpoint``."""
     summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
     model, tokenizer = summarizer.model, checkpoint_tokenizer(summarizer, cfg.checkpoint)
-    data = effective_data_config(summarizer.data_config, cfg.data, overrides)
+    data = effective_data_config(summarizer.data_config, cfg.data, data_given)
     _refuse_overwriting_inputs(cfg, data)
     splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused
     examples, encoded = splits.evaluation_split(cfg.split)
@@ -205,23 +203,21 @@ def _matched(path: str, examples: Sequence[Example], data: DataConfig) -> list[s
                              allow_extra=bool(data.limit_eval_examples))
 
 
-def evaluate(cfg: EvaluateConfig | DictConfig, overrides: list[str] | None = None) -> dict[str, Any]:
+def evaluate(cfg: EvaluateConfig | DictConfig, data_given: Collection[str] = ()) -> dict[str, Any]:
     """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics.
-    ``cfg``: the typed config, or the composed Hydra config it is converted from; ``overrides``: the
-    command line's options (a ``data.<field>=`` among them replaces the checkpoint's paragraph selection)."""
+    ``cfg``: the typed config, or the composed Hydra config it is converted from; ``data_given``: the ``data``
+    fields the command line gave (:func:`hiersum.cli.evaluate.given_data_fields`): a paragraph-selection field
+    among them replaces the checkpoint's, the others come from the checkpoint."""
     cfg = command_config(cfg, EvaluateConfig, usage=USAGE)
-    try:
-        validate_choices(cfg)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    validate_choices(cfg)
     scoring = _scoring(cfg)
     with output_lock(cfg.paths["output_dir"], what="run directory"):  # one writer of its report files
-        return _evaluate_into(cfg, scoring, overrides or [])
+        return _evaluate_into(cfg, scoring, data_given)
 
 
-def _evaluate_into(cfg: EvaluateConfig, scoring: ScoringConfig, overrides: list[str]) -> dict[str, Any]:
+def _evaluate_into(cfg: EvaluateConfig, scoring: ScoringConfig, data_given: Collection[str]) -> dict[str, Any]:
     """:func:`evaluate` once it holds the lock of the run directory."""
-    system = _with_checkpoint(cfg, overrides) if cfg.checkpoint is not None else _with_predictions(cfg)
+    system = _with_checkpoint(cfg, data_given) if cfg.checkpoint is not None else _with_predictions(cfg)
     systems = {cfg.name: system.outputs}
     compare = []
     if cfg.compare:

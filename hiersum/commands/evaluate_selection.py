@@ -19,7 +19,8 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.ranker import load_ranker_scorer
-from hiersum.config import EvaluateSelectionConfig, command_config
+from hiersum.commands.composed import command_config
+from hiersum.config import EvaluateSelectionConfig
 from hiersum.data.corpus_splits import read_text_split
 from hiersum.evaluation.selection import evaluate_selection, selection_json, selection_markdown
 

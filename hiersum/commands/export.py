@@ -29,8 +29,9 @@ from omegaconf import DictConfig, OmegaConf
 from hiersum.checkpoints.directory import ModelNotes, save_model_directory
 from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
+from hiersum.commands.composed import command_config
 from hiersum.commands.record_output import checkpoint_sha256
-from hiersum.config import DecodeConfig, ExportConfig, UsageError, command_config
+from hiersum.config import DecodeConfig, ExportConfig, UsageError
 from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
 

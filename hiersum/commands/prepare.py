@@ -21,7 +21,8 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.commands.common import count_skipped
-from hiersum.config import PrepareConfig, command_config
+from hiersum.commands.composed import command_config
+from hiersum.config import PrepareConfig
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.corpus_splits import DATA_ERRORS, CorpusSplits, existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs

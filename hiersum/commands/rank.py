@@ -26,6 +26,7 @@ from omegaconf import DictConfig
 
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker
 from hiersum.commands.common import checked_device
+from hiersum.commands.composed import command_config
 from hiersum.commands.record_output import (
     Provenance,
     begin_output,
@@ -36,7 +37,7 @@ from hiersum.commands.record_output import (
     stopping_in_one_line,
 )
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
-from hiersum.config import RankConfig, command_config
+from hiersum.config import RankConfig
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import Example

@@ -42,6 +42,7 @@ from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.common import checked_device, checkpoint_tokenizer, load_checkpoint
+from hiersum.commands.composed import command_config
 from hiersum.commands.record_output import (
     Provenance,
     begin_output,
@@ -52,7 +53,7 @@ from hiersum.commands.record_output import (
     stopping_in_one_line,
 )
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
-from hiersum.config import DataConfig, DecodeConfig, SummarizeConfig, UsageError, command_config
+from hiersum.config import DataConfig, DecodeConfig, SummarizeConfig, UsageError
 from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import EncodedExample

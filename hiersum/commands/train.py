@@ -20,7 +20,8 @@ from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import load_summarizer
 from hiersum.commands.common import count_skipped, rerun_command
-from hiersum.config import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped, TrainConfig, command_config
+from hiersum.commands.composed import command_config
+from hiersum.config import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped, TrainConfig
 from hiersum.data.corpus_splits import DATA_ERRORS, existing_split_files
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.evaluation.report import report_outputs, write_report

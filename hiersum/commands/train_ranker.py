@@ -23,7 +23,8 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.ranker import load_ranker_scorer
-from hiersum.config import BootstrapConfig, RankerTrainConfig, command_config
+from hiersum.commands.composed import command_config
+from hiersum.config import BootstrapConfig, RankerTrainConfig
 from hiersum.data.corpus_splits import read_text_split
 from hiersum.evaluation.report import write_json_atomic, write_text_atomic
 from hiersum.evaluation.selection import Coverage, evaluate_selection, selection_json, selection_markdown

@@ -50,10 +50,7 @@ def read_corpus_split(data_dir: str | Path, split: str, data_format: str = "json
 def existing_split_files(config: DataConfig, splits: list[str]) -> dict[str, list[Path]]:
     """``{"data split NAME": [files]}``: the files each of ``splits`` is read from, for the splits whose
     files exist (a missing split is reported where it is read). An unknown format is a :class:`UsageError`."""
-    try:
-        spec = format_spec(config.format)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    spec = format_spec(config.format)
     found = {}
     for split in splits:
         try:

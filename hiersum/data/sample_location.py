@@ -73,11 +73,3 @@ def is_sample_corpus(path: str | Path) -> bool:
     By name only: the corpus need not be on this machine."""
     name = Path(path).name
     return name == "sample" or (name.startswith("sample-") and len(name) == len("sample-") + 12)
-
-
-def register_resolver() -> None:
-    """Register :data:`RESOLVER` with OmegaConf (idempotent); the entry points call it on import."""
-    from omegaconf import OmegaConf
-
-    if not OmegaConf.has_resolver(RESOLVER):
-        OmegaConf.register_new_resolver(RESOLVER, sample_dir)

@@ -47,9 +47,8 @@ def reference_token_scores(
     for _, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens, max_batch_size=64,
                                  flat=batch_layout(model.config, tokenizer)):
         batch.to(device)
-        log_probs = model.log_probs(
-            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph
-        )  # (B, S, V)
+        log_probs = model(batch.src, batch.src_mask, batch.tgt_in,
+                          paragraph_graph=batch.paragraph_graph).log_probs()  # (B, S, V)
         labels = batch.target_labels()
         perplexity.update(log_probs, labels)
         if accuracy is None:

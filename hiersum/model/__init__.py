@@ -1,7 +1,9 @@
 """The hierarchical summarization model (encoder, decoder, output layer)."""
 
 from hiersum.model.decoder import DecoderState, TransformerDecoder
-from hiersum.model.encoder import EncoderOutput, FlatEncoder, HierarchicalEncoder
-from hiersum.model.summarizer import HierSum
+from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
+from hiersum.model.encoder_contract import Encoder, EncoderOutput, PretrainedWeights
+from hiersum.model.summarizer import HierSum, TeacherForcedOutput
 
-__all__ = ["DecoderState", "EncoderOutput", "FlatEncoder", "HierSum", "HierarchicalEncoder", "TransformerDecoder"]
+__all__ = ["DecoderState", "Encoder", "EncoderOutput", "FlatEncoder", "HierSum", "HierarchicalEncoder",
+           "PretrainedWeights", "TeacherForcedOutput", "TransformerDecoder"]

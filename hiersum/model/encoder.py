@@ -12,6 +12,11 @@ Dimensions
 
 Masks are boolean with True = real token; ``src_mask`` is [B, P, T] ([B, L] flat). An empty
 paragraph (all padding) is allowed anywhere: it changes nothing at real positions.
+
+Both encoders satisfy :class:`hiersum.model.encoder_contract.Encoder`. The hierarchical layers compute on the real
+tokens only, packed rows [N, D] in the order of a :class:`~hiersum.data.packing.PackedGrid`; the padded-grid
+reference they are tested against (the same parameters over the whole [B, P, T] grid) lives in
+``tests/helpers/padded.py``.
 """
 
 from __future__ import annotations
@@ -24,24 +29,9 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
+from hiersum.model.encoder_contract import EncoderOutput
 from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention, sinusoid_table
 from hiersum.model.pooling import MultiHeadPooling
-
-
-@dataclass
-class EncoderOutput:
-    """What the encoder hands to the decoder (and to analysis code)."""
-
-    token_states: Tensor
-    """[B, P, T, D] final LayerNorm output ([B, L, D] flat); padding positions hold meaningless values."""
-    memory: Tensor
-    """[B, M, D] the real tokens of each example packed paragraph after paragraph, zero-padded."""
-    memory_mask: Tensor
-    """[B, M] bool, True = real token."""
-    pooling_weights: list[Tensor] | None = None
-    """Per inter layer, [B, P, H, T] pooling weights; None unless ``return_attention``."""
-    inter_attention: list[Tensor] | None = None
-    """Per inter layer, [B, H, P, P] paragraph-to-paragraph attention; None unless asked for."""
 
 
 @dataclass
@@ -49,15 +39,16 @@ class InterLayerOutput:
     """Result of :class:`InterLayer`."""
 
     states: Tensor
-    """[B, P, T, D], or the packed rows [N, D] from :meth:`InterLayer.forward_packed`."""
+    """[N, D], the packed rows."""
     pooling_weights: Tensor | None
-    """[B, P, H, T] (zero at padding); from :meth:`InterLayer.forward_packed` only when attention is requested."""
+    """[B, P, H, T] (zero at padding), or None when attention is not requested."""
     attention: Tensor | None
     """[B, H, P, P] or None when not requested."""
 
 
-class LocalLayer(nn.Module):
-    """Pre-LN self-attention within each paragraph, residual, then the feed-forward."""
+class SelfAttentionBlock(nn.Module):
+    """Pre-LN self-attention, residual, then the feed-forward (with its own pre-LN and residual): the sublayers
+    of :class:`LocalLayer` and :class:`SequenceLayer`, which differ only in what the attention sees."""
 
     def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float):
         super().__init__()
@@ -66,24 +57,26 @@ class LocalLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
 
-    def forward(self, x: Tensor, where: Tensor | PackedGrid) -> Tensor:
-        """On the padded grid: x [B, P, T, D], ``where`` the mask bool [B, P, T]; returns [B, P, T, D].
-        On packed rows: x [N, D] in the order of the layout ``where``; returns [N, D]. (Both go through
-        ``__call__``, so a compiled layer, :meth:`HierSum.compile`, is compiled on either path.)"""
-        if isinstance(where, PackedGrid):
-            return self.forward_packed(x, where)
-        mask = where
-        B, P, T, D = x.shape
-        x = x.reshape(B * P, T, D)  # (B*P, T, D)
-        h = self.norm(x)
-        context = self.self_attn(h, h, mask=mask.reshape(B * P, 1, T))  # (B*P, T, D)
-        x = self.feed_forward(x + self.dropout(context))
-        return x.view(B, P, T, D)
-
-    def forward_packed(self, x: Tensor, layout: PackedGrid) -> Tensor:
-        """The same layer on packed token rows: x [N, D] in the order of ``layout``. Returns [N, D]."""
-        context = self.self_attn.self_attend_buckets(self.norm(x), layout)  # (N, D)
+    def add_context(self, x: Tensor, context: Tensor) -> Tensor:
+        """The residual of the attention's ``context`` (after dropout), then the feed-forward; [..., D]."""
         return self.feed_forward(x + self.dropout(context))
+
+
+class LocalLayer(SelfAttentionBlock):
+    """Self-attention within each paragraph, on the packed token rows of a :class:`PackedGrid`."""
+
+    def forward(self, x: Tensor, layout: PackedGrid) -> Tensor:
+        """x: [N, D], the real tokens in the order of ``layout``. Returns [N, D]."""
+        return self.add_context(x, self.self_attn.self_attend_buckets(self.norm(x), layout))  # (N, D)
+
+
+class SequenceLayer(SelfAttentionBlock):
+    """Self-attention over whole sequences (the flat encoder's layer)."""
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        """x: [B, L, D]; mask: bool [B, L], True = real token. Returns [B, L, D]."""
+        h = self.norm(x)
+        return self.add_context(x, self.self_attn(h, h, mask=mask.unsqueeze(1)))  # (B, L, D)
 
 
 class InterLayer(nn.Module):
@@ -127,31 +120,14 @@ class InterLayer(nn.Module):
         return bias.reshape(B * self.heads, P, P)
 
     def forward(
-        self, x: Tensor, where: Tensor | PackedGrid, *, graph: Tensor | None = None, return_attention: bool = False
-    ) -> InterLayerOutput:
-        """x: [B, P, T, D] and ``where`` the mask bool [B, P, T], or packed rows x [N, D] and ``where`` their
-        layout (:meth:`forward_packed`); graph: float [B, P, P] (used only with ``graph=True``)."""
-        if isinstance(where, PackedGrid):
-            return self.forward_packed(x, where, graph=graph, return_attention=return_attention)
-        mask = where
-        B, P, T, D = x.shape
-        pooled = self.pooling(self.norm(x).view(B * P, T, D), mask.view(B * P, T))  # (B*P, H, E)
-        vectors = pooled.vectors.view(B, P, self.heads, D // self.heads)  # (B, P, H, E)
-        update, attention = self.attend_paragraphs(vectors, mask.any(-1), graph, return_attention)
-        return InterLayerOutput(
-            states=self.feed_forward(x + update.unsqueeze(2)),  # update (B, P, 1, D) added to every token
-            pooling_weights=pooled.weights.view(B, P, self.heads, T),
-            attention=attention,
-        )
-
-    def forward_packed(
         self, x: Tensor, layout: PackedGrid, *, graph: Tensor | None = None, return_attention: bool = False
     ) -> InterLayerOutput:
-        """The same layer on packed token rows: x [N, D] in the order of ``layout``; states [N, D]."""
+        """x: [N, D], the real tokens in the order of ``layout``; graph: float [B, P, P] (used only with
+        ``graph=True``). Returns the states [N, D] and, when asked, the pooling weights and the attention."""
         B, P = layout.real_paragraphs.shape  # sizes of tensors, not Python values: dynamic when compiled
         N, D = x.shape
         H, E = self.heads, D // self.heads
-        pooled = self.pooling.pool_segments(self.norm(x), layout.paragraph_of_row, layout.n_paragraphs)  # (R, H, E)
+        pooled = self.pooling(self.norm(x), layout.paragraph_of_row, layout.n_paragraphs)  # (R, H, E)
         vectors = pooled.vectors.new_zeros(B * P, H, E).index_copy(0, layout.paragraph_grid_index, pooled.vectors)
         update, attention = self.attend_paragraphs(vectors.view(B, P, H, E), layout.real_paragraphs, graph,
                                                    return_attention)  # (B, P, D)
@@ -203,36 +179,12 @@ def hierarchical_layers(config: ModelConfig, width: int) -> nn.ModuleList:
     )
 
 
-def run_grid_layers(
-    layers: nn.ModuleList, final_norm: nn.Module, x: Tensor, src_mask: Tensor, *,
-    paragraph_graph: Tensor | None, return_attention: bool,
-) -> EncoderOutput:
-    """``layers`` (of :func:`hierarchical_layers`) then ``final_norm`` over the padded grid ``x``
-    [B, P, T, D] (``src_mask`` [B, P, T], True = real token); the memory is the real tokens packed."""
-    pooling_weights, inter_attention = [], []
-    for layer in layers:
-        if isinstance(layer, InterLayer):
-            out = layer(x, src_mask, graph=paragraph_graph, return_attention=return_attention)
-            x = out.states
-            pooling_weights.append(out.pooling_weights)
-            inter_attention.append(out.attention)
-        else:
-            x = layer(x, src_mask)
-    token_states = final_norm(x)  # (B, P, T, D)
-    memory, memory_mask = pack_real_tokens(token_states, src_mask)  # (B, M, D), (B, M)
-    return EncoderOutput(
-        token_states=token_states, memory=memory, memory_mask=memory_mask,
-        pooling_weights=pooling_weights if return_attention else None,
-        inter_attention=inter_attention if return_attention else None,
-    )
-
-
 def run_packed_layers(
     layers: nn.ModuleList, final_norm: nn.Module, x: Tensor, layout: PackedGrid, *,
     paragraph_graph: Tensor | None, return_attention: bool,
 ) -> EncoderOutput:
-    """:func:`run_grid_layers` on the real tokens only: ``x`` [N, D] holds the input states of the packed rows of
-    ``layout``; the same parameters give the same output (within float rounding)."""
+    """``layers`` (of :func:`hierarchical_layers`) then ``final_norm`` over the real tokens: ``x`` [N, D] holds the
+    input states of the packed rows of ``layout``; the memory is the real tokens packed example by example."""
     pooling_weights, inter_attention = [], []
     for layer in layers:
         if isinstance(layer, InterLayer):
@@ -274,11 +226,6 @@ class HierarchicalEncoder(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.layers = hierarchical_layers(config, D)
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
-        self.packed = True
-        """Compute on real tokens only; False runs the padded-grid reference (same parameters)."""
-
-    accepts_layout = True
-    """:meth:`forward` takes the ``layout`` of its grid made beforehand (:meth:`HierSum.encode` passes it)."""
 
     def check_positions(self, P: int, T: int) -> None:
         """Refuse a grid wider than the position table."""
@@ -288,19 +235,7 @@ class HierarchicalEncoder(nn.Module):
                 f"{self.positions.size(0)} (model.max_positions)"
             )
 
-    def embed(self, src: Tensor) -> Tensor:
-        """src: [B, P, T] token ids -> [B, P, T, D] input states (after dropout)."""
-        B, P, T = src.shape
-        self.check_positions(P, T)
-        half = self.d_model // 2
-        # (B, P, T, D/2) each: index of the token in its paragraph, of the paragraph in the example
-        token_pos = self.positions[:T].view(1, 1, T, half).expand(B, P, T, half)
-        paragraph_pos = self.positions[:P].view(1, P, 1, half).expand(B, P, T, half)
-        positions = torch.cat([token_pos, paragraph_pos], -1)  # (B, P, T, D)
-        x = self.embeddings(src) * math.sqrt(self.d_model) + positions
-        return self.dropout(x)
-
-    def embed_packed(self, src: Tensor, layout: PackedGrid) -> Tensor:
+    def embed(self, src: Tensor, layout: PackedGrid) -> Tensor:
         """The input states of the real tokens of ``src`` [B, P, T]: packed rows [N, D] (after dropout)."""
         self.check_positions(*layout.shape[1:])
         ids = src.reshape(-1).index_select(0, layout.grid_index)  # (N,)
@@ -319,29 +254,16 @@ class HierarchicalEncoder(nn.Module):
         return_attention: bool = False,
         layout: PackedGrid | None = None,
     ) -> EncoderOutput:
-        """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token; paragraph_graph:
-        float [B, P, P], required when ``model.graph`` is not ``none`` (ignored otherwise); layout: the
-        :class:`PackedGrid` of ``src_mask`` when the caller has it (``Batch.layout``, made by ``collate``),
-        otherwise made here.
-
-        Computes on the real tokens only (:class:`PackedGrid`), or on the whole padded grid when
-        ``self.packed`` is False (the reference the tests and ``scripts/bench_train.py`` compare with)."""
+        """The :class:`~hiersum.model.encoder_contract.Encoder` contract: src [B, P, T] long; src_mask bool
+        [B, P, T], True = real token; paragraph_graph float [B, P, P], required when ``model.graph`` is not
+        ``none`` (ignored otherwise); layout: the :class:`PackedGrid` of ``src_mask`` when the caller has it
+        (``Batch.layout``, made by ``collate``), otherwise made here. Computes on the real tokens only."""
         check_grid(src, src_mask)
-        if not self.packed:
-            return self.forward_grid(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention)
         if layout is None:
             layout = PackedGrid.from_mask(src_mask)
-        x = self.embed_packed(src, layout)  # (N, D)
+        x = self.embed(src, layout)  # (N, D)
         return run_packed_layers(self.layers, self.final_norm, x, layout, paragraph_graph=paragraph_graph,
                                  return_attention=return_attention)
-
-    def forward_grid(
-        self, src: Tensor, src_mask: Tensor, *, paragraph_graph: Tensor | None, return_attention: bool
-    ) -> EncoderOutput:
-        """The padded reference: every layer over the whole [B, P, T] grid (arguments as :meth:`forward`)."""
-        x = self.embed(src)
-        return run_grid_layers(self.layers, self.final_norm, x, src_mask, paragraph_graph=paragraph_graph,
-                               return_attention=return_attention)
 
 
 class FlatEncoder(nn.Module):
@@ -361,7 +283,7 @@ class FlatEncoder(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
         self.layers = nn.ModuleList(
-            LocalLayer(config.d_model, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
+            SequenceLayer(config.d_model, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
             for _ in range(config.encoder_layers)
         )
         self.final_norm = nn.LayerNorm(config.d_model, eps=LAYER_NORM_EPS)
@@ -373,9 +295,11 @@ class FlatEncoder(nn.Module):
         *,
         paragraph_graph: Tensor | None = None,
         return_attention: bool = False,
+        layout: PackedGrid | None = None,
     ) -> EncoderOutput:
-        """src: [B, L] long; src_mask: bool [B, L], True = real token. ``paragraph_graph`` is ignored
-        and no attention is returned (there are no paragraphs)."""
+        """The :class:`~hiersum.model.encoder_contract.Encoder` contract on a flat source: src [B, L] long;
+        src_mask bool [B, L], True = real token. ``paragraph_graph`` and ``layout`` are ignored and no attention
+        is returned (there are no paragraphs)."""
         if src.shape != src_mask.shape or src.dim() != 2:
             raise ValueError(
                 f"the flat encoder needs src and src_mask of shape [B, L]; found {tuple(src.shape)} "
@@ -385,29 +309,12 @@ class FlatEncoder(nn.Module):
         if L > self.positions.size(0):
             raise ValueError(f"src has L={L} tokens; the position table holds {self.positions.size(0)}")
         x = self.embeddings(src) * math.sqrt(self.d_model) + self.positions[:L]  # (B, L, D)
-        x = self.dropout(x).unsqueeze(1)  # (B, 1, L, D): one "paragraph" per example
+        x = self.dropout(x)
         for layer in self.layers:
-            x = layer(x, src_mask.unsqueeze(1))
-        token_states = self.final_norm(x.squeeze(1))  # (B, L, D)
+            x = layer(x, src_mask)  # (B, L, D)
+        token_states = self.final_norm(x)  # (B, L, D)
         return EncoderOutput(
             token_states=token_states,
             memory=token_states.masked_fill(~src_mask.unsqueeze(-1), 0.0),
             memory_mask=src_mask,
         )
-
-
-def pack_real_tokens(token_states: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
-    """Pack the real tokens of each example paragraph after paragraph, right-padded with zeros.
-
-    token_states: [B, P, T, D]; src_mask: bool [B, P, T].
-    Returns (memory [B, M, D], memory_mask bool [B, M]) with M = max real tokens (at least 1).
-    """
-    B, P, T, D = token_states.shape
-    lengths = src_mask.reshape(B, P * T).sum(-1)  # (B,)
-    M = max(int(lengths.max()), 1) if B else 1
-    memory_mask = torch.arange(M, device=src_mask.device) < lengths.unsqueeze(1)  # (B, M)
-    memory = token_states.new_zeros(B, M, D).masked_scatter(
-        memory_mask.unsqueeze(-1),
-        token_states[src_mask],  # (B, M, 1) <- (n_real, D)
-    )
-    return memory, memory_mask

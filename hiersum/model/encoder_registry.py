@@ -5,8 +5,9 @@ A new encoder is one :func:`register_encoder` call plus one ``conf/model/<name>.
 about an encoder:
 
 - ``cls``: the module, built as ``cls(config, embeddings=embeddings)`` (the embedding table is
-  shared with the decoder), whose forward is ``(src, src_mask, *, paragraph_graph, return_attention)
-  -> EncoderOutput``;
+  shared with the decoder), which satisfies :class:`hiersum.model.encoder_contract.Encoder` (``forward(src,
+  src_mask, *, paragraph_graph, return_attention, layout) -> EncoderOutput`` and its ``layers``; checked when
+  built) and may declare the optional capability :class:`~hiersum.model.encoder_contract.PretrainedWeights`;
 - ``source_layout``: the source it reads, the [B, P, T] grid or [B, L]
   (:class:`hiersum.data.batching.SourceLayout`; the data layer batches by it without knowing encoders);
 - ``inter_paragraph``: whether it has inter-paragraph layers, so pooling weights and paragraph
@@ -26,7 +27,7 @@ of a composed config (``model.encoder`` and ``data.format``); the entry points c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -36,12 +37,15 @@ from hiersum.config import ModelConfig, TokenizerConfig
 from hiersum.data.batching import FlatLayout, SourceLayout, flat_layout
 from hiersum.data.formats.registry import validate_format
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.errors import UsageError
 from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
+from hiersum.model.encoder_contract import check_encoder
 from hiersum.model.pretrained import PretrainedEncoder, resolve_pretrained_config
 from hiersum.registry import Registry
 
 EncoderFactory = Callable[..., nn.Module]
-"""``cls(config: ModelConfig, *, embeddings: nn.Embedding) -> nn.Module`` returning an ``EncoderOutput``."""
+"""``cls(config: ModelConfig, *, embeddings: nn.Embedding) -> nn.Module``, a module satisfying
+:class:`~hiersum.model.encoder_contract.Encoder`."""
 
 
 @dataclass(frozen=True)
@@ -109,8 +113,9 @@ def run_tokenizer_config(tokenizer: TokenizerConfig, model: ModelConfig) -> Toke
 
 
 def build_encoder(config: ModelConfig, *, embeddings: nn.Embedding) -> nn.Module:
-    """The encoder of ``config`` (validated), sharing ``embeddings``."""
-    return validate_encoder(config).cls(config, embeddings=embeddings)
+    """The encoder of ``config`` (validated), sharing ``embeddings``; a one-line ``ValueError`` when what the entry
+    builds does not satisfy :class:`~hiersum.model.encoder_contract.Encoder`."""
+    return check_encoder(validate_encoder(config).cls(config, embeddings=embeddings), str(config.encoder))
 
 
 def source_layout(config: ModelConfig) -> SourceLayout:
@@ -124,19 +129,19 @@ def batch_layout(config: ModelConfig, tokenizer: SubwordTokenizer) -> FlatLayout
 
 
 def validate_choices(cfg: Any) -> None:
-    """Check the registered choices of a composed config (``model.encoder`` with its options and
-    ``data.format``, where the config has these groups). Raises a one-line :class:`ValueError`."""
-    model, data = (cfg.get(key) if isinstance(cfg, Mapping) else getattr(cfg, key, None) for key in ("model", "data"))
-    if model is not None:
-        encoder_spec(str(model.encoder))
-        if not isinstance(model, ModelConfig):
-            from omegaconf import OmegaConf
-
-            model = OmegaConf.to_object(model)
-        validate_encoder(model)
-        resolve_model_config(model)  # a pretrained encoder's directory is read (and a missing one refused) now
-    if data is not None:
-        validate_format(data)
+    """Check the registered choices of a typed command config (``model.encoder`` with its options and
+    ``data.format``, where the config has these groups): what cannot be is a one-line
+    :class:`~hiersum.errors.UsageError`."""
+    model, data = (getattr(cfg, key, None) for key in ("model", "data"))
+    try:
+        if model is not None:
+            encoder_spec(str(model.encoder))
+            validate_encoder(model)
+            resolve_model_config(model)  # a pretrained encoder's directory is read (and a missing one refused) now
+        if data is not None:
+            validate_format(data)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 register_encoder("hierarchical", EncoderSpec(

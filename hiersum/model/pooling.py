@@ -1,14 +1,17 @@
 """Multi-head pooling: one attention-weighted summary vector per head of each paragraph.
 
 Dimensions
-    N  paragraphs (B x P flattened); in :meth:`MultiHeadPooling.pool_segments`, packed token rows
+    N  packed token rows (the real tokens of a batch, paragraph after paragraph)
     R  real paragraphs (segments of packed rows)
+    B  batch
+    P  paragraphs per example
     T  tokens per paragraph
     D  model width
     H  pooling heads
     E  head width, D / H
 
-Masks are boolean with True = real token.
+Masks are boolean with True = real token. The pooling over a padded [N, T, D] grid of paragraphs, the reference the
+packed one is tested against, lives in ``tests/helpers/padded.py``.
 """
 
 from __future__ import annotations
@@ -17,17 +20,6 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-
-
-@dataclass
-class Pooled:
-    """Result of :class:`MultiHeadPooling`."""
-
-    vectors: Tensor
-    """[N, H, E] weighted sums of the value heads (zero for an empty paragraph)."""
-    weights: Tensor
-    """[N, H, T] pooling weights (before dropout): sum to one over real tokens, zero at padding
-    and everywhere in an empty paragraph."""
 
 
 class MultiHeadPooling(nn.Module):
@@ -46,23 +38,9 @@ class MultiHeadPooling(nn.Module):
         self.value = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor, mask: Tensor) -> Pooled:
-        """x: [N, T, D]; mask: bool [N, T], True = real token."""
-        N, T, D = x.shape
-        H = self.heads
-        keep = mask.unsqueeze(1)  # (N, 1, T)
-        scores = self.score(x).transpose(1, 2)  # (N, H, T)
-        # A finite fill keeps the softmax (and its gradient) finite for an empty paragraph.
-        scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
-        weights = scores.softmax(-1) * keep  # (N, H, T)
-        values = self.value(x).view(N, T, H, D // H).transpose(1, 2)  # (N, H, T, E)
-        vectors = (self.dropout(weights).unsqueeze(-1) * values).sum(-2)  # (N, H, E)
-        return Pooled(vectors=vectors, weights=weights)
-
-
-    def pool_segments(self, x: Tensor, segment: Tensor, n_segments: int) -> PooledSegments:
-        """The same pooling over packed rows: x [N, D]; segment long [N], the paragraph (0..R-1) of
-        each row, R = ``n_segments``. Every paragraph has at least one row."""
+    def forward(self, x: Tensor, segment: Tensor, n_segments: int) -> PooledSegments:
+        """Pool packed rows: x [N, D]; segment long [N], the paragraph (0..R-1) of each row, R = ``n_segments``.
+        Every paragraph has at least one row."""
         N, D = x.shape
         H = self.heads
         scores = self.score(x)  # (N, H)
@@ -83,7 +61,7 @@ class MultiHeadPooling(nn.Module):
 
 @dataclass
 class PooledSegments:
-    """Result of :meth:`MultiHeadPooling.pool_segments`."""
+    """Result of :class:`MultiHeadPooling`."""
 
     vectors: Tensor
     """[R, H, E] weighted sums of the value heads of each paragraph."""

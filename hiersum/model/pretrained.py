@@ -8,7 +8,10 @@ added to its token states; then ``model.encoder_layers`` new layers at the encod
 paragraph attention, the paragraph vector added back to its tokens) and the others paragraph-local layers;
 a final LayerNorm; the real tokens packed into the decoder's memory, as the hierarchical encoder does. The new
 layers compute on the real tokens only (:func:`hiersum.model.encoder.run_packed_layers`, as the hierarchical
-encoder; ``packed = False`` runs them over the padded grid).
+encoder; the padded-grid reference they are tested against lives in ``tests/helpers/padded.py``).
+
+The encoder satisfies :class:`hiersum.model.encoder_contract.Encoder` and declares the optional capability
+:class:`~hiersum.model.encoder_contract.PretrainedWeights`.
 
 Where the weights come from:
 
@@ -52,13 +55,8 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
-from hiersum.model.encoder import (
-    EncoderOutput,
-    check_grid,
-    hierarchical_layers,
-    run_grid_layers,
-    run_packed_layers,
-)
+from hiersum.model.encoder import check_grid, hierarchical_layers, run_packed_layers
+from hiersum.model.encoder_contract import EncoderOutput
 from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
 
 log = logging.getLogger(__name__)
@@ -198,15 +196,13 @@ class PretrainedEncoder(nn.Module):
         self.register_buffer("positions", sinusoid_table(config.max_positions, D), persistent=False)
         self.layers = hierarchical_layers(config, D)
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
-        self.packed = True
-        """The new layers compute on real tokens only (:func:`run_packed_layers`); False runs them over the padded
-        grid (the reference, as :attr:`HierarchicalEncoder.packed`)."""
         self.paragraphs_cut = 0
         """Paragraphs cut to :attr:`max_tokens` so far (logged when it grows)."""
 
     def pretrained_parameters(self) -> list[nn.Parameter]:
-        """The pretrained encoder's parameters (the tied decoder embeddings among them): not re-initialised by
-        :meth:`HierSum.reset_parameters`; their own optimizer group with ``optim.pretrained_group``."""
+        """:class:`~hiersum.model.encoder_contract.PretrainedWeights`: the pretrained encoder's parameters (the tied
+        decoder embeddings among them): not re-initialised by :meth:`HierSum.reset_parameters`; their own optimizer
+        group with ``optim.pretrained_group``."""
         return list(self.pretrained.parameters())
 
     def train(self, mode: bool = True) -> PretrainedEncoder:
@@ -217,8 +213,9 @@ class PretrainedEncoder(nn.Module):
         return self
 
     def initialise_decoder_embeddings(self, embeddings: nn.Embedding) -> None:
-        """With ``model.copy_decoder_embeddings``: the decoder's table [V, D] becomes a copy of the encoder's word
-        embeddings (called by :meth:`HierSum.reset_parameters` after the random initialisation)."""
+        """:class:`~hiersum.model.encoder_contract.PretrainedWeights`: with ``model.copy_decoder_embeddings``, the
+        decoder's table [V, D] becomes a copy of the encoder's word embeddings (called by
+        :meth:`HierSum.reset_parameters` after the random initialisation)."""
         if self.copy_decoder_embeddings:
             with torch.no_grad():
                 embeddings.weight.copy_(self.pretrained.get_input_embeddings().weight)
@@ -274,27 +271,30 @@ class PretrainedEncoder(nn.Module):
         return wrapped, wrapped_mask
 
     def forward(
-        self, src: Tensor, src_mask: Tensor, *, paragraph_graph: Tensor | None = None, return_attention: bool = False
+        self, src: Tensor, src_mask: Tensor, *, paragraph_graph: Tensor | None = None, return_attention: bool = False,
+        layout: PackedGrid | None = None,
     ) -> EncoderOutput:
-        """src: [B, P, T] long; src_mask: bool [B, P, T], True = real token; paragraph_graph: float [B, P, P],
-        required when ``model.graph`` is not ``none``. ``token_states`` is [B, P, min(T, max_tokens), D]."""
-        check_grid(src, src_mask)
-        src, src_mask = self.cut_paragraphs(src, src_mask)
-        P = src.size(1)
-        if P > self.positions.size(0):
-            raise ValueError(f"src has P={P} paragraphs; the position table holds {self.positions.size(0)} "
-                             f"(model.max_positions)")
+        """The :class:`~hiersum.model.encoder_contract.Encoder` contract: src [B, P, T] long; src_mask bool
+        [B, P, T], True = real token; paragraph_graph float [B, P, P], required when ``model.graph`` is not
+        ``none``. ``token_states`` is [B, P, min(T, max_tokens), D]. ``layout`` is ignored: the layout is made
+        after cutting the paragraphs (:meth:`cut_paragraphs`)."""
+        src, src_mask = self.encoder_input(src, src_mask)
         states = self.encode_paragraphs(src, src_mask)  # (B, P, T, D)
-        if not self.packed:
-            x = states + self.positions[:P].view(1, P, 1, -1)  # (B, P, T, D)
-            return run_grid_layers(self.layers, self.final_norm, x, src_mask, paragraph_graph=paragraph_graph,
-                                   return_attention=return_attention)
         layout = PackedGrid.from_mask(src_mask)
         x = states.view(-1, states.size(-1)).index_select(0, layout.grid_index)  # (N, D): the real tokens
         x = x + self.positions.index_select(0, layout.paragraph_position)  # (N, D)
         return run_packed_layers(self.layers, self.final_norm, x, layout, paragraph_graph=paragraph_graph,
                                  return_attention=return_attention)
 
+    def encoder_input(self, src: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
+        """``src`` and ``src_mask`` [B, P, T] checked and cut to :attr:`max_tokens` (:meth:`cut_paragraphs`)."""
+        check_grid(src, src_mask)
+        src, src_mask = self.cut_paragraphs(src, src_mask)
+        P = src.size(1)
+        if P > self.positions.size(0):
+            raise ValueError(f"src has P={P} paragraphs; the position table holds {self.positions.size(0)} "
+                             f"(model.max_positions)")
+        return src, src_mask
 
 
 class ParagraphStateCache:

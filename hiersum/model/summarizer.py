@@ -1,7 +1,10 @@
 """HierSum: an encoder of the registry (hierarchical, flat, ...) + transformer decoder + tied output layer
 (Liu & Lapata 2019).
 
-The network knows nothing of the search: :func:`hiersum.decoding.generate` drives its :meth:`HierSum.step`.
+The network knows nothing of the search: :func:`hiersum.decoding.generate` drives its :meth:`HierSum.step`. It
+knows its encoder only through :mod:`hiersum.model.encoder_contract` (the :class:`Encoder` protocol and the optional
+:class:`PretrainedWeights` capability). Teacher forcing is one call, ``model(src, src_mask, tgt_in)``
+(:meth:`HierSum.forward`), which gives a :class:`TeacherForcedOutput`.
 
 Dimensions
     B  batch
@@ -18,8 +21,9 @@ Masks are boolean with True = real token; every tensor is batch-first.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -29,9 +33,24 @@ from torch import Tensor, nn
 from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
 from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
-from hiersum.model.encoder import EncoderOutput
+from hiersum.model.encoder_contract import EncoderOutput, PretrainedWeights
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
 from hiersum.model.hub import SummarizerHubMixin
+
+
+@dataclass
+class TeacherForcedOutput:
+    """What teacher forcing gives (:meth:`HierSum.forward`)."""
+
+    logits: Tensor
+    """[B, S, V] unnormalised scores: row t scores the token after ``tgt_in[:, :t+1]`` (what the training loss,
+    ``F.cross_entropy``, normalises itself)."""
+    encoded: EncoderOutput
+    """The encoder's output for the source (its pooling weights and attention when ``return_attention``)."""
+
+    def log_probs(self) -> Tensor:
+        """[B, S, V] log-probabilities: the log-softmax of :attr:`logits`."""
+        return F.log_softmax(self.logits, dim=-1)
 
 
 class HierSum(nn.Module, SummarizerHubMixin):
@@ -74,8 +93,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.reset_parameters()
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
-        """Compile the repeated blocks in place, the torchtune way: every encoder layer (grid or packed
-        path: both go through the layer's ``__call__``; its pooling included), every decoder layer;
+        """Compile the repeated blocks in place, the torchtune way: every layer of the encoder's ``layers``
+        (the encoder contract; an inter layer's pooling included), every decoder layer;
         arguments as :func:`torch.compile`. The parameters stay where they are, so ``state_dict()`` keys
         are unchanged (no ``_orig_mod.``) and checkpoints move freely between compiled and eager models.
 
@@ -91,26 +110,25 @@ class HierSum(nn.Module, SummarizerHubMixin):
             block.compile(*args, **kwargs)
 
     def compiled_blocks(self) -> list[nn.Module]:
-        """What :meth:`compile` compiles: the encoder's ``layers`` (if it has any) and the decoder's."""
-        return [*getattr(self.encoder, "layers", ()), *self.decoder.layers]
+        """What :meth:`compile` compiles: the encoder's ``layers`` (part of the encoder contract) and the
+        decoder's."""
+        return [*self.encoder.layers, *self.decoder.layers]
 
     def pretrained_parameters(self) -> list[nn.Parameter]:
-        """The parameters that come from a pretrained model: those the encoder declares
-        (``encoder.pretrained_parameters()``; none for the encoders trained from scratch)."""
-        declared = getattr(self.encoder, "pretrained_parameters", None)
-        return list(declared()) if declared is not None else []
+        """The parameters that come from a pretrained model: those of an encoder with the
+        :class:`~hiersum.model.encoder_contract.PretrainedWeights` capability; none for the others."""
+        return list(self.encoder.pretrained_parameters()) if isinstance(self.encoder, PretrainedWeights) else []
 
     def reset_parameters(self) -> None:
         """Xavier-uniform for every parameter with more than one dimension (embeddings included), except the
-        pretrained ones (:meth:`pretrained_parameters`); then the encoder may set the decoder's embeddings
-        (``model.copy_decoder_embeddings``)."""
+        pretrained ones (:meth:`pretrained_parameters`); then an encoder with pretrained weights may set the
+        decoder's embeddings (``model.copy_decoder_embeddings``)."""
         pretrained = {id(parameter) for parameter in self.pretrained_parameters()}
         for parameter in self.parameters():
             if parameter.dim() > 1 and id(parameter) not in pretrained:
                 nn.init.xavier_uniform_(parameter)
-        initialise_decoder_embeddings = getattr(self.encoder, "initialise_decoder_embeddings", None)
-        if initialise_decoder_embeddings is not None:
-            initialise_decoder_embeddings(self.decoder.embeddings)
+        if isinstance(self.encoder, PretrainedWeights):
+            self.encoder.initialise_decoder_embeddings(self.decoder.embeddings)
 
     def encode(
         self,
@@ -121,13 +139,12 @@ class HierSum(nn.Module, SummarizerHubMixin):
         return_attention: bool = False,
         layout: PackedGrid | None = None,
     ) -> EncoderOutput:
-        """src: long [B, P, T] ([B, L] flat); src_mask: bool, same shape, True = real token;
-        paragraph_graph: float [B, P, P], needed when ``config.graph`` is not ``none``; layout: the packed
-        layout of ``src_mask`` made beforehand (``Batch.layout``), used by an encoder that packs the grid as
-        given (``accepts_layout``) and made by it when None."""
-        extra = {"layout": layout} if layout is not None and getattr(self.encoder, "accepts_layout", False) else {}
+        """The encoder's output (:class:`~hiersum.model.encoder_contract.Encoder`): src long [B, P, T] ([B, L]
+        flat); src_mask bool, same shape, True = real token; paragraph_graph float [B, P, P], needed when
+        ``config.graph`` is not ``none``; layout: the packed layout of ``src_mask`` made beforehand
+        (``Batch.layout``), or None (an encoder that packs the grid makes it)."""
         return self.encoder(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention,
-                            **extra)
+                            layout=layout)
 
     def init_decoder_state(self, encoded: EncoderOutput, *, cache_capacity: int | None = 0) -> DecoderState:
         """A decoder state for B rows, with the memory keys/values projected once and room for
@@ -192,37 +209,37 @@ class HierSum(nn.Module, SummarizerHubMixin):
             # the function, not the bound method: a copy of the model must not call this one
             self.compiled_step = torch.compile(HierSum.static_step_log_probs, **options)
 
+    def forward(
+        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None,
+        layout: PackedGrid | None = None, return_attention: bool = False,
+    ) -> TeacherForcedOutput:
+        """Teacher forcing, the one call: the logits [B, S, V] of every next token of ``tgt_in`` and the encoder's
+        output (``.log_probs()``: the log-softmax). Row t of the logits scores the token after ``tgt_in[:, :t+1]``.
+
+        src: long [B, P, T] ([B, L] flat); src_mask: bool, same shape, True = real token; tgt_in: long [B, S]
+        (BOS first). Padding in ``tgt_in`` must come after the real tokens (causality keeps it out of earlier
+        rows). paragraph_graph, layout and return_attention as in :meth:`encode`.
+        """
+        encoded = self.encode(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention,
+                              layout=layout)
+        out = self.decoder(tgt_in, self.init_decoder_state(encoded, cache_capacity=None))  # states (B, S, D)
+        return TeacherForcedOutput(logits=self.output_logits(out.states), encoded=encoded)
+
     def log_probs(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None
     ) -> Tensor:
-        """Teacher-forced log-probabilities [B, S, V]: row t is log p(next | tgt_in[:, :t+1], src).
-
-        src: long [B, P, T] ([B, L] flat); src_mask: bool, same shape; tgt_in: long [B, S] (BOS
-        first). Padding in ``tgt_in`` must come after the real tokens (causality keeps it out of
-        earlier rows).
-        """
-        return F.log_softmax(self.logits(src, src_mask, tgt_in, paragraph_graph=paragraph_graph), dim=-1)
+        """Deprecated: ``model(src, src_mask, tgt_in).log_probs()`` (:meth:`forward`), [B, S, V]."""
+        _deprecated("log_probs(src, src_mask, tgt_in)", "model(src, src_mask, tgt_in).log_probs()")
+        return self(src, src_mask, tgt_in, paragraph_graph=paragraph_graph).log_probs()
 
     def logits(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None,
         layout: PackedGrid | None = None,
     ) -> Tensor:
-        """:meth:`log_probs` before the log-softmax: teacher-forced logits [B, S, V] (what the training loss,
-        ``F.cross_entropy``, normalises itself); ``layout`` as in :meth:`encode`."""
-        encoded = self.encode(src, src_mask, paragraph_graph=paragraph_graph, layout=layout)
-        return self.decode_logits(encoded, tgt_in)
+        """Deprecated: ``model(src, src_mask, tgt_in).logits`` (:meth:`forward`), [B, S, V]."""
+        _deprecated("logits(src, src_mask, tgt_in)", "model(src, src_mask, tgt_in).logits")
+        return self(src, src_mask, tgt_in, paragraph_graph=paragraph_graph, layout=layout).logits
 
-    def decode_logits(self, encoded: EncoderOutput, tgt_in: Tensor) -> Tensor:
-        """Teacher-forced logits [B, S, V] of ``tgt_in`` [B, S] given an encoder output."""
-        out = self.decoder(tgt_in, self.init_decoder_state(encoded, cache_capacity=None))  # states (B, S, D)
-        return self.output_logits(out.states)
 
-    def decode_log_probs(self, encoded: EncoderOutput, tgt_in: Tensor) -> Tensor:
-        """Teacher-forced log-probabilities [B, S, V] of ``tgt_in`` [B, S] given an encoder output."""
-        return F.log_softmax(self.decode_logits(encoded, tgt_in), dim=-1)
-
-    def forward(
-        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None
-    ) -> Tensor:
-        """Same as :meth:`log_probs`."""
-        return self.log_probs(src, src_mask, tgt_in, paragraph_graph=paragraph_graph)
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"HierSum.{old} is deprecated and will be removed; use {new}", DeprecationWarning, stacklevel=3)

@@ -31,8 +31,9 @@ from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from hiersum.commands.common import checked_device, checkpoint_tokenizer, load_checkpoint
+from hiersum.commands.composed import command_config
 from hiersum.commands.summarize import record_selection
-from hiersum.config import ServeConfig, Terminated, UsageError, command_config
+from hiersum.config import ServeConfig, Terminated, UsageError
 from hiersum.serving.api import API_PATH, RequestChecks, SummarizeAPI
 from hiersum.serving.schema import summarize_operation
 

@@ -157,9 +157,7 @@ def step_memory(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, pre
     # traced as torch.compile traces: the model reads no tensor value into Python (there is none to read)
     with fake, tracker, torch.compiler._compile_session_context():
         with plugin.forward_context():  # HierSumModule.loss, less its count of target tokens (a value)
-            loss = module.smoothed_nll(step_batch, module.model.logits(
-                step_batch.src, step_batch.src_mask, step_batch.tgt_in,
-                paragraph_graph=step_batch.paragraph_graph, layout=step_batch.layout))
+            loss = module.smoothed_nll(step_batch, module.teacher_forced(step_batch).logits)
         plugin.backward(loss, module, optimizer)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -184,9 +182,7 @@ def measured_peak(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, p
     torch.cuda.synchronize(device)
     torch.cuda.reset_peak_memory_stats(device)
     with plugin.forward_context():
-        loss = module.smoothed_nll(step_batch, module.model.logits(
-            step_batch.src, step_batch.src_mask, step_batch.tgt_in, paragraph_graph=step_batch.paragraph_graph,
-            layout=step_batch.layout))
+        loss = module.smoothed_nll(step_batch, module.teacher_forced(step_batch).logits)
     plugin.backward(loss, module, optimizer)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)

@@ -21,7 +21,7 @@ from pytorch_lightning.trainer.states import TrainerStatus
 from pytorch_lightning.utilities.exceptions import SIGTERMException
 
 from hiersum.checkpoints.io import RESUME, check_weights, checkpoint_tokenizer, read_training_checkpoint
-from hiersum.config import DataConfig, TokenizerConfig, TrainConfig, UsageError
+from hiersum.config import DataConfig, TokenizerConfig, TrainConfig
 from hiersum.data.cache import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -130,10 +130,7 @@ def _fit_or_stop(trainer: pl.Trainer, module: HierSumModule, datamodule: Summari
 def fit(cfg: TrainConfig) -> FitResult:
     """Seed, build the tokenizer (saved in the run directory), the datamodule and the module, and fit
     them with the Trainer of ``cfg.trainer``."""
-    try:
-        validate_choices(cfg)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    validate_choices(cfg)
     pl.seed_everything(cfg.seed, workers=True)
     run_dir = Path(cfg.paths["output_dir"])
     data, model_config = cfg.data, cfg.model

@@ -78,11 +78,3 @@ def run_name(default: str) -> str:
     (the date and time of ``conf/hydra/train.yaml``)."""
     job = launched_job()
     return job.run_name if job is not None else default
-
-
-def register_resolver() -> None:
-    """Register :data:`RESOLVER` with OmegaConf (idempotent; ``hiersum train``'s entry point calls it)."""
-    from omegaconf import OmegaConf
-
-    if not OmegaConf.has_resolver(RESOLVER):
-        OmegaConf.register_new_resolver(RESOLVER, run_name)

@@ -18,11 +18,13 @@ from hiersum.checkpoints.io import (
     network_from_hparams,
     tokenizer_from_json,
 )
+from hiersum.checkpoints.migration import optim_config
 from hiersum.config import DataConfig, ModelConfig, OptimConfig, TrainingDiverged, config_dict
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.flops import FORWARD_AND_BACKWARD, training_flops
 from hiersum.model.pooling import pooling_penalty
+from hiersum.model.summarizer import TeacherForcedOutput
 from hiersum.training.schedule import NoamSchedule
 
 __all__ = ["HierSumModule", "NoamSchedule", "label_smoothed_nll", "module_hparams"]
@@ -66,7 +68,7 @@ class HierSumModule(pl.LightningModule):
         # the network's complete config (a pretrained encoder's config, read from its directory): what checkpoints
         # record, so that they rebuild the network without the directory
         self.hparams["model"] = config_dict(self.model_config)
-        self.optim_config = OptimConfig.from_dict(optim)
+        self.optim_config = optim_config(optim)
         self.tokenizer_json = tokenizer_json
         self.val_perplexity = Perplexity(ignore_index=IGNORE_INDEX)
         self.skipped_steps = 0
@@ -79,10 +81,14 @@ class HierSumModule(pl.LightningModule):
         """(label-smoothed loss, logits [B, S, V], target token count); the loss is
         summed over target tokens and divided by their number.
         """
-        logits = self.model.logits(
-            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph, layout=batch.layout
-        )  # (B, S, V)
+        logits = self.teacher_forced(batch).logits  # (B, S, V)
         return self.smoothed_nll(batch, logits), logits, batch.n_target_tokens
+
+    def teacher_forced(self, batch: Batch, *, return_attention: bool = False) -> TeacherForcedOutput:
+        """The network teacher-forced on ``batch`` (:meth:`HierSum.forward`, with the batch's paragraph graph and
+        packed layout): logits [B, S, V] and the encoder's output."""
+        return self.model(batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph,
+                          layout=batch.layout, return_attention=return_attention)
 
     def smoothed_nll(self, batch: Batch, logits: torch.Tensor) -> torch.Tensor:
         """:func:`label_smoothed_nll` of ``batch.tgt_out`` under ``logits`` [B, S, V], per target token."""
@@ -110,12 +116,10 @@ class HierSumModule(pl.LightningModule):
             loss, _, n_tokens = self.loss(batch)
             self.log("train/loss", loss, prog_bar=True, batch_size=n_tokens)
             return loss
-        encoded = self.model.encode(
-            batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True, layout=batch.layout
-        )
+        out = self.teacher_forced(batch, return_attention=True)
         n_tokens = batch.n_target_tokens
-        nll = self.smoothed_nll(batch, self.model.decode_logits(encoded, batch.tgt_in))
-        penalty = pooling_penalty(encoded.pooling_weights, batch.src_mask)
+        nll = self.smoothed_nll(batch, out.logits)
+        penalty = pooling_penalty(out.encoded.pooling_weights, batch.src_mask)
         self.log("train/loss", nll, prog_bar=True, batch_size=n_tokens)
         self.log("train/pooling_penalty", penalty, batch_size=len(batch))
         return nll + weight * penalty
@@ -165,9 +169,7 @@ class HierSumModule(pl.LightningModule):
         self.log("train/skipped_steps", float(self.skipped_steps), batch_size=len(batch))
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        log_probs = F.log_softmax(self.model.logits(
-            batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph, layout=batch.layout
-        ), dim=-1)  # (B, S, V)
+        log_probs = self.teacher_forced(batch).log_probs()  # (B, S, V)
         labels = batch.target_labels()
         n_tokens = batch.n_target_tokens
         nll = F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX)

@@ -18,8 +18,8 @@ def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(tmp_path, device):
     assert not restored.model.training
     module.eval()
     torch.testing.assert_close(
-        restored.model.log_probs(batch.src, batch.src_mask, batch.tgt_in),
-        module.model.log_probs(batch.src, batch.src_mask, batch.tgt_in),
+        restored.model(batch.src, batch.src_mask, batch.tgt_in).log_probs(),
+        module.model(batch.src, batch.src_mask, batch.tgt_in).log_probs(),
     )
     assert restored.tokenizer().special == module.tokenizer().special
     assert restored.data_config == DataConfig(path="x")

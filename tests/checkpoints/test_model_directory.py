@@ -51,7 +51,7 @@ def test_save_pretrained_round_trip_gives_equal_weights_and_logits(tmp_path):
         torch.testing.assert_close(loaded.state_dict()[name], tensor, rtol=0, atol=0, msg=name)
     assert loaded.generator.weight is loaded.decoder.embeddings.weight  # the tied table stays one tensor
     src, src_mask, tgt_in = make_batch()
-    torch.testing.assert_close(loaded.logits(src, src_mask, tgt_in), model.logits(src, src_mask, tgt_in),
+    torch.testing.assert_close(loaded(src, src_mask, tgt_in).logits, model(src, src_mask, tgt_in).logits,
                                rtol=0, atol=0)
 
 
@@ -72,8 +72,8 @@ def test_a_directory_holds_no_pickle_and_loads_without_torch_load(directory, che
     assert loaded.tokenizer_json == expected.tokenizer_json and loaded.data_config == expected.data_config
     src, src_mask, tgt_in = make_batch()
     src, tgt_in = src % loaded.model.vocab_size, tgt_in % loaded.model.vocab_size
-    torch.testing.assert_close(loaded.model.logits(src, src_mask, tgt_in),
-                               expected.model.logits(src, src_mask, tgt_in), rtol=0, atol=0)
+    torch.testing.assert_close(loaded.model(src, src_mask, tgt_in).logits,
+                               expected.model(src, src_mask, tgt_in).logits, rtol=0, atol=0)
 
 
 def edited_config(directory: Path, change) -> None:
@@ -137,7 +137,7 @@ def test_a_pretrained_encoder_model_loads_with_its_original_directory_deleted(tm
     assert loaded.model.config.pretrained_encoder is None
     src, src_mask = pretrained.grid(loaded.tokenizer(), pretrained.TEXTS)
     tgt_in = pretrained.target(loaded.tokenizer())
-    torch.testing.assert_close(loaded.model.logits(src, src_mask, tgt_in), model.logits(src, src_mask, tgt_in),
+    torch.testing.assert_close(loaded.model(src, src_mask, tgt_in).logits, model(src, src_mask, tgt_in).logits,
                                rtol=0, atol=0)
 
 

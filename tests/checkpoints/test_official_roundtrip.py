@@ -63,7 +63,7 @@ def assert_same_model(imported: HierSum, original: HierSum, name: str) -> None:
     assert imported.config == original.config
     with torch.no_grad():
         assert_close(imported.encode(src, mask).token_states, original.encode(src, mask).token_states, rtol=0, atol=0)
-        assert_close(imported.log_probs(src, mask, tgt), original.log_probs(src, mask, tgt), rtol=0, atol=0)
+        assert_close(imported(src, mask, tgt).log_probs(), original(src, mask, tgt).log_probs(), rtol=0, atol=0)
     options = GenerationOptions.official(beam_size=3, alpha=0.4, min_length=2, max_length=8, stopping="official")
     assert generate(imported, src, mask, options).sequences == generate(original, src, mask, options).sequences
 
@@ -90,7 +90,7 @@ def test_heads_come_from_opt_not_from_shapes():
     assert changed.config.heads == 6
     src, mask, tgt = inputs("hierarchical")
     with torch.no_grad():
-        assert not torch.allclose(changed.log_probs(src, mask, tgt), original.log_probs(src, mask, tgt))
+        assert not torch.allclose(changed(src, mask, tgt).log_probs(), original(src, mask, tgt).log_probs())
 
 
 def test_inter_layers_of_opt_must_match_the_weights():

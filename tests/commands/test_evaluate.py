@@ -5,10 +5,10 @@ from hiersum.config import DataConfig
 def test_evaluation_keeps_the_checkpoints_selection_unless_overridden():
     trained = DataConfig(path="train-data", max_paragraphs=24, max_paragraph_tokens=80, limit_eval_examples=3)
     given = DataConfig(path="eval-data", max_paragraphs=40, batch_tokens=999)
-    kept = effective_data_config(trained, given, ["data.path=eval-data"])
+    kept = effective_data_config(trained, given, {"path"})
     assert (kept.path, kept.max_paragraphs, kept.max_paragraph_tokens) == ("eval-data", 24, 80)
     assert kept.batch_tokens == 999 and kept.limit_eval_examples is None
-    overridden = effective_data_config(trained, given, ["data.max_paragraphs=40"])
+    overridden = effective_data_config(trained, given, {"max_paragraphs"})
     assert overridden.max_paragraphs == 40 and overridden.max_paragraph_tokens == 80
     assert effective_data_config(None, given, []) is given
 
@@ -18,7 +18,7 @@ def test_evaluation_keeps_the_checkpoints_ranker_unless_the_selection_is_overrid
     kept = effective_data_config(trained, DataConfig(path="eval-data"), [])
     assert (kept.selection, kept.ranker) == ("ranker", "/runs/ranker-best.pt")
     other = effective_data_config(trained, DataConfig(path="eval-data", ranker="/new/ranker.pt"),
-                                  ["data.ranker=/new/ranker.pt"])
+                                  {"ranker"})
     assert (other.selection, other.ranker) == ("ranker", "/new/ranker.pt")
-    first = effective_data_config(trained, DataConfig(path="eval-data"), ["data.selection=first"])
+    first = effective_data_config(trained, DataConfig(path="eval-data"), {"selection"})
     assert first.selection == "first"

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
+from hiersum.commands.composed import command_config
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.evaluate_selection import evaluate_selection_command
 from hiersum.commands.prepare import prepare
@@ -33,7 +34,6 @@ from hiersum.config import (
     TrainConfig,
     TrainerConfig,
     UsageError,
-    command_config,
 )
 from tests.helpers.config import compose_config
 

@@ -62,7 +62,7 @@ def test_greedy_score_is_length_penalised_log_prob(model, batch):
     out = greedy(model, src, mask, alpha=0.5, max_length=5)
     for b, sequence in enumerate(out.sequences):
         tgt_in = torch.tensor([[BOS, *sequence[:-1]]])
-        log_probs = model.log_probs(src[b : b + 1], mask[b : b + 1], tgt_in)[0]
+        log_probs = model(src[b : b + 1], mask[b : b + 1], tgt_in).log_probs()[0]
         total = log_probs.gather(-1, torch.tensor(sequence).unsqueeze(-1)).sum().item()
         assert out.scores[b] == pytest.approx(total / length_penalty(len(sequence), 0.5), abs=1e-4)
 
@@ -202,7 +202,8 @@ def test_grouped_state_steps_equal_per_row_memory(model, batch):
 def test_the_python_api_and_the_command_line_decode_with_the_same_defaults():
     """One source of defaults: :class:`GenerationOptions` () equals the options the shipped decode config
     (``conf/decode/default.yaml``, :class:`DecodeConfig`) gives."""
-    from hiersum.config import DecodeConfig, typed_config
+    from hiersum.commands.composed import typed_config
+    from hiersum.config import DecodeConfig
     from tests.helpers.config import compose_config
 
     shipped = typed_config(compose_config("summarize", ["checkpoint=c", "input=i", "output=o"], "unused").decode)

@@ -15,7 +15,9 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from hiersum.cli.common import CONFIG_DIR
-from hiersum.config import ModelConfig, register_configs, typed_config
+from hiersum.cli.config_store import register_configs
+from hiersum.commands.composed import typed_config
+from hiersum.config import ModelConfig
 
 TINY_OVERRIDES = [
     "model=tiny",

@@ -28,7 +28,7 @@ SHAPES = [(4, 5, 9), (4, 5, 30), (2, 3, 17), (3, 6, 25), (5, 4, 30), (4, 7, 12),
 def training_loss(model, src, mask, tgt, layout):
     """The training step's loss (as HierSumModule computes it), given the batch's packed layout."""
     labels = tgt.roll(-1, 1).masked_fill(tgt.eq(PAD), IGNORE_INDEX)
-    return label_smoothed_nll(model.logits(src, mask, tgt, layout=layout), labels, 0.1)
+    return label_smoothed_nll(model(src, mask, tgt, layout=layout).logits, labels, 0.1)
 
 
 def batch(seed: int, shape: tuple[int, int, int]):
@@ -105,7 +105,7 @@ def test_compiled_training_and_decoding_match_eager():
         model.eval()
         training_loss(model, src, mask, tgt, layout).backward()
     with torch.no_grad():
-        assert_close(compiled.logits(src, mask, tgt, layout=layout), eager.logits(src, mask, tgt, layout=layout),
+        assert_close(compiled(src, mask, tgt, layout=layout).logits, eager(src, mask, tgt, layout=layout).logits,
                      atol=1e-4, rtol=0)
     for (name, mine), theirs in zip(compiled.named_parameters(), eager.parameters(), strict=True):
         if theirs.grad is not None and theirs.grad.norm() > 1e-6:  # not the keys' biases: zero up to rounding

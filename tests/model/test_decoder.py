@@ -11,7 +11,7 @@ from tests.helpers.model import VOCAB
 
 def test_log_probs_shape_and_normalisation(model, batch):
     src, mask, tgt = batch
-    log_probs = model.log_probs(src, mask, tgt)
+    log_probs = model(src, mask, tgt).log_probs()
     assert log_probs.shape == (*tgt.shape, VOCAB)
     assert_close(log_probs.exp().sum(-1), torch.ones(tgt.shape))
 
@@ -20,15 +20,15 @@ def test_decoder_is_causal(model, batch):
     src, mask, tgt = batch
     changed = tgt.clone()
     changed[:, 4] = (tgt[:, 4] + 1) % VOCAB
-    base = model.log_probs(src, mask, tgt)
-    other = model.log_probs(src, mask, changed)
+    base = model(src, mask, tgt).log_probs()
+    other = model(src, mask, changed).log_probs()
     assert_close(other[:, :4], base[:, :4])
     assert not torch.allclose(other[:, 4:], base[:, 4:])
 
 
 def test_cached_steps_equal_teacher_forcing(model, batch):
     src, mask, tgt = batch
-    full = model.log_probs(src, mask, tgt)
+    full = model(src, mask, tgt).log_probs()
     state = model.init_decoder_state(model.encode(src, mask))
     steps = []
     for t in range(tgt.size(1)):
@@ -43,7 +43,7 @@ def test_cached_steps_equal_teacher_forcing(model, batch):
 def test_chunked_decoding_equals_teacher_forcing(model, batch):
     """Feeding the target in two chunks through the cache gives the same states."""
     src, mask, tgt = batch
-    full = model.log_probs(src, mask, tgt)
+    full = model(src, mask, tgt).log_probs()
     state = model.init_decoder_state(model.encode(src, mask))
     first = model.decoder(tgt[:, :3], state)
     second = model.decoder(tgt[:, 3:], first.state)
@@ -65,7 +65,7 @@ def test_preallocated_cache_is_written_in_place(model, batch):
     """With room for the whole target, stepping never reallocates the cache and still equals
     teacher forcing; a smaller capacity grows and gives the same result."""
     src, mask, tgt = batch
-    full = model.log_probs(src, mask, tgt)
+    full = model(src, mask, tgt).log_probs()
     encoded = model.encode(src, mask)
     for capacity in (tgt.size(1), 2):
         state = model.init_decoder_state(encoded, cache_capacity=capacity)

@@ -6,8 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from hiersum.model.encoder import pack_real_tokens
 from tests.helpers.model import PAD, VOCAB, make_batch, make_model
+from tests.helpers.padded import pack_real_tokens
 
 
 def test_encode_shapes(model, batch):
@@ -52,8 +52,8 @@ def test_appending_an_empty_paragraph_changes_nothing(model, batch):
     assert_close(extra.memory, base.memory, atol=1e-5, rtol=0)
     real_tgt = tgt.ne(PAD)
     assert_close(
-        model.log_probs(wider, wider_mask, tgt)[real_tgt],
-        model.log_probs(src, mask, tgt)[real_tgt],
+        model(wider, wider_mask, tgt).log_probs()[real_tgt],
+        model(src, mask, tgt).log_probs()[real_tgt],
         atol=1e-5,
         rtol=0,
     )
@@ -68,8 +68,8 @@ def test_extra_pad_tokens_per_paragraph_change_nothing(model, batch):
     assert_close(extra.token_states[:, :, :-3][mask], base.token_states[mask], atol=1e-5, rtol=0)
     real_tgt = tgt.ne(PAD)
     assert_close(
-        model.log_probs(longer, longer_mask, tgt)[real_tgt],
-        model.log_probs(src, mask, tgt)[real_tgt],
+        model(longer, longer_mask, tgt).log_probs()[real_tgt],
+        model(src, mask, tgt).log_probs()[real_tgt],
         atol=1e-5,
         rtol=0,
     )
@@ -119,7 +119,7 @@ def test_inter_attention_ignores_empty_paragraphs(model, batch):
 def test_empty_paragraphs_give_finite_outputs_and_gradients(batch):
     model = make_model(dropout=0.1).train()
     src, mask, tgt = batch
-    log_probs = model.log_probs(src, mask, tgt)
+    log_probs = model(src, mask, tgt).log_probs()
     assert torch.isfinite(log_probs).all()
     log_probs.sum().backward()
     for name, parameter in model.named_parameters():
@@ -138,4 +138,4 @@ def test_tied_embeddings_and_init():
 def test_different_batches_differ():
     model = make_model()
     a, b = make_batch(0), make_batch(1)
-    assert not torch.allclose(model.log_probs(*a), model.log_probs(*b))
+    assert not torch.allclose(model(*a).log_probs(), model(*b).log_probs())

@@ -11,7 +11,9 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.data.batching import SourceLayout
-from hiersum.model.encoder import EncoderOutput, FlatEncoder, HierarchicalEncoder
+from hiersum.data.packing import PackedGrid
+from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
+from hiersum.model.encoder_contract import EncoderOutput
 from hiersum.model.encoder_registry import (
     ENCODERS,
     EncoderSpec,
@@ -46,9 +48,10 @@ class BagEncoder(nn.Module):
         self.embeddings = embeddings
         self.scale = math.sqrt(config.d_model)
         self.project = nn.Linear(config.d_model, config.d_model)
+        self.layers = nn.ModuleList()  # no repeated block for HierSum.compile to compile
 
     def forward(self, src: Tensor, src_mask: Tensor, *, paragraph_graph: Tensor | None = None,
-                return_attention: bool = False) -> EncoderOutput:
+                return_attention: bool = False, layout: PackedGrid | None = None) -> EncoderOutput:
         token_states = self.embeddings(src) * self.scale * src_mask.unsqueeze(-1)  # (B, P, T, D)
         counts = src_mask.sum(-1, keepdim=True).clamp(min=1)  # (B, P, 1)
         paragraphs = self.project(token_states.sum(2) / counts)  # (B, P, D)

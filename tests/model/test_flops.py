@@ -33,7 +33,7 @@ VOCAB = 97
 def counted_step(model: HierSum, src: torch.Tensor, src_mask: torch.Tensor, tgt: torch.Tensor) -> int:
     """What FlopCounterMode counts of one forward and backward pass of the loss."""
     with flop_counter() as counter:
-        logits = model.logits(src, src_mask, tgt)
+        logits = model(src, src_mask, tgt).logits
         F.cross_entropy(logits.flatten(0, 1), tgt.flatten()).backward()
     return counter.get_total_flops()
 

@@ -1,5 +1,5 @@
 """The packed encoder (real tokens only, hiersum.data.packing) against the padded-grid reference
-(``encoder.packed = False``, same weights) on ragged batches: outputs within 1e-5, gradients within 1e-4
+(tests/helpers/padded.py, same weights) on ragged batches: outputs within 1e-5, gradients within 1e-4
 relative; and the packed layout itself."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import torch
 from torch.testing import assert_close
 
 from hiersum.data.packing import BUCKET_WIDTHS, MIN_BUCKET_PARAGRAPHS, PackedGrid, bucket_width
-from hiersum.model.encoder import pack_real_tokens
 from hiersum.model.pooling import pooling_penalty
 from tests.helpers.model import PAD, VOCAB, make_model, random_graph
+from tests.helpers.padded import pack_real_tokens, use_padded_grid
 
 
 def ragged_batch(seed: int, *, B: int = 4, P: int = 5, T: int = 9, holes: bool = False):
@@ -35,9 +35,7 @@ def ragged_batch(seed: int, *, B: int = 4, P: int = 5, T: int = 9, holes: bool =
 
 def packed_and_padded(**overrides):
     packed = make_model(**overrides)
-    padded = copy.deepcopy(packed)
-    padded.encoder.packed = False
-    return packed, padded
+    return packed, use_padded_grid(copy.deepcopy(packed))
 
 
 CASES = [  # (batch seed, holes inside paragraphs, grid width T: 9 spans buckets of width 8 and 12, 30 six buckets)
@@ -53,6 +51,8 @@ def test_packed_encoder_outputs_equal_the_padded_reference(seed, holes, T):
         got = packed.encode(src, mask, return_attention=True)
         expected = padded.encode(src, mask, return_attention=True)
         assert_close(got.token_states[mask], expected.token_states[mask], atol=1e-5, rtol=0)
+        # guard: the reference really ran the padded grid (its padding holds states; the packed path's zeros)
+        assert (got.token_states[~mask] == 0).all() and (expected.token_states[~mask] != 0).any()
         assert torch.equal(got.memory_mask, expected.memory_mask)
         assert_close(got.memory, expected.memory, atol=1e-5, rtol=0)
         for mine, theirs in zip(got.pooling_weights, expected.pooling_weights, strict=True):
@@ -60,16 +60,16 @@ def test_packed_encoder_outputs_equal_the_padded_reference(seed, holes, T):
         for mine, theirs in zip(got.inter_attention, expected.inter_attention, strict=True):
             assert_close(mine, theirs, atol=1e-5, rtol=0)
         real_tgt = tgt.ne(PAD)
-        assert_close(packed.log_probs(src, mask, tgt)[real_tgt], padded.log_probs(src, mask, tgt)[real_tgt],
+        assert_close(packed(src, mask, tgt).log_probs()[real_tgt], padded(src, mask, tgt).log_probs()[real_tgt],
                      atol=1e-5, rtol=0)
 
 
 def gradients(model, src, mask, tgt, graph=None) -> dict[str, torch.Tensor]:
     model.zero_grad()
     real_tgt = tgt.ne(PAD)
-    encoded = model.encode(src, mask, paragraph_graph=graph, return_attention=True)
-    loss = -model.decode_log_probs(encoded, tgt)[real_tgt].max(-1).values.sum()
-    (loss + pooling_penalty(encoded.pooling_weights, mask)).backward()
+    out = model(src, mask, tgt, paragraph_graph=graph, return_attention=True)
+    loss = -out.log_probs()[real_tgt].max(-1).values.sum()
+    (loss + pooling_penalty(out.encoded.pooling_weights, mask)).backward()
     return {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
 
 

@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from hiersum.config import ModelConfig, TokenizerConfig
+from hiersum.commands.composed import command_config
+from hiersum.config import ModelConfig, TokenizerConfig, TrainConfig
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
 from hiersum.model.encoder_registry import encoder_spec, run_tokenizer_config, validate_choices
 from hiersum.model.pretrained import PretrainedEncoder
 from hiersum.model.summarizer import HierSum
+from tests.helpers.padded import use_padded_grid
 from tests.helpers.pretrained import (
     TEXTS,
     TINY_BERT_SIZES,
@@ -100,7 +102,7 @@ def test_shapes(bert_dir, tokenizer):
     assert [w.shape for w in encoded.pooling_weights] == [(B, P, 2, T)]
     assert [a.shape for a in encoded.inter_attention] == [(B, 2, P, P)]
     tgt_in = target(tokenizer)
-    log_probs = model.log_probs(src, mask, tgt_in, paragraph_graph=graph)
+    log_probs = model(src, mask, tgt_in, paragraph_graph=graph).log_probs()
     assert log_probs.shape == (B, tgt_in.size(1), len(VOCAB))
     torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(B, tgt_in.size(1)))
 
@@ -114,24 +116,23 @@ def test_padding_changes_nothing_and_real_tokens_do_matter(bert_dir, tokenizer):
         reference = model.encode(src, mask)
         padded = model.encode(wide_src, wide_mask)
         torch.testing.assert_close(padded.memory, reference.memory)
-        torch.testing.assert_close(model.log_probs(wide_src, wide_mask, tgt_in), model.log_probs(src, mask, tgt_in))
+        torch.testing.assert_close(model(wide_src, wide_mask, tgt_in).log_probs(), model(src, mask, tgt_in).log_probs())
         changed = src.clone()
         changed[1, 1, 0] = tokenizer.encode_batch(["z"])[0][0]
-        assert not torch.allclose(model.log_probs(changed, mask, tgt_in)[1], model.log_probs(src, mask, tgt_in)[1])
+        assert not torch.allclose(model(changed, mask, tgt_in).log_probs()[1], model(src, mask, tgt_in).log_probs()[1])
 
 
 def test_the_new_layers_computed_on_real_tokens_equal_the_padded_grid(bert_dir, tokenizer):
     packed = network(bert_dir, tokenizer, inter_layers=[0], graph="similarity")  # eval: no dropout in BERT
-    padded = network(bert_dir, tokenizer, inter_layers=[0], graph="similarity")
-    padded.encoder.packed = False
+    padded = use_padded_grid(network(bert_dir, tokenizer, inter_layers=[0], graph="similarity"))
     src, mask = grid(tokenizer, [TEXTS[0], ["investors cheered.", "", "markets rose sharply on monday."]], T=40)
     graph = torch.rand(2, src.size(1), src.size(1))
     tgt_in = target(tokenizer)
     real_tgt = tgt_in.ne(tokenizer.special.pad)
     results = []
     for model in (packed, padded):
-        encoded = model.encode(src, mask, paragraph_graph=graph, return_attention=True)
-        log_probs = model.decode_log_probs(encoded, tgt_in)[real_tgt]
+        out = model(src, mask, tgt_in, paragraph_graph=graph, return_attention=True)
+        encoded, log_probs = out.encoded, out.log_probs()[real_tgt]
         model.zero_grad()
         log_probs.max(-1).values.sum().backward()
         gradients = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
@@ -222,13 +223,13 @@ def test_cached_paragraph_states_equal_computed_ones_and_are_computed_once(bert_
     )  # calls: the paragraphs of each call
     src, mask = grid(tokenizer, TEXTS)
     tgt_in = target(tokenizer)
-    first = cached.log_probs(src, mask, tgt_in)
+    first = cached(src, mask, tgt_in).log_probs()
     assert calls == [5] and cached.encoder.state_cache.misses == 5  # five distinct paragraphs
-    torch.testing.assert_close(first, plain.log_probs(src, mask, tgt_in), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(first, plain(src, mask, tgt_in).log_probs(), rtol=1e-5, atol=1e-6)
     wide_src, wide_mask = grid(tokenizer, TEXTS[::-1], P=4, T=src.size(2) + 3)  # the same paragraphs, moved
-    again = cached.log_probs(wide_src, wide_mask, tgt_in.flip(0))
+    again = cached(wide_src, wide_mask, tgt_in.flip(0)).log_probs()
     assert calls == [5] and cached.encoder.state_cache.hits == 5  # nothing encoded again
-    torch.testing.assert_close(again, plain.log_probs(wide_src, wide_mask, tgt_in.flip(0)), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(again, plain(wide_src, wide_mask, tgt_in.flip(0)).log_probs(), rtol=1e-5, atol=1e-6)
     first.logsumexp(-1).sum().backward()
     assert cached.encoder.layers[0].feed_forward.w_in.weight.grad is not None  # the new layers still learn
 
@@ -262,7 +263,7 @@ def test_a_missing_directory_is_refused_in_one_line(tiny_cfg, tmp_path):
         HierSum(pretrained_config(tmp_path, pretrained_encoder=None), vocab_size=10, pad_id=0, bos_id=1, eos_id=2)
     cfg = tiny_cfg("model=pretrained", f"model.pretrained_encoder={tmp_path / 'absent'}")
     with pytest.raises(ValueError, match=r"model.pretrained_encoder=.*absent: expected a local Hugging Face model"):
-        validate_choices(cfg)
+        validate_choices(command_config(cfg, TrainConfig, usage="test"))
 
 
 def test_a_tokenizer_that_does_not_fit_the_encoder_is_refused(bert_dir):

@@ -42,7 +42,7 @@ def step(model: HierSum, batch, context: contextlib.AbstractContextManager) -> t
     src, mask, tgt, labels = batch
     model.zero_grad(set_to_none=True)
     with context:
-        loss = label_smoothed_nll(model.logits(src, mask, tgt), labels, 0.1)
+        loss = label_smoothed_nll(model(src, mask, tgt).logits, labels, 0.1)
     loss.backward()
     grads = {name: float(p.grad.norm()) for name, p in model.named_parameters() if p.grad is not None}
     return float(loss.detach()), grads
@@ -75,7 +75,7 @@ def fitted_model(device: torch.device, data, steps: int = 25) -> HierSum:
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     for _ in range(steps):
         optimizer.zero_grad()
-        label_smoothed_nll(model.logits(src, mask, tgt), labels, 0.0).backward()
+        label_smoothed_nll(model(src, mask, tgt).logits, labels, 0.0).backward()
         optimizer.step()
     return model.eval()
 

@@ -24,8 +24,10 @@ from omegaconf.errors import ValidationError
 from pytorch_lightning.accelerators import CPUAccelerator
 from pytorch_lightning.strategies import DDPStrategy
 
+from hiersum.checkpoints.migration import optim_config
 from hiersum.checkpoints.official import official_training_configs
 from hiersum.cli.common import CONFIG_DIR
+from hiersum.cli.config_store import register_configs
 from hiersum.config import (
     Baseline,
     BootstrapConfig,
@@ -42,7 +44,6 @@ from hiersum.config import (
     TrainConfig,
     TrainerConfig,
     config_dict,
-    register_configs,
 )
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.evaluation.baselines import BASELINES
@@ -455,13 +456,13 @@ def test_checkpoint_hyper_parameters_are_plain_and_load_with_weights_only(tokeni
     loaded = torch.load(tmp_path / "h.ckpt", weights_only=True)["hyper_parameters"]
     assert loaded["model"]["graph"] == "similarity" and loaded["data"]["selection"] == "round_robin"
     assert ModelConfig(**loaded["model"]) == typed.model and DataConfig(**loaded["data"]) == typed.data
-    assert OptimConfig.from_dict(loaded["optim"]) == typed.optim
+    assert optim_config(loaded["optim"]) == typed.optim
 
 
 def test_the_optim_hyper_parameters_of_earlier_checkpoints_still_build(tokenizer):
     legacy = {"lr": 2.0, "warmup_steps": 400, "betas": [0.9, 0.998], "eps": 1e-9, "weight_decay": 0.0,
               "label_smoothing": 0.1}
-    optim = OptimConfig.from_dict(legacy)
+    optim = optim_config(legacy)
     assert optim == replace(OptimConfig(), scheduler={**OptimConfig().scheduler, "lr": 2.0, "warmup_steps": 400})
     hparams = {**module_hparams(TINY, OptimConfig(), DataConfig(path="x"), tokenizer), "optim": legacy}
     module = HierSumModule(**hparams)

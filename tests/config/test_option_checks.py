@@ -4,9 +4,10 @@ what it expects and what it found (``command_config`` turns that into a one-line
 
 from __future__ import annotations
 
+import ast
 import inspect
 from dataclasses import fields
-from typing import Any, get_args
+from typing import Any, get_args, get_type_hints
 
 import pytest
 import pytorch_lightning as pl
@@ -22,14 +23,29 @@ from hiersum.config import (
     OptimConfig,
     TrainerConfig,
 )
+from hiersum.config.trainer import NARROWED, schema_type
 
 
 def test_the_trainer_schema_has_every_argument_of_the_trainer_with_its_default():
-    """A Lightning upgrade that adds, removes or changes the default of an argument fails here."""
+    """The schema read from Lightning's source (``ast``) is the signature Python sees when it imports Lightning."""
     arguments = list(inspect.signature(pl.Trainer.__init__).parameters.values())[1:]
     schema = {field.name: field.default for field in fields(TrainerConfig) if field.name != "_target_"}
     assert schema == {argument.name: argument.default for argument in arguments}
     assert TrainerConfig()._target_ == "pytorch_lightning.Trainer"
+
+
+def test_the_trainer_schema_types_are_lightnings_plain_types():
+    """Each field is typed as its annotation's plain members (``Optional[int]`` -> ``int | None``), ``Any`` where
+    Lightning takes objects, or as :data:`NARROWED` says."""
+    hints = get_type_hints(pl.Trainer.__init__)
+    kinds = {field.name: field.type for field in fields(TrainerConfig)}
+    assert kinds["num_nodes"] is int and kinds["max_epochs"] == int | None and kinds["fast_dev_run"] == int | bool
+    assert kinds["limit_val_batches"] == int | float | None and kinds["enable_checkpointing"] == bool | None
+    assert kinds["logger"] is Any and kinds["strategy"] is Any and kinds["accelerator"] is Any
+    for name, narrowed in NARROWED.items():
+        assert kinds[name] == narrowed and name in hints
+    assert schema_type(ast.parse("Optional[Union[int, Literal['a', 'b']]]", mode="eval").body) == int | str | None
+    assert schema_type(ast.parse("Union[str, timedelta]", mode="eval").body) is Any
 
 
 def test_the_trainer_choices_are_lightnings():

@@ -1,0 +1,88 @@
+"""The fixed choices of config fields: :class:`ConfigEnum` and its members (strings equal to their values)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+
+class ConfigEnum(str, Enum):
+    """A fixed choice of a config field: a ``str`` equal to its value, printed as its value.
+
+    Member names equal their values: OmegaConf looks a YAML or command-line string up by name and
+    refuses any other at composition. An integer from the command line (``precision=16``) is looked
+    up by its digits.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    @classmethod
+    def _missing_(cls, value: object) -> ConfigEnum | None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return cls.__members__.get(str(value))
+        return None
+
+    @classmethod
+    def coerce(cls, value: Any, key: str) -> Any:
+        """``value`` as a member (from a member or its string); ``ValueError`` naming ``key`` otherwise."""
+        try:
+            return cls(value)
+        except ValueError:
+            choices = ", ".join(repr(member.value) for member in cls)
+            raise ValueError(f"{key} must be one of {choices}, found {value!r}") from None
+
+
+class Graph(ConfigEnum):
+    """``model.graph``: the paragraph graph biasing the inter-paragraph attention."""
+
+    none = "none"
+    similarity = "similarity"
+    discourse = "discourse"
+
+
+class Selection(ConfigEnum):
+    """``data.selection``: the order paragraphs are kept in."""
+
+    first = "first"
+    round_robin = "round_robin"
+    tfidf = "tfidf"
+    """Cosine similarity of tf-idf word vectors to the title, or to the example's centroid without a title."""
+    ranker = "ranker"
+    """The score of a trained paragraph ranker (``data.ranker``: its checkpoint; ``hiersum train-ranker``)."""
+
+
+class OnError(ConfigEnum):
+    """``data.on_error``: what a malformed record of a data split does."""
+
+    fail = "fail"
+    """Stop with one line naming the file, line, field, what was expected and found (exit status 2)."""
+    skip = "skip"
+    """Leave the record out, count it and list it in ``<run>/data_errors.jsonl``."""
+
+
+class Stopping(ConfigEnum):
+    """``decode.stopping``: when beam search ends an example."""
+
+    full = "full"
+    official = "official"
+
+
+Precision = ConfigEnum("Precision", [("32", "32"), ("bf16", "bf16"), ("16", "16"), ("bf16-true", "bf16-true")])
+"""``hiersum summarize precision``: float32, autocast to bfloat16 / float16, or the weights in bfloat16
+(``bf16-true``)."""
+
+
+class Baseline(ConfigEnum):
+    """``hiersum evaluate baselines``: the baselines built from the examples
+    (``hiersum.evaluation.baselines.BASELINES``)."""
+
+    lead = "lead"
+    oracle = "oracle"
+    lexrank = "lexrank"

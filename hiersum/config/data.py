@@ -1,0 +1,91 @@
+"""``tokenizer`` and ``data``: where the subword tokenizer comes from, which corpus is read and how an example
+becomes a [P, T] grid of token ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hiersum.config.checks import MISSING, check
+from hiersum.config.choices import OnError, Selection
+
+
+@dataclass
+class TokenizerConfig:
+    """Where the subword tokenizer comes from; defaults = ``conf/tokenizer/default.yaml``."""
+
+    path: str | None = None
+    """A local HF tokenizer directory or a ``tokenizer.json``; None trains one on the train split."""
+    vocab_size: int = 4000
+    """Vocabulary size when training a tokenizer."""
+    lowercase: bool = False
+    """Lowercase text before tokenizing (only when training a tokenizer)."""
+    pad_token: str | None = None
+    """Padding token of a loaded tokenizer (None: ``<pad>``, else the official ``<PAD>``)."""
+    bos_token: str | None = None
+    """Begin-of-summary token of a loaded tokenizer (None: ``<s>``, else the official ``<S>``)."""
+    eos_token: str | None = None
+    """End-of-summary token of a loaded tokenizer (None: ``</s>``, else the official ``</S>``)."""
+
+
+@dataclass
+class DataConfig:
+    """Which corpus to read and how to turn an example into a [P, T] grid of token ids; defaults =
+    ``conf/data/sample.yaml`` (except ``path``, which every preset gives)."""
+
+    path: str = MISSING
+    """Folder holding the splits, e.g. ``{train,validation,test}.jsonl`` (format ``jsonl``), ``{train,dev,test}.jsonl``
+    (``scitldr``) or the ranked WikiSum shards ``WIKI.{train,valid,test}.N.pt`` (``wikisum``)."""
+    format: str = "jsonl"
+    """A registered data format (``hiersum.data.formats.registry.FORMATS``, checked there): ``jsonl`` (native JSONL
+    text), ``multinews`` (Multi-News JSONL), ``scitldr`` (SciTLDR JSONL, several references) or ``wikisum``
+    (the official ranked WikiSum release: SentencePiece ids; needs ``tokenizer=official_spm``)."""
+    max_paragraphs: int = 12
+    """P: paragraphs kept per example."""
+    max_paragraph_tokens: int = 48
+    """T: tokens kept per paragraph."""
+    max_target_tokens: int = 96
+    """Summary tokens kept for training (BOS and EOS excluded)."""
+    selection: Selection = Selection.first
+    """``first`` (document order), ``round_robin`` (first paragraph of each document, then second...),
+    ``tfidf`` (tf-idf similarity to the title or centroid) or ``ranker`` (a trained ranker, ``data.ranker``)."""
+    ranker: str | None = None
+    """The ranker checkpoint (``hiersum train-ranker``) that orders paragraphs when ``selection=ranker``."""
+    title_paragraph: bool = True
+    """Put the example's title (topic or entity), when it has one, as paragraph 0."""
+    every_reference: bool = False
+    """Train on every reference of an example, each a target of its own (the example repeated once per
+    reference, ids ``<id>``, ``<id>#2``...), as the SciTLDR paper trains; False: the first reference only.
+    Validation and test score against every reference either way."""
+    batch_tokens: int = 6144
+    """Token budget of a batch: examples x P x T of the longest example in the batch."""
+    max_batch_size: int = 64
+    """Upper bound on examples per batch."""
+    num_workers: int = 0
+    """DataLoader worker processes."""
+    limit_eval_examples: int | None = None
+    """Decode and score only the first N examples of the evaluated split (None: all)."""
+    eval_max_paragraphs: int | None = None
+    """P for the validation and test splits (None: ``max_paragraphs``); the paper trains on 24, tests on 40."""
+    on_error: OnError = OnError.fail
+    """A malformed record: ``fail`` (one line, exit status 2) or ``skip`` (counted, listed in
+    ``<run>/data_errors.jsonl``)."""
+    cache_dir: str | None = None
+    """Folder of the prepared corpora (:mod:`hiersum.data.cache`); None: ``$HIERSUM_PREPARED_DIR`` when set,
+    else ``$XDG_CACHE_HOME/hiersum/prepared`` (``~/.cache/hiersum/prepared``)."""
+    prepare_workers: int | None = None
+    """Processes that tokenize a split being prepared (a split of one chunk, 256 examples, is tokenized in the
+    main process); None: the machine's cores. The prepared files are the same for any number."""
+
+    def __post_init__(self) -> None:
+        self.on_error = OnError.coerce(self.on_error, "data.on_error")
+        if self.eval_max_paragraphs is not None and self.eval_max_paragraphs < 1:
+            raise ValueError(f"data.eval_max_paragraphs must be >= 1 or null, found {self.eval_max_paragraphs}")
+        self.selection = Selection.coerce(self.selection, "data.selection")
+        if self.selection is Selection.ranker and not self.ranker:
+            raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum train-ranker)")
+        if self.prepare_workers is not None and self.prepare_workers < 1:
+            raise ValueError(f"data.prepare_workers must be >= 1 or null, found {self.prepare_workers}")
+        for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens", "max_batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"data.{name} must be >= 1, found {getattr(self, name)}")
+        check(self.num_workers >= 0, "data.num_workers", ">= 0", self.num_workers)

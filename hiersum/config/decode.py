@@ -1,0 +1,53 @@
+"""``decode``: the beam search settings of every decoding command (:class:`DecodeConfig`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hiersum.config.choices import Stopping
+
+
+@dataclass
+class DecodeConfig:
+    """Beam search settings (beam_size 1 is greedy decoding); defaults = ``conf/decode/default.yaml``."""
+
+    beam_size: int = 4
+    alpha: float = 0.6
+    """GNMT length penalty exponent: score / ((5 + len) / 6) ** alpha."""
+    min_length: int = 5
+    max_length: int = 80
+    batch_size: int = 16
+    """Examples per decoding batch (each expanded to beam_size rows)."""
+    stopping: Stopping = Stopping.full
+    """``full``: an example ends once beam_size hypotheses ended (fairseq / HF style);
+    ``official``: it ends when its best beam ends (the official hiersumm rule)."""
+    no_repeat_ngram_size: int = 0
+    """Forbid a token that would repeat an n-gram of this size in a hypothesis (3: trigram
+    blocking as PreSumm / fairseq); 0 turns it off."""
+    n_best: int = 1
+    """Hypotheses returned per example, best first (at most beam_size; 1 with greedy)."""
+    greedy: bool = False
+    """Greedy search (argmax at each step) instead of beam search; beam_size is ignored."""
+    max_steps: int | None = None
+    """Hard cap on decoding steps, over max_length and min_length (None: no cap)."""
+    compile_step: bool = False
+    """Compile the decoding step over a self-attention cache of fixed size (max_length + 1), with CUDA
+    graphs on CUDA; the same summaries as eager. Off by default: on the 2-core CPU it does not gain
+    (docs/benchmarks.md, "Compiled decoding step")."""
+
+    def __post_init__(self) -> None:
+        self.stopping = Stopping.coerce(self.stopping, "decode.stopping")
+        if self.beam_size < 1:
+            raise ValueError(f"decode.beam_size must be >= 1, found {self.beam_size}")
+        if self.no_repeat_ngram_size < 0:
+            raise ValueError(f"decode.no_repeat_ngram_size must be >= 0, found {self.no_repeat_ngram_size}")
+        if not 1 <= self.n_best <= (1 if self.greedy else self.beam_size):
+            raise ValueError(
+                f"decode.n_best={self.n_best} must be in [1, decode.beam_size] (1 with decode.greedy=true)"
+            )
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError(f"decode.max_steps must be >= 1 or null, found {self.max_steps}")
+        if self.max_length < max(self.min_length, 1):
+            raise ValueError(
+                f"decode.max_length={self.max_length} must be >= 1 and >= decode.min_length={self.min_length}"
+            )

@@ -1,0 +1,72 @@
+"""The configs of ``hiersum summarize`` and ``hiersum export``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hiersum.config.checks import MISSING, at_least_one
+from hiersum.config.choices import Precision, Selection
+from hiersum.config.decode import DecodeConfig
+
+
+@dataclass
+class SummarizeConfig:
+    """``conf/summarize.yaml`` (``hiersum summarize``): its top-level keys, whose values the YAML gives.
+    ``input_format`` stays a string: its values come from the data format registry
+    (``hiersum.data.formats.input_formats``)."""
+
+    task_name: str = MISSING
+    checkpoint: str = MISSING
+    input: str = MISSING
+    input_format: str = MISSING
+    output: str = MISSING
+    resume: bool = MISSING
+    device: str = MISSING
+    precision: Precision = MISSING  # type: ignore[valid-type]
+    batch_tokens: int = MISSING
+    sort_window: int = MISSING
+    max_paragraphs: int | None = MISSING
+    max_paragraph_tokens: int | None = MISSING
+    selection: Selection | None = MISSING
+    ranker: str | None = None
+    attention: bool = MISSING
+    attention_top_k: int = MISSING
+    overwrite: bool = MISSING
+    """Start the output afresh even when it holds another run's summaries (``resume`` is then ignored)."""
+    strict: bool = MISSING
+    """An input without any record is an error (exit 2) instead of a warning."""
+    devices: int = MISSING
+    """Processes that summarize the input's shards (one per GPU, or sharing the CPU), merged in input order."""
+    shard: str | None = MISSING
+    """``I/N``: summarize only shard I of N into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
+    compile: bool = False
+    """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
+    a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
+    decode: DecodeConfig = MISSING
+    paths: dict[str, Any] = MISSING
+
+    def __post_init__(self) -> None:
+        at_least_one(self, "batch_tokens", "sort_window", "attention_top_k", "devices")
+
+
+@dataclass
+class ExportConfig:
+    """``conf/export.yaml`` (``hiersum export``): a checkpoint written as a model directory (safetensors, JSON)."""
+
+    task_name: str = MISSING
+    """The run directory's task folder (``outputs/<task_name>/...``); ``export``."""
+    checkpoint: str = MISSING
+    """A hiersum checkpoint (``.ckpt``), or a run directory of ``hiersum train`` (its best checkpoint, as its
+    ``metrics.json`` names it, else ``checkpoints/last.ckpt``)."""
+    output: str = MISSING
+    """The model directory to write (``model.safetensors``, ``config.json``, ``tokenizer.json``,
+    ``generation_config.json``, ``README.md``); written whole into a temporary folder beside it, then renamed."""
+    overwrite: bool = MISSING
+    """Replace an existing non-empty ``output`` directory (false: refuse it)."""
+    paths: dict[str, Any] = MISSING
+    """The project's folders (``conf/paths/default.yaml``)."""
+
+    def __post_init__(self) -> None:
+        if not self.output.strip() or self.output.strip() == "-":
+            raise ValueError(f"output must name a directory to write, found {self.output!r}")
