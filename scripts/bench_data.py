@@ -202,8 +202,8 @@ def write_generated_split(path: Path, n_examples: int, *, seed: int = 1) -> None
 
 def generated_corpora(workdir: Path, sizes: tuple[int, int]) -> list[Path]:
     """A folder per size in ``sizes`` (small, large): ``train.jsonl`` (the large corpus's first examples for the
-    small one) and ``validation.jsonl`` and ``test.jsonl`` (the first 200 examples, the same in both), and ``workdir/tokenizer.json``
-    trained on the paragraphs of the first 2,000 examples."""
+    small one), ``validation.jsonl`` and ``test.jsonl`` (the first 200 examples, the same in both); and
+    ``workdir/tokenizer.json`` trained on the paragraphs of the first 2,000 examples."""
     from hiersum.data.formats.lines import split_paragraphs
     from hiersum.data.tokenizer import train_tokenizer
 
@@ -217,7 +217,8 @@ def generated_corpora(workdir: Path, sizes: tuple[int, int]) -> list[Path]:
     for corpus in (small, large):
         for split in ("validation", "test"):
             (corpus / f"{split}.jsonl").write_text("".join(first[:200]), encoding="utf-8")
-    texts = [p for line in first[:2000] for document in json.loads(line)["documents"] for p in split_paragraphs(document)]
+    texts = [paragraph for line in first[:2000] for document in json.loads(line)["documents"]
+             for paragraph in split_paragraphs(document)]
     (workdir / "tokenizer.json").write_text(train_tokenizer(texts, vocab_size=8000).to_str(), encoding="utf-8")
     return [small, large]
 
@@ -234,10 +235,12 @@ def bench_prepare(args: argparse.Namespace) -> dict:
             common = ["data=jsonl", f"data.path={corpus}", f"tokenizer.path={tokenizer_file}",
                       f"data.cache_dir={workdir / 'cache'}"]
             n = sum(1 for _ in open(corpus / "train.jsonl", encoding="utf-8"))
-            prepared, _ = run_child([str(BIN / "hiersum"), "prepare", "splits=[train]", f"data.prepare_workers={workers}",
-                                     *common, f"hydra.run.dir={workdir / ('run-' + corpus.name)}"])
+            prepared, _ = run_child([str(BIN / "hiersum"), "prepare", "splits=[train]",
+                                     f"data.prepare_workers={workers}", *common,
+                                     f"hydra.run.dir={workdir / ('run-' + corpus.name)}"])
             limit_figures, stdout = run_child([sys.executable, "-c", PREPARE_LIMIT, str(corpus / "train.jsonl"),
-                                               str(tokenizer_file), str(args.limit_examples)], env={"TOKENIZERS_PARALLELISM": "false"})
+                                               str(tokenizer_file), str(args.limit_examples)],
+                                              env={"TOKENIZERS_PARALLELISM": "false"})
             limit = json.loads(stdout)
             # the limit's tokens per example stand for the whole corpus when it read only the first examples
             tokens = round(limit["tokens"] * n / limit["examples"])
@@ -255,7 +258,8 @@ def bench_prepare(args: argparse.Namespace) -> dict:
                 limit["encode_cpu_s"] * n / limit["examples"] / prepared["cpu_s"], 3)
             entry["train_fast_dev_run"] = [
                 run_child([str(BIN / "hiersum"), "train", *common, "debug=fast_dev_run",
-                           f"hydra.run.dir={workdir / f'train-{corpus.name}-{k}'}"])[0] for k in range(1 + args.repeats)]
+                           f"hydra.run.dir={workdir / f'train-{corpus.name}-{k}'}"])[0]
+                for k in range(1 + args.repeats)]
             report["corpora"][str(n)] = entry
             print(f"{n} examples: {entry}", file=sys.stderr)
         small, large = report["corpora"].values()
