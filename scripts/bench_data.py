@@ -25,12 +25,15 @@ of the "second" figures against the targets of issue 10 (memory at most 1.25x, t
     python scripts/bench_data.py --prepare --examples 1000000 --small 10000 --workers 2
 
 A train split of ``--examples`` examples drawn by the sample generator (``make_example``, one ``Random(1)``,
-written a line at a time into a temporary folder; ``--small``: its first examples, a second corpus) and a
-tokenizer trained on the first 2,000 (``tokenizer.json``). For each corpus, in child processes: ``hiersum prepare
-data=jsonl splits=[train] tokenizer.path=... data.prepare_workers=W`` (wall time, peak RSS), then the same text
-(each example's paragraphs and summary, 256 examples a batch) through the tokenizer's own batch encoding alone
-(``SubwordTokenizer.encode_batch``: the limit). Reports examples/s and tokens/s of both, prepare's share of the
-limit per core used, and the ratio of prepare's peak RSS at ``--examples`` to that at ``--small``.
+written a line at a time into a temporary folder; ``--small``: its first examples, a second corpus; validation and
+test: the first 200 examples) and a tokenizer trained on the paragraphs of the first 2,000 (``tokenizer.json``).
+For each corpus, in child processes: ``hiersum prepare data=jsonl splits=[train] tokenizer.path=...
+data.prepare_workers=W`` (wall time, CPU time with its workers, peak RSS), then the same text (each example's
+title, paragraphs and summary, 256 examples a batch; ``--limit-examples``: the first ones only) through the
+tokenizer's own batch encoding alone on one thread (``SubwordTokenizer.encode_batch``: the limit per core), then
+``hiersum train debug=fast_dev_run`` 1 + ``--repeats`` times on the prepared corpus. Reports examples/s and
+tokens/s of both, prepare's share of the limit per core used (wall) and per CPU second, the ratio of prepare's
+peak RSS at ``--examples`` to that at ``--small``, and that of the fastest later training run.
 
 The same clusters written by ``datasets`` (a child process: ``Dataset.from_generator``, then
 ``DatasetDict.save_to_disk`` and ``Dataset.to_parquet``) as the train split of a ``save_to_disk`` folder and
