@@ -174,22 +174,19 @@ def cached_text(folder: Path, name: str, key: dict[str, Any], make: Callable[[],
 
 
 class _ShardWriter:
-    """Appends examples to the files of one shard folder: each file's values are gathered in memory and
-    written every :data:`ENCODE_CHUNK` examples (one write a file, not one per example)."""
-
-    NAMES = ("paragraph_tokens", "paragraph_offsets", "example_paragraphs", "target_tokens", "target_offsets",
-             "record_offsets")
+    """Appends examples to the files of one shard folder, written :data:`ENCODE_CHUNK` examples at a time."""
 
     def __init__(self, folder: Path) -> None:
         folder.mkdir()
         self.folder = folder
-        self.files: dict[str, BinaryIO] = {name: open(folder / f"{name}.bin", "wb") for name in self.NAMES}
+        names = ("paragraph_tokens", "paragraph_offsets", "example_paragraphs", "target_tokens", "target_offsets",
+                 "record_offsets")
+        self.files: dict[str, BinaryIO] = {name: open(folder / f"{name}.bin", "wb") for name in names}
         self.records = open(folder / "records.jsonl", "wb")
         self.n_examples = self.n_paragraphs = self.n_tokens = self.n_target_tokens = self.n_bytes = 0
-        self.pending: dict[str, list[int]] = {name: [] for name in self.NAMES}
+        # the values not yet written (every offset file starts with 0), and the lines of records.jsonl
+        self.pending: dict[str, list[int]] = {name: [] if name.endswith("_tokens") else [0] for name in names}
         self.pending_lines: list[bytes] = []
-        for name in ("paragraph_offsets", "example_paragraphs", "target_offsets", "record_offsets"):
-            self.pending[name].append(0)
 
     def add(self, example: Example, encoded: EncodedExample, *, with_text: bool) -> None:
         pending = self.pending
@@ -218,8 +215,7 @@ class _ShardWriter:
 
     def _flush(self) -> None:
         for name, values in self.pending.items():
-            dtype = TOKEN_DTYPE if name.endswith("_tokens") else OFFSET_DTYPE
-            np.asarray(values, dtype=dtype).tofile(self.files[name])
+            np.asarray(values, dtype=TOKEN_DTYPE if name.endswith("_tokens") else OFFSET_DTYPE).tofile(self.files[name])
             values.clear()
         self.records.write(b"".join(self.pending_lines))
         self.pending_lines.clear()
@@ -248,16 +244,12 @@ class _SplitWriter:
             self.shard = _ShardWriter(self.folder / f"shard-{len(self.shard_sizes):05d}")
         self.shard.add(example, encoded, with_text=self.with_text)
         longest = max((len(p) for p in encoded.paragraphs), default=0)
-        self.pending_lengths += (len(encoded.paragraphs), longest, len(encoded.target))
-        if len(self.pending_lengths) >= ENCODE_CHUNK * len(LENGTH_FIELDS):
-            self._flush_lengths()
-
-    def _flush_lengths(self) -> None:
-        np.asarray(self.pending_lengths, dtype=TOKEN_DTYPE).tofile(self.lengths)
-        self.pending_lengths.clear()
+        self.pending_lengths += (len(encoded.paragraphs), longest, len(encoded.target))  # written with its shard
 
     def _close_shard(self) -> None:
         if self.shard is not None:
+            np.asarray(self.pending_lengths, dtype=TOKEN_DTYPE).tofile(self.lengths)
+            self.pending_lengths.clear()
             self.shard.close()
             self.shard_sizes.append(self.shard.n_examples)
             self.shard = None
@@ -265,7 +257,6 @@ class _SplitWriter:
     def close(self) -> list[int]:
         """Close every file; the example count of each shard."""
         self._close_shard()
-        self._flush_lengths()
         self.lengths.close()
         return self.shard_sizes
 
