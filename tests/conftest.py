@@ -18,7 +18,7 @@ from hiersum.model import HierSum
 from hiersum.model.flops import ROOF_FILE_VARIABLE
 from tests.helpers.config import TinyConfig, compose_config, device_overrides, train_overrides
 from tests.helpers.corpus import write_tiny_corpus
-from tests.helpers.device import require_device
+from tests.helpers.device import full_float32, require_device
 from tests.helpers.model import make_batch, make_model
 
 
@@ -29,6 +29,14 @@ def device() -> torch.device:
     where it is a CUDA device this machine lacks. ``tests/test_device_fixture.py`` finds the test files that build
     one without it (or a fixture that follows it: ``model``, ``batch``, ``tiny_cfg``, ``trained``, ...)."""
     return require_device()
+
+
+@pytest.fixture()
+def exact_float32() -> Iterator[None]:
+    """fp32 products in fp32 (TF32 off) during the test: the comparisons with the official code's CPU outputs
+    (:func:`tests.helpers.device.full_float32`)."""
+    with full_float32():
+        yield
 
 
 @pytest.fixture()

@@ -4,9 +4,9 @@ fixture that follows it (``model``, ``batch``, ``tiny_cfg``, the CLI tests' ``tr
 that ``make gpu-check``'s test part runs them on CUDA.
 
 A file builds a model when it calls one of :data:`BUILDERS` by name; it follows the device when a function of it
-(a test or a fixture) takes one of :data:`FOLLOWING` as a parameter. :data:`NOT_YET` lists the files still to
-convert (issue 31, item 2): it may only shrink; a file of it that follows the device, or no longer builds a model,
-must leave it."""
+(a test or a fixture) takes one of :data:`FOLLOWING` as a parameter. Every file does (issue 31, item 2): the last
+ones, the comparisons with the official code's CPU outputs, run in full fp32 within a tolerance of their device
+(:func:`tests.helpers.official.tolerance`)."""
 
 from __future__ import annotations
 
@@ -21,15 +21,6 @@ BUILDERS = {"make_model", "make_batch", "ragged_batch", "module_and_batch", "net
 
 FOLLOWING = {"device", "model", "batch", "tiny_cfg", "trained", "trained_run", "checkpoint"}
 """The ``device`` fixture and the fixtures that depend on it."""
-
-NOT_YET = {
-    "tests/checkpoints/test_official_roundtrip.py",
-    "tests/model/test_official_equivalence.py",
-    "tests/model/test_official_equivalence_flat.py",
-}
-"""Test files that build models on the CPU only, to convert (then remove from here): they compare against the
-official code's outputs, computed on a CPU, within 1e-5; on CUDA (TF32 products, other kernels) their tolerances
-must be decided, which is more than a mechanical change."""
 
 
 def files_without_the_device() -> set[str]:
@@ -48,9 +39,7 @@ def files_without_the_device() -> set[str]:
 
 def test_every_test_file_that_builds_a_model_takes_the_device():
     missing = files_without_the_device()
-    assert not missing - NOT_YET, f"test files that build a model without the device fixture: {missing - NOT_YET}"
-    assert not NOT_YET - missing, f"these follow the device now (or build no model): drop them from NOT_YET: " \
-                                  f"{NOT_YET - missing}"
+    assert not missing, f"test files that build a model without the device fixture: {sorted(missing)}"
 
 
 def test_the_check_finds_a_file_without_the_device(tmp_path, monkeypatch):

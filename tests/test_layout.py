@@ -36,10 +36,14 @@ INSTANTIATE = ("hiersum.training", "hydra.utils")
 """The one exception: training builds the Trainer, its callbacks and loggers and the optimizer from their
 ``_target_`` nodes with ``hydra.utils.instantiate`` (a checkpoint's optimizer node is rebuilt the same way)."""
 FORBIDDEN = {"hiersum.decoding": ("omegaconf", "hydra", "hiersum.checkpoints", "hiersum.data.batching",
-                                  "hiersum.data.selection")}
+                                  "hiersum.data.selection"),
+             "hiersum.serving": ("hiersum.commands",)}
 """Imports a package may not make even where the dependency direction allows them: decoding receives
 tensors and search settings, never a config node or a checkpoint, and batches no records and selects no
-paragraphs (:mod:`hiersum.inference` and the commands do)."""
+paragraphs (:mod:`hiersum.inference` and the commands do); serving answers with the record-to-line logic
+of :mod:`hiersum.inference`, never with a command's internals."""
+WHY_FORBIDDEN = {"hiersum.decoding": "it batches no records and selects no paragraphs",
+                 "hiersum.serving": "what it shares with a command lives below commands/"}
 
 
 def module_name(path: Path) -> str:
@@ -83,7 +87,7 @@ def violations(source: str, module: str) -> list[str]:
         for package, forbidden in FORBIDDEN.items():
             if module.startswith(package) and name.startswith(forbidden):
                 problems.append(f"{module}:{line} imports {name}: {package} imports none of {', '.join(forbidden)} "
-                                "(it batches no records and selects no paragraphs)")
+                                f"({WHY_FORBIDDEN[package]})")
         below_hydra = own is not None and STAGES[own] < STAGES[HYDRA_STAGE]
         instantiates = module.startswith(INSTANTIATE[0]) and name.startswith(INSTANTIATE[1])
         if below_hydra and name.split(".")[0] in HYDRA and not instantiates:
@@ -129,6 +133,8 @@ def test_imports_follow_the_dependency_direction(path):
         ("hiersum.decoding.generation", "from hiersum.inference import summarize_encoded", "against the dependency"),
         ("hiersum.decoding.generation", "from hiersum.data.batching import collate", "batches no records"),
         ("hiersum.commands.summarize", "from hiersum.cli.common import task", "against the dependency"),
+        ("hiersum.serving.api", "from hiersum.commands.summarize import output_records", "lives below commands/"),
+        ("hiersum.serving.server", "def f():\n    from hiersum.commands import common", "imports none of"),
     ],
 )
 def test_the_checker_catches_a_wrong_arrow(module, source, expected):

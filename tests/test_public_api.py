@@ -1,4 +1,5 @@
-"""The README's Python API: every name of its table imports, and its example runs on a tiny model."""
+"""The README's Python API: every name of its table imports, its example runs (as written, on a tiny checkpoint),
+and the network's methods of the table work on a tiny model."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import torch
 
 from hiersum.config import DataConfig, OptimConfig
 from hiersum.data.tokenizer import train_tokenizer
+from tests.helpers.checkpoints import save_summarizer_checkpoint
 from tests.helpers.config import tiny_model_config
 from tests.helpers.paths import PROJECT_ROOT
 
@@ -51,7 +53,31 @@ def test_the_official_import_keeps_its_old_name():
     assert old_name is load_official_hiersumm
 
 
-def test_the_readme_example_on_a_tiny_checkpoint(tmp_path, device):
+def readme_example() -> str:
+    """The Python code block of the README's Python API section."""
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
+    [code] = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    return code
+
+
+def test_the_readme_example_runs_as_written_on_a_tiny_checkpoint(tmp_path, capsys):
+    """The example as written (it decodes on the CPU, ``load_summarizer``'s default), its checkpoint path the tiny
+    checkpoint's."""
+    code = readme_example()
+    placeholder = '"outputs/train/<run>/checkpoints/last.ckpt"'
+    assert code.count(placeholder) == 1
+    checkpoint = save_summarizer_checkpoint(tmp_path / "last.ckpt")
+    namespace: dict = {}
+    exec(compile(code.replace(placeholder, repr(str(checkpoint))), "README.md", "exec"), namespace)
+    line, lines = namespace["line"], namespace["lines"]
+    assert capsys.readouterr().out == f"{line['summary']} {line['score']}\n"
+    assert [entry["id"] for entry in lines] == ["ada", "input-2"]
+    assert all(len(entry["n_best"]) == 2 and len(entry["paragraphs"]) == 2 for entry in lines)
+    assert namespace["model"] is namespace["summarizer"].model
+
+
+def test_the_network_api_of_the_table_on_a_tiny_checkpoint(tmp_path, device):
     from hiersum.checkpoints import load_summarizer
     from hiersum.decoding import GenerationOptions, generate
     from hiersum.training import HierSumModule, module_hparams

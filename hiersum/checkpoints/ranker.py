@@ -11,14 +11,14 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from hiersum.checkpoints.io import RANKER, RANKER_FORMAT, check_file, load_checkpoint_file, load_weights, rebuilding
-from hiersum.config import RankerModelConfig
+from hiersum.config import RankerModelConfig, config_dict
 from hiersum.data.ranker_data import collate_ranker, encode_ranker_examples
 from hiersum.data.schema import Example
 from hiersum.data.selection import SCORERS, SelectionConfig
@@ -35,7 +35,7 @@ def ranker_checkpoint(
     return {
         "format": RANKER_FORMAT,
         "version": RANKER_VERSION,
-        "model": asdict(network.config),
+        "model": config_dict(network.config),  # plain strings for the feature names
         "vocab_size": network.embedding.num_embeddings,
         "pad_id": int(network.embedding.padding_idx),
         "state_dict": {name: value.detach().cpu() for name, value in network.state_dict().items()},

@@ -1,8 +1,9 @@
 """``hiersum serve``: an HTTP summarization service with dynamic batching (LitServe).
 
-The entry point: Hydra composes ``conf/serve.yaml`` with the command line, then
-:func:`hiersum.serving.server.serve` does the work (imported when the task starts, so that ``--help`` answers
-at once). ``hiersum serve --help`` describes the action (``conf/hydra/help/serve.yaml``).
+The entry point: Hydra composes ``conf/serve.yaml`` with the command line, converted once into its typed
+:class:`hiersum.config.ServeConfig`, then :func:`hiersum.serving.server.serve` does the work (imported when the
+task starts, so that ``--help`` answers at once). ``hiersum serve --help`` describes the action
+(``conf/hydra/help/serve.yaml``).
 """
 
 from __future__ import annotations
@@ -19,13 +20,16 @@ PROG = "hiersum-serve"
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
         try:
-            from hiersum.serving.server import serve
+            from hiersum.serving.server import USAGE, serve
         except ModuleNotFoundError as error:
             if error.name != "litserve":
                 raise
             raise UsageError("hiersum serve needs LitServe, the serve extra: pip install -e '.[serve]' "
                              "(make installs it)") from None
-        serve(cfg)
+        from hiersum.commands.composed import command_config
+        from hiersum.config import ServeConfig
+
+        serve(command_config(cfg, ServeConfig, usage=USAGE))
 
 
 def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:

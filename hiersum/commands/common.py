@@ -1,52 +1,12 @@
-"""What several commands share: loading a checkpoint or checking a device as a usage error (the
-record-by-record outputs of ``summarize`` and ``rank`` are :mod:`hiersum.commands.record_output`'s)."""
+"""What several commands share: the records a run skipped, the command line that reruns it (loading a checkpoint
+or checking a device as a usage error is :mod:`hiersum.inference.pipeline`'s; the record-by-record outputs of
+``summarize`` and ``rank`` are :mod:`hiersum.inference.record_output`'s)."""
 
 from __future__ import annotations
 
 import shlex
 from pathlib import Path
 from typing import Any
-
-import torch
-
-from hiersum.checkpoints.io import Summarizer, load_summarizer
-from hiersum.config import UsageError
-from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.inference.batched import PRECISIONS
-
-
-def checked_device(device: str, precision: str = "32") -> str:
-    """The kind (``cpu`` / ``cuda``) of ``device``; a malformed device, an absent CUDA or a precision the
-    device cannot run is a :class:`UsageError`."""
-    if precision not in PRECISIONS:
-        raise UsageError(f"precision must be one of {', '.join(PRECISIONS)}; found {precision!r}")
-    try:
-        kind = torch.device(device).type
-    except RuntimeError:
-        raise UsageError(f"device must be cpu or cuda[:N]; found {device!r}") from None
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise UsageError("device=cuda asked for, but no CUDA device is available")
-    if kind == "cpu" and precision == "16":
-        raise UsageError("precision=16 needs device=cuda (on cpu use precision=bf16)")
-    return kind
-
-
-def load_checkpoint(checkpoint: str, *, compile: bool = False) -> Summarizer:
-    """:func:`load_summarizer`: a missing, unreadable or mismatched checkpoint raises its
-    :class:`~hiersum.checkpoints.io.CheckpointError`, a :class:`UsageError` (one line, exit status 2). With
-    ``compile``, the model's repeated blocks are compiled in place (:meth:`hiersum.model.HierSum.compile`)."""
-    summarizer = load_summarizer(checkpoint)
-    if compile:
-        summarizer.model.compile()
-    return summarizer
-
-
-def checkpoint_tokenizer(summarizer: Summarizer, checkpoint: str) -> SubwordTokenizer:
-    """The tokenizer a checkpoint carries; none, or one that does not load, is a :class:`UsageError`."""
-    try:
-        return summarizer.tokenizer()
-    except ValueError as error:
-        raise UsageError(f"{checkpoint}: {error}") from error
 
 
 def count_skipped(metrics: dict[str, Any], errors_file: Path | None) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from hiersum.commands.common import checkpoint_tokenizer, count_skipped, load_checkpoint
+from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
 from hiersum.config import DataConfig, EvaluateConfig, UsageError, config_dict
 from hiersum.data.batching import collate
@@ -34,6 +34,7 @@ from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
 from hiersum.evaluation.scoring import ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
+from hiersum.inference.pipeline import checkpoint_tokenizer, load_checkpoint
 from hiersum.model.encoder_registry import encoder_spec, validate_choices
 from hiersum.model.summarizer import HierSum
 

@@ -28,12 +28,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from hiersum.checkpoints.directory import ModelNotes, save_model_directory
 from hiersum.checkpoints.io import Summarizer
-from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
 from hiersum.commands.composed import command_config
-from hiersum.commands.record_output import checkpoint_sha256
 from hiersum.config import DecodeConfig, ExportConfig, UsageError
 from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.inference.pipeline import checkpoint_tokenizer, load_checkpoint
+from hiersum.inference.record_output import checkpoint_sha256
 
 USAGE = "hiersum export checkpoint=RUN_OR_CKPT output=DIR"
 RUN_CONFIG = Path(".hydra") / "config.yaml"

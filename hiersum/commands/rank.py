@@ -13,50 +13,35 @@ none), ``summary`` (when the input has references: a string, or a list when seve
 paragraph, score}, ...]`` giving each kept paragraph's place in the input (0-based) and its score.
 Resume (with the output's provenance), ``overwrite``, ``strict``, malformed records, the errors file, a
 stopped run, the output's lock and the shards (``shard=I/N``, ``devices=N``: :mod:`hiersum.commands.shards`)
-behave as in :mod:`hiersum.commands.summarize`; the machinery both use is :mod:`hiersum.commands.record_output`.
+behave as in :mod:`hiersum.commands.summarize`; the machinery both use is
+:class:`hiersum.inference.record_output.RecordOutput`.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.ranker import RankerScorer, load_ranker
-from hiersum.commands.common import checked_device
+from hiersum.commands.common import rerun_command
 from hiersum.commands.composed import command_config
-from hiersum.commands.record_output import (
-    Provenance,
-    begin_output,
-    pending_records,
-    refuse_empty_input,
-    refuse_record_output_over_inputs,
-    start_output,
-    stopping_in_one_line,
-)
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
 from hiersum.config import RankConfig
-from hiersum.data.jsonl_output import JsonlAppender
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
-from hiersum.inference.batched import progress_bar
+from hiersum.inference.pipeline import checked_device
+from hiersum.inference.record_output import OutputResult, Provenance, RecordOutput, refuse_record_output_over_inputs
 
 TFIDF = "tfidf"
 """``ranker=tfidf``: rank by tf-idf similarity, no checkpoint."""
 USAGE = "hiersum rank ranker=CKPT|tfidf input=IN output=OUT top_k=L"
 
 
-@dataclass(frozen=True)
-class RankResult:
-    written: int
-    """Ranked records written by this run."""
-    already_done: int
-    """Valid input records already in the output (resume)."""
-    errors: int
-    """Records refused (malformed or repeated id)."""
+RankResult = OutputResult
+"""What :func:`rank` returns (``written``, ``already_done``, ``errors``), the result of ``hiersum summarize`` too."""
 
 
 def ranked_record(example: Example, scores: list[float], top_k: int) -> dict[str, Any]:
@@ -102,24 +87,14 @@ def _rank_into(cfg: RankConfig, output: str, shard: Shard | None, ranker_file: s
     options = {"input_format": cfg.input_format, "top_k": cfg.top_k, "ranker": cfg.ranker,
                **({"shard": str(shard)} if shard else {})}
     provenance = Provenance.of("rank", model=ranker_file, source=cfg.input, options=options)
-    afresh = start_output(output, provenance, resume=cfg.resume and not cfg.overwrite)
-    records = pending_records(cfg.input, output, input_format=cfg.input_format, resume=not afresh,
-                              keeps=shard.keeps if shard else None)
-    refuse_empty_input(records, cfg.input, strict=cfg.strict)
-    begin_output(output, provenance, afresh=afresh)
-    pending = records.pending
-    memory_hint = f"lower batch_examples (now {cfg.batch_examples})"
-    with (stopping_in_one_line("rank", output, "ranked records", memory_hint=memory_hint) as written,
-          JsonlAppender(records.output) as writer, progress_bar("ranking") as bar):
-        task = bar.add_task("rank", total=len(pending))
+    out = RecordOutput(output, provenance, noun="ranked records", rerun=rerun_command("rank"))
+    pending = out.start(cfg.input, input_format=cfg.input_format, resume=cfg.resume and not cfg.overwrite,
+                        strict=cfg.strict, keeps=shard.keeps if shard else None)
+    with out.writing(memory_hint=f"lower batch_examples (now {cfg.batch_examples})", description="ranking") as lines:
         for start in range(0, len(pending), cfg.batch_examples):
             chunk = pending[start : start + cfg.batch_examples]
             for example, scores in zip(chunk, scorer.score(chunk), strict=True):
-                writer.write(ranked_record(example, scores, cfg.top_k))
-                written.lines += 1
-            writer.sync()
-            bar.advance(task, len(chunk))
-    result = RankResult(written=written.lines, already_done=records.already_done, errors=len(records.errors))
-    print(f"wrote {result.written} ranked records to {records.output or 'stdout'} "
-          f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
-    return result
+                lines.write(ranked_record(example, scores, cfg.top_k))
+            lines.sync()
+            lines.advance(len(chunk))
+    return out.finish()

@@ -31,12 +31,12 @@ from typing import Any
 
 import torch
 
-from hiersum.commands.record_output import errors_path, provenance_path, write_errors
 from hiersum.config import RankConfig, RunStopped, SummarizeConfig, UsageError
 from hiersum.data.formats import STDIN, InputError, read_records
 from hiersum.data.jsonl_output import completed_ids
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import RecordError
+from hiersum.inference.record_output import errors_path, provenance_path, write_errors
 
 ShardedConfig = SummarizeConfig | RankConfig
 """The config of an action that writes shards: ``input``, ``input_format``, ``output``, ``shard``, ``devices``,

@@ -25,6 +25,7 @@ module             schemas
 ``data``           :class:`TokenizerConfig`, :class:`DataConfig`
 ``optim``          :class:`OptimConfig`, :class:`ParameterGroupConfig`
 ``decode``         :class:`DecodeConfig`
+``records``        :class:`RecordConfig` (what summarize and serve share)
 ``trainer``        :class:`TrainerConfig` (derived from ``pytorch_lightning.Trainer``)
 ``train``          :class:`TrainConfig`
 ``prepare``        :class:`PrepareConfig`
@@ -45,19 +46,21 @@ import importlib
 from typing import Any
 
 _HOMES = {
-    "hiersum.config.choices": ("ConfigEnum", "Graph", "Selection", "OnError", "Stopping", "Precision", "Baseline"),
+    "hiersum.config.choices": ("ConfigEnum", "Graph", "Selection", "OnError", "Stopping", "Precision", "Baseline",
+                               "ServeHost", "ServeAccelerator", "LogLevel", "RankerFeature", "SelectionStrategy"),
     "hiersum.config.checks": ("MISSING", "config_dict"),
     "hiersum.config.model": ("ModelConfig",),
     "hiersum.config.data": ("TokenizerConfig", "DataConfig"),
     "hiersum.config.optim": ("NOAM_SCHEDULER", "ParameterGroupConfig", "OptimConfig"),
     "hiersum.config.decode": ("DecodeConfig",),
+    "hiersum.config.records": ("RecordConfig",),
     "hiersum.config.trainer": ("TRAINER_ACCELERATORS", "TRAINER_PRECISIONS", "TRAINER_PROFILERS", "TrainerConfig"),
     "hiersum.config.train": ("TrainConfig",),
     "hiersum.config.prepare": ("PrepareConfig",),
-    "hiersum.config.evaluate": ("BootstrapConfig", "EvaluateConfig", "SELECTION_STRATEGIES", "EvaluateSelectionConfig"),
+    "hiersum.config.evaluate": ("BootstrapConfig", "EvaluateConfig", "EvaluateSelectionConfig"),
     "hiersum.config.summarize": ("SummarizeConfig", "ExportConfig"),
-    "hiersum.config.serve": ("SERVE_HOSTS", "SERVE_ACCELERATORS", "SERVE_LOG_LEVELS", "ServeLimits", "ServeConfig"),
-    "hiersum.config.ranker": ("RANKER_FEATURES", "RankerModelConfig", "RankConfig"),
+    "hiersum.config.serve": ("ServeLimits", "ServeConfig"),
+    "hiersum.config.ranker": ("RankerModelConfig", "RankConfig"),
     "hiersum.config.train_ranker": ("RankerTrainConfig",),
     "hiersum.errors": ("UsageError", "RunStopped", "Terminated", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
                        "interruption_status", "TrainingDiverged"),

@@ -86,3 +86,37 @@ class Baseline(ConfigEnum):
     lead = "lead"
     oracle = "oracle"
     lexrank = "lexrank"
+
+
+def fixed_choices(name: str, *values: str) -> type[ConfigEnum]:
+    """A :class:`ConfigEnum` named ``name`` whose members are ``values``, each its own name (a value need not be
+    an identifier: ``127.0.0.1``)."""
+    return ConfigEnum(name, [(value, value) for value in values])  # type: ignore[return-value]
+
+
+ServeHost = fixed_choices("ServeHost", "127.0.0.1", "0.0.0.0", "::")
+"""``hiersum serve host``: the addresses LitServe listens on: this machine, every IPv4 interface, every interface."""
+ServeAccelerator = fixed_choices("ServeAccelerator", "auto", "cpu", "cuda", "mps")
+"""``hiersum serve accelerator``: LitServe's accelerator (one inference worker per device)."""
+LogLevel = fixed_choices("LogLevel", "critical", "error", "warning", "info", "debug", "trace")
+"""``hiersum serve log_level``: of LitServe and uvicorn."""
+
+
+class RankerFeature(ConfigEnum):
+    """``ranker_model.features``: a paragraph feature the ranker's score layer reads
+    (:func:`hiersum.data.ranker_data.paragraph_features`)."""
+
+    length = "length"
+    """log(1 + words)."""
+    tfidf = "tfidf"
+    """Cosine of tf-idf vectors to the title, or to the centroid (the ``tfidf`` selection's score)."""
+    position = "position"
+    """1 / (1 + the paragraph's index in its document)."""
+
+
+SelectionStrategy = ConfigEnum("SelectionStrategy", [*((member.value, member.value) for member in Selection),
+                                                   ("oracle", "oracle")])
+"""``hiersum evaluate-selection strategies``: a paragraph selection compared
+(:func:`hiersum.evaluation.selection.strategy_orders`): each :class:`Selection` (``ranker`` needs ``ranker=``, a
+checkpoint of ``hiersum train-ranker``), and ``oracle``, the paragraphs by their own ROUGE-2 recall against the
+reference."""

@@ -1,15 +1,27 @@
-"""``decode``: the beam search settings of every decoding command (:class:`DecodeConfig`)."""
+"""``decode``: the search settings of every decoding, the one type of them (:class:`DecodeConfig`).
+
+The command line (``decode.*``, ``conf/decode/default.yaml``), ``hiersum serve`` (a request's ``options``) and the
+Python API (:func:`hiersum.decoding.generate`, whose ``GenerationOptions`` is this class) read the same fields, with
+one set of defaults and one check.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hiersum.config.choices import Stopping
+
+OFFICIAL_SEARCH: dict[str, Any] = {"beam_size": 5, "alpha": 0.0, "min_length": 0, "max_length": 100,
+                                   "stopping": "official"}
+"""The search settings of the official hiersumm code (:meth:`DecodeConfig.official`)."""
 
 
 @dataclass
 class DecodeConfig:
-    """Beam search settings (beam_size 1 is greedy decoding); defaults = ``conf/decode/default.yaml``."""
+    """Search settings (beam_size 1 is greedy decoding); defaults = ``conf/decode/default.yaml`` (beam 4, alpha
+    0.6, 5 to 80 tokens, stopping ``full``). Also importable as :class:`hiersum.decoding.GenerationOptions`; the
+    official hiersumm search is :meth:`official`."""
 
     beam_size: int = 4
     alpha: float = 0.6
@@ -51,3 +63,15 @@ class DecodeConfig:
             raise ValueError(
                 f"decode.max_length={self.max_length} must be >= 1 and >= decode.min_length={self.min_length}"
             )
+
+    @classmethod
+    def official(cls, **changes: Any) -> DecodeConfig:
+        """The official hiersumm search (:data:`OFFICIAL_SEARCH`: beam 5, no length penalty, 0 to 100 tokens,
+        an example ends when its best beam ends), with ``changes``."""
+        return cls(**{**OFFICIAL_SEARCH, **changes})
+
+    @classmethod
+    def from_config(cls, decode: DecodeConfig) -> DecodeConfig:
+        """``decode`` itself: the search settings of a decode config (kept for the callers of
+        ``GenerationOptions.from_config``, from when the two were separate types)."""
+        return decode

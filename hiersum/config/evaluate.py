@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
-from hiersum.config.choices import Baseline
+from hiersum.config.choices import Baseline, SelectionStrategy
 from hiersum.config.data import DataConfig
 from hiersum.config.decode import DecodeConfig
 
@@ -80,11 +80,6 @@ class EvaluateConfig:
                              f"found {self.name!r}; choose another")
 
 
-SELECTION_STRATEGIES = ("first", "round_robin", "tfidf", "ranker", "oracle")
-"""The paragraph selection strategies ``hiersum evaluate-selection`` compares (``EvaluateSelectionConfig.strategies``;
-run by :func:`hiersum.evaluation.selection.strategy_orders`)."""
-
-
 @dataclass
 class EvaluateSelectionConfig:
     """``conf/evaluate_selection.yaml`` (``hiersum evaluate-selection``): how much of the references the
@@ -94,9 +89,9 @@ class EvaluateSelectionConfig:
     """The run directory's task folder (``outputs/<task_name>/...``); ``evaluate_selection``."""
     split: str = MISSING
     """The split of ``data`` evaluated."""
-    strategies: list[str] = MISSING
-    """One or more of :data:`SELECTION_STRATEGIES`: ``first``, ``round_robin``, ``tfidf``, ``ranker`` (needs
-    ``ranker``) and ``oracle`` (paragraphs by their own ROUGE-2 recall against the reference)."""
+    strategies: list[SelectionStrategy] = MISSING
+    """One or more :class:`~hiersum.config.choices.SelectionStrategy`: ``first``, ``round_robin``, ``tfidf``,
+    ``ranker`` (needs ``ranker``) and ``oracle`` (paragraphs by their own ROUGE-2 recall against the reference)."""
     ranker: str | None = MISSING
     """A ranker checkpoint (``hiersum train-ranker``) for the ``ranker`` strategy."""
     budgets: list[int] = MISSING
@@ -111,9 +106,10 @@ class EvaluateSelectionConfig:
     """``output_dir`` (the run directory: ``selection.json``, ``selection.md``) and the project's folders."""
 
     def __post_init__(self) -> None:
-        if not self.strategies or any(name not in SELECTION_STRATEGIES for name in self.strategies):
-            raise ValueError(f"strategies must be one or more of {', '.join(SELECTION_STRATEGIES)}, "
-                             f"found {list(self.strategies)}")
+        if not self.strategies or any(name not in SelectionStrategy.__members__ for name in self.strategies):
+            raise ValueError(f"strategies must be one or more of {', '.join(SelectionStrategy)}, "
+                             f"found {[str(name) for name in self.strategies]}")
+        self.strategies = [SelectionStrategy(name) for name in self.strategies]
         if not self.budgets or min(self.budgets) < 1:
             raise ValueError(f"budgets must be one or more integers >= 1, found {list(self.budgets)}")
         if "ranker" in self.strategies and not self.ranker:

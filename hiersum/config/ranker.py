@@ -6,10 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
-
-RANKER_FEATURES = ("length", "tfidf", "position")
-"""Paragraph features a ranker may read (``RankerModelConfig.features``; computed by
-:func:`hiersum.data.ranker_data.paragraph_features`)."""
+from hiersum.config.choices import RankerFeature
 
 
 @dataclass
@@ -28,7 +25,7 @@ class RankerModelConfig:
     """Tokens of a paragraph the ranker reads."""
     max_title_tokens: int = 32
     """Tokens of a title the ranker reads."""
-    features: list[str] = field(default_factory=list)
+    features: list[RankerFeature] = field(default_factory=list)
     """Paragraph features the score layer reads beside the pooled LSTM states, an extension of the paper's
     ranker (which reads words only; ``[]``, the default, is the paper's): ``length`` (log(1 + words)),
     ``tfidf`` (cosine of tf-idf vectors to the title, or the centroid; the ``tfidf`` selection's score) and
@@ -39,10 +36,11 @@ class RankerModelConfig:
         for name in ("embedding_dim", "hidden_size", "max_paragraph_tokens", "max_title_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"ranker_model.{name} must be >= 1, found {getattr(self, name)}")
-        unknown = [name for name in self.features if name not in RANKER_FEATURES]
+        unknown = [name for name in self.features if name not in RankerFeature.__members__]
         if unknown or len(set(self.features)) != len(self.features):
-            raise ValueError(f"ranker_model.features: expected distinct names among {', '.join(RANKER_FEATURES)}; "
-                             f"found {list(self.features)}")
+            raise ValueError(f"ranker_model.features: expected distinct names among {', '.join(RankerFeature)}; "
+                             f"found {[str(name) for name in self.features]}")
+        self.features = [RankerFeature(name) for name in self.features]
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"ranker_model.dropout must be in [0, 1), found {self.dropout}")
 

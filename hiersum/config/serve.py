@@ -6,13 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
-from hiersum.config.choices import Precision, Selection
-from hiersum.config.decode import DecodeConfig
-
-SERVE_HOSTS = ("127.0.0.1", "0.0.0.0", "::")
-"""The addresses LitServe listens on: this machine, every IPv4 interface, every interface."""
-SERVE_ACCELERATORS = ("auto", "cpu", "cuda", "mps")
-SERVE_LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+from hiersum.config.choices import LogLevel, ServeAccelerator, ServeHost
+from hiersum.config.records import RecordConfig
 
 
 @dataclass
@@ -32,19 +27,21 @@ class ServeLimits:
 
 
 @dataclass
-class ServeConfig:
+class ServeConfig(RecordConfig):
     """``conf/serve.yaml`` (``hiersum serve``): an HTTP summarization service on LitServe
-    (:mod:`hiersum.serving`)."""
+    (:mod:`hiersum.serving`). What it shares with ``hiersum summarize`` is :class:`RecordConfig`'s: paragraph
+    selection, ``precision``, ``batch_tokens``, ``attention_top_k`` (the most attended paragraphs returned, for
+    models with inter-paragraph attention) and ``decode`` (the options of a request that sets none)."""
 
     task_name: str = MISSING
     checkpoint: str = MISSING
     """What ``hiersum summarize`` takes (read by :func:`hiersum.checkpoints.load_summarizer`)."""
-    host: str = "127.0.0.1"
+    host: ServeHost = ServeHost("127.0.0.1")  # type: ignore[valid-type]
     """Address to listen on (``0.0.0.0``: every interface)."""
     port: int = 8000
     """In [1024, 65535] (LitServe's range)."""
-    accelerator: str = "auto"
-    """LitServe's accelerator: ``auto``, ``cpu``, ``cuda``."""
+    accelerator: ServeAccelerator = ServeAccelerator("auto")  # type: ignore[valid-type]
+    """LitServe's accelerator: ``auto``, ``cpu``, ``cuda``, ``mps``."""
     devices: int = 1
     """Devices (one inference worker each)."""
     workers_per_device: int = 1
@@ -65,29 +62,18 @@ class ServeConfig:
     """Seconds SIGTERM (or Ctrl-C) waits for the requests in flight before the HTTP process is killed."""
     max_body_bytes: int = 1_000_000
     """Largest request body; a larger one gets 413."""
-    precision: Precision = Precision("32")  # type: ignore[valid-type]
-    batch_tokens: int = 8192
-    """Token budget of a decoding batch (examples x paragraphs x tokens)."""
-    max_paragraphs: int | None = None
-    max_paragraph_tokens: int | None = None
-    selection: Selection | None = None  # type: ignore[valid-type]
-    ranker: str | None = None
-    attention_top_k: int = 3
-    """Most attended paragraphs returned (``paragraphs``; models with inter-paragraph attention)."""
-    decode: DecodeConfig = field(default_factory=DecodeConfig)
-    """The decoding options of a request that sets none (``summarize``'s defaults)."""
     limits: ServeLimits = field(default_factory=ServeLimits)
-    log_level: str = "info"
+    log_level: LogLevel = LogLevel("info")  # type: ignore[valid-type]
     """Of LitServe and uvicorn (one access line a request at ``info``): ``warning`` keeps them quiet."""
     paths: dict[str, Any] = MISSING
 
     def __post_init__(self) -> None:
-        at_least_one(self, "devices", "workers_per_device", "max_batch_size", "max_body_bytes", "batch_tokens",
-                      "attention_top_k", *(("max_queue",) if self.max_queue is not None else ()))
-        choices = {"host": SERVE_HOSTS, "accelerator": SERVE_ACCELERATORS, "log_level": SERVE_LOG_LEVELS}
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, found {getattr(self, name)!r}")
+        super().__post_init__()
+        at_least_one(self, "devices", "workers_per_device", "max_batch_size", "max_body_bytes",
+                     *(("max_queue",) if self.max_queue is not None else ()))
+        self.host = ServeHost.coerce(self.host, "host")
+        self.accelerator = ServeAccelerator.coerce(self.accelerator, "accelerator")
+        self.log_level = LogLevel.coerce(self.log_level, "log_level")
         if not 1024 <= self.port <= 65535:
             raise ValueError(f"port must be in [1024, 65535], found {self.port}")
         if self.batch_timeout < 0 or self.timeout <= 0 or self.shutdown_timeout <= 0:

@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
-from hiersum.config.choices import Precision, Selection
-from hiersum.config.decode import DecodeConfig
+from hiersum.config.records import RecordConfig
 
 
 @dataclass
-class SummarizeConfig:
-    """``conf/summarize.yaml`` (``hiersum summarize``): its top-level keys, whose values the YAML gives.
+class SummarizeConfig(RecordConfig):
+    """``conf/summarize.yaml`` (``hiersum summarize``): its top-level keys, whose values the YAML gives; those it
+    shares with ``hiersum serve`` (paragraph selection, ``precision``, ``batch_tokens``, ``attention_top_k``,
+    ``decode``) are :class:`RecordConfig`'s.
     ``input_format`` stays a string: its values come from the data format registry
     (``hiersum.data.formats.input_formats``)."""
 
@@ -23,15 +24,9 @@ class SummarizeConfig:
     output: str = MISSING
     resume: bool = MISSING
     device: str = MISSING
-    precision: Precision = MISSING  # type: ignore[valid-type]
-    batch_tokens: int = MISSING
     sort_window: int = MISSING
-    max_paragraphs: int | None = MISSING
-    max_paragraph_tokens: int | None = MISSING
-    selection: Selection | None = MISSING
-    ranker: str | None = None
     attention: bool = MISSING
-    attention_top_k: int = MISSING
+    """Add each line's ``attention_top_k`` most attended paragraphs (``top_paragraphs``)."""
     overwrite: bool = MISSING
     """Start the output afresh even when it holds another run's summaries (``resume`` is then ignored)."""
     strict: bool = MISSING
@@ -43,11 +38,11 @@ class SummarizeConfig:
     compile: bool = False
     """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
     a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
-    decode: DecodeConfig = MISSING
     paths: dict[str, Any] = MISSING
 
     def __post_init__(self) -> None:
-        at_least_one(self, "batch_tokens", "sort_window", "attention_top_k", "devices")
+        super().__post_init__()
+        at_least_one(self, "sort_window", "devices")
 
 
 @dataclass

@@ -96,7 +96,7 @@ def _standardized(values: list[float]) -> list[float]:
 
 
 def paragraph_features(example: Example, names: Sequence[str]) -> list[list[float]]:
-    """The features ``names`` (of :data:`hiersum.config.RANKER_FEATURES`) of each paragraph of ``example``,
+    """The features ``names`` (of :class:`hiersum.config.RankerFeature`) of each paragraph of ``example``,
     document order, each standardized over the example's paragraphs (mean 0, variance 1: a ranking compares
     the paragraphs of one example): ``length`` = log(1 + words), ``tfidf`` = the :class:`TfidfScorer` score
     (cosine to the title or the centroid), ``position`` = 1 / (1 + index of the paragraph in its document)."""

@@ -1,7 +1,7 @@
 """Generation with a network: encode once, then greedy or beam search over its decoder steps.
 
 :func:`generate` is the one entry point; :class:`GenerationOptions` holds the search settings
-(:meth:`GenerationOptions.from_config` reads them from a :class:`hiersum.config.DecodeConfig`).
+(:class:`hiersum.config.DecodeConfig` under its Python API name: the command line's type, defaults and checks).
 The network is driven through :meth:`HierSum.step`; with ``use_cache=False`` an uncached step
 (:class:`PrefixState`, the whole prefix fed again at each step) checks the cache.
 
@@ -14,74 +14,19 @@ Dimensions
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import Tensor
 
-from hiersum.config import DecodeConfig
-from hiersum.decoding.search import STOPPING_RULES, GenerationOutput, GiveUp, beam_search, greedy_search
+from hiersum.config.decode import DecodeConfig
+from hiersum.decoding.search import GenerationOutput, GiveUp, beam_search, greedy_search
 from hiersum.model.decoder import DecoderState, DecoderStep
 from hiersum.model.summarizer import HierSum
 
-OFFICIAL_SEARCH: dict[str, Any] = {"beam_size": 5, "alpha": 0.0, "min_length": 0, "max_length": 100,
-                                   "stopping": "official"}
-"""The search settings of the official hiersumm code (:meth:`GenerationOptions.official`)."""
-
-
-@dataclass(frozen=True)
-class GenerationOptions:
-    """Search settings of :func:`generate`. Their defaults are those of :class:`hiersum.config.DecodeConfig`
-    (``conf/decode/default.yaml``: beam 4, alpha 0.6, 5 to 80 tokens, stopping ``full``), so the Python API
-    and ``hiersum summarize`` decode alike; the official hiersumm search is ``beam_size=5, alpha=0.0,
-    min_length=0, max_length=100, stopping="official"``."""
-
-    beam_size: int = DecodeConfig.beam_size
-    """K; 1 is greedy decoding through the beam search."""
-    alpha: float = DecodeConfig.alpha
-    """GNMT length penalty exponent: score / ((5 + len) / 6) ** alpha."""
-    min_length: int = DecodeConfig.min_length
-    """EOS is forbidden before this many tokens."""
-    max_length: int = DecodeConfig.max_length
-    """At most this many tokens (EOS included)."""
-    stopping: str = str(DecodeConfig.stopping)
-    """``official`` or ``full``: see :mod:`hiersum.decoding.search`."""
-    no_repeat_ngram_size: int = DecodeConfig.no_repeat_ngram_size
-    """n-gram blocking (3 = trigram blocking; 0 = off)."""
-    n_best: int = DecodeConfig.n_best
-    """Hypotheses per example in ``GenerationOutput.n_best`` (<= ``beam_size``; 1 with greedy)."""
-    greedy: bool = DecodeConfig.greedy
-    """Run :func:`~hiersum.decoding.search.greedy_search` instead (``beam_size`` ignored)."""
-    max_steps: int | None = DecodeConfig.max_steps
-    """Hard cap on decoding steps, over ``max_length`` and ``min_length`` (None: no cap)."""
-    compile_step: bool = DecodeConfig.compile_step
-    """Decode with :meth:`HierSum.static_step` (a cache of fixed size ``max_length + 1``), compiled
-    (:meth:`HierSum.compile_step`); the same hypotheses as eager."""
-
-    def __post_init__(self) -> None:
-        if self.stopping not in STOPPING_RULES:
-            raise ValueError(f"stopping must be one of {STOPPING_RULES}, found {self.stopping!r}")
-        if self.beam_size < 1:
-            raise ValueError(f"beam_size must be >= 1, found {self.beam_size}")
-        if self.max_steps is not None and self.max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, found {self.max_steps}")
-        if self.greedy and self.n_best != 1:
-            raise ValueError(f"greedy search returns one hypothesis; found n_best={self.n_best}")
-
-    @classmethod
-    def official(cls, **changes: Any) -> GenerationOptions:
-        """The official hiersumm search (:data:`OFFICIAL_SEARCH`: beam 5, no length penalty, 0 to 100 tokens,
-        an example ends when its best beam ends), with ``changes``."""
-        return cls(**{**OFFICIAL_SEARCH, **changes})
-
-    @classmethod
-    def from_config(cls, decode: DecodeConfig) -> GenerationOptions:
-        """The search settings of a decode config (its ``batch_size`` is not a search setting)."""
-        return cls(
-            beam_size=decode.beam_size, alpha=decode.alpha, min_length=decode.min_length,
-            max_length=decode.max_length, stopping=decode.stopping, no_repeat_ngram_size=decode.no_repeat_ngram_size,
-            n_best=decode.n_best, greedy=decode.greedy, max_steps=decode.max_steps, compile_step=decode.compile_step,
-        )
+GenerationOptions = DecodeConfig
+"""The search settings of :func:`generate`: :class:`hiersum.config.DecodeConfig` under its Python API name (the same
+fields, defaults and checks as the command line's ``decode.*``; ``GenerationOptions.official(**changes)`` is the
+official hiersumm search; its ``batch_size`` is not a search setting)."""
 
 
 @dataclass
@@ -137,7 +82,7 @@ def generate(
     recomputes the decoder over the whole prefix at every step (``options.compile_step`` is then ignored);
     ``give_up``: which examples to stop searching, asked before each step (:data:`hiersum.decoding.search.GiveUp`).
     """
-    options = options or GenerationOptions()
+    options = options or DecodeConfig()
     max_length, min_length = options.max_length, options.min_length
     if options.max_steps is not None:
         max_length, min_length = min(max_length, options.max_steps), min(min_length, options.max_steps)

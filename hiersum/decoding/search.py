@@ -22,9 +22,10 @@ PreSumm / fairseq's ``NGramRepeatBlock`` with n = 3).
 Scores are GNMT length-penalised: cumulative log-prob / ((5 + length) / 6) ** alpha, where
 length counts generated tokens (EOS included, BOS not).
 
-Stopping rules of :func:`beam_search`:
+Stopping rules of :func:`beam_search` (:class:`hiersum.config.Stopping`; the search settings have no defaults
+here: those of :class:`hiersum.config.DecodeConfig` are the only ones, ``full`` among them):
 
-``"official"`` (default; the rule of the official hiersumm / OpenNMT fast beam search)
+``"official"`` (the rule of the official hiersumm / OpenNMT fast beam search)
     An example stops at the first step where its best-scoring live beam emits EOS. Each beam
     that emits EOS is recorded as a hypothesis with its score at that length, but it is not
     retired: it stays in the beam and keeps being expanded (so a later hypothesis can contain
@@ -53,7 +54,7 @@ from typing import Protocol, TypeVar
 import torch
 from torch import Tensor
 
-STOPPING_RULES = ("official", "full")
+from hiersum.config.choices import Stopping
 
 
 class SearchState(Protocol):
@@ -165,9 +166,9 @@ def greedy_search(
     batch_size: int,
     bos_id: int,
     eos_id: int,
-    min_length: int = 0,
-    max_length: int = 100,
-    alpha: float = 0.0,
+    min_length: int,
+    max_length: int,
+    alpha: float,
     no_repeat_ngram_size: int = 0,
     device: torch.device | str | None = None,
     give_up: GiveUp | None = None,
@@ -229,10 +230,10 @@ def beam_search(
     beam_size: int,
     bos_id: int,
     eos_id: int,
-    alpha: float = 0.0,
-    min_length: int = 0,
-    max_length: int = 100,
-    stopping: str = "official",
+    alpha: float,
+    min_length: int,
+    max_length: int,
+    stopping: str,
     no_repeat_ngram_size: int = 0,
     n_best: int = 1,
     device: torch.device | str | None = None,
@@ -245,8 +246,7 @@ def beam_search(
     most ``max_length`` tokens. ``n_best`` (<= K) hypotheses are returned per example. ``give_up``:
     see :data:`GiveUp` (an example given up has no hypothesis).
     """
-    if stopping not in STOPPING_RULES:
-        raise ValueError(f"stopping must be one of {STOPPING_RULES}, found {stopping!r}")
+    stopping = Stopping.coerce(stopping, "stopping")
     _check_lengths(min_length, max_length, no_repeat_ngram_size)
     if not 1 <= n_best <= beam_size:
         raise ValueError(f"n_best must be in [1, beam_size={beam_size}], found {n_best}")

@@ -16,15 +16,15 @@ from dataclasses import dataclass
 
 from rouge_score import rouge_scorer
 
-from hiersum.config import SELECTION_STRATEGIES, BootstrapConfig
+from hiersum.config import BootstrapConfig, SelectionStrategy
 from hiersum.data.ranker_data import Rouge2Recall
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, select_paragraphs
 from hiersum.evaluation.stats import bootstrap_indices, confidence_interval, mean_metric
 
-STRATEGIES = SELECTION_STRATEGIES
-"""The strategies :func:`strategy_orders` runs (:data:`hiersum.config.SELECTION_STRATEGIES`, which the
-command's config checks ``strategies`` against)."""
+STRATEGIES = tuple(SelectionStrategy)
+"""The strategies :func:`strategy_orders` runs (:class:`hiersum.config.SelectionStrategy`, which the command's
+config checks ``strategies`` against)."""
 METRICS = ("rougeL", "rouge2")
 """rouge-score types reported (their recall)."""
 

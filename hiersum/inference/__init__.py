@@ -1,10 +1,16 @@
 """Batched inference: examples encoded by the data stage, grouped into padded batches under a token budget,
-decoded by :func:`hiersum.decoding.generate` and turned back into text (:mod:`hiersum.inference.batched`).
+decoded by :func:`hiersum.decoding.generate` and turned back into text (:mod:`hiersum.inference.batched`);
+records turned into output lines (:mod:`hiersum.inference.records`), written record by record
+(:mod:`hiersum.inference.record_output`) or returned in one call from Python (:func:`load_summarizer`,
+:mod:`hiersum.inference.pipeline`).
 
 The stage between pure search (:mod:`hiersum.decoding`, which receives tensors and ``GenerationOptions``
-only) and its users: training's validation ROUGE, evaluation and the ``summarize`` command.
+only) and its users: training's validation ROUGE, evaluation, the ``summarize`` and ``rank`` commands and
+``hiersum serve``.
 """
 
 from hiersum.inference.batched import PRECISIONS, Summary, autocast, iter_batches, progress_bar, summarize_encoded
+from hiersum.inference.pipeline import TextSummarizer, load_summarizer
 
-__all__ = ["PRECISIONS", "Summary", "autocast", "iter_batches", "progress_bar", "summarize_encoded"]
+__all__ = ["PRECISIONS", "Summary", "TextSummarizer", "autocast", "iter_batches", "load_summarizer", "progress_bar",
+           "summarize_encoded"]

@@ -1,6 +1,5 @@
 """Decoding encoded examples with a trained network: padded batches under a token budget (the data stage's
-collate), generation (:func:`hiersum.decoding.generate` with the :class:`GenerationOptions` of a decode
-config), text back from the tokenizer, progress.
+collate), generation (:func:`hiersum.decoding.generate` with the decode config), text back from the tokenizer, progress.
 
 Used by the ``summarize`` command, evaluation and the validation-ROUGE callback; imports neither Lightning
 nor torchmetrics, so ``hiersum summarize`` starts quickly.
@@ -28,20 +27,23 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from hiersum.config import DecodeConfig
+from hiersum.config import DecodeConfig, Precision
 from hiersum.data.batching import FlatLayout, collate, make_token_budget_batches
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.attention import top_paragraphs
-from hiersum.decoding.generation import GenerationOptions, generate
+from hiersum.decoding.generation import generate
 from hiersum.decoding.search import GiveUp
 from hiersum.model.encoder_registry import batch_layout, encoder_spec
 from hiersum.model.summarizer import HierSum
 
-PRECISIONS: dict[str, torch.dtype | None] = {"32": None, "bf16": torch.bfloat16, "16": torch.float16,
-                                             "bf16-true": torch.bfloat16}
-"""``precision`` values: float32 (None); the autocast dtype (``bf16``, ``16``: the weights stay float32); or, for
-the names of :data:`WEIGHT_DTYPES`, the dtype of the weights and of every computation (no autocast)."""
+PRECISIONS: dict[Precision, torch.dtype | None] = {  # type: ignore[valid-type]
+    Precision("32"): None, Precision("bf16"): torch.bfloat16, Precision("16"): torch.float16,
+    Precision("bf16-true"): torch.bfloat16,
+}
+"""The dtype of each :class:`hiersum.config.Precision` (a string, so ``PRECISIONS["bf16"]`` works): float32 (None);
+the autocast dtype (``bf16``, ``16``: the weights stay float32); or, for the names of :data:`WEIGHT_DTYPES`, the
+dtype of the weights and of every computation (no autocast)."""
 
 WEIGHT_DTYPES: dict[str, torch.dtype] = {"bf16-true": torch.bfloat16}
 """The precisions that convert the model's weights (and the batch's floating tensors) to a dtype, as
@@ -127,13 +129,12 @@ def summarize_encoded(
     summary is then None, and the other examples of its batch go on without it.
     """
     model.eval().to(device, dtype=WEIGHT_DTYPES.get(precision))
-    options = GenerationOptions.from_config(decode)
     for indices, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens,
                                        max_batch_size=decode.batch_size,
                                        flat=batch_layout(model.config, tokenizer)):
         batch.to(device, dtype=WEIGHT_DTYPES.get(precision))
         with autocast(device, precision):
-            output = generate(model, batch.src, batch.src_mask, options, paragraph_graph=batch.paragraph_graph,
+            output = generate(model, batch.src, batch.src_mask, decode, paragraph_graph=batch.paragraph_graph,
                               give_up=None if deadlines is None else _past([deadlines[i] for i in indices]))
         ranked = [None] * len(batch) if not attention_top_k else most_attended(
             model, batch, attention_top_k, device=device, precision=precision

@@ -25,11 +25,11 @@ import litserve
 from starlette.responses import JSONResponse
 
 from hiersum.checkpoints.io import Summarizer
-from hiersum.commands.common import checkpoint_tokenizer, load_checkpoint
-from hiersum.commands.summarize import RecordOptions, output_records, record_selection
 from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
 from hiersum.data.sample_location import is_sample_corpus
 from hiersum.data.selection import encode_examples
+from hiersum.inference.pipeline import checkpoint_tokenizer, load_checkpoint
+from hiersum.inference.records import output_records, record_selection
 from hiersum.model.encoder_registry import encoder_spec
 from hiersum.serving.requests import (
     DEADLINE_FIELD,
@@ -67,7 +67,7 @@ class Failure:
 
 class Responder:
     """Answers checked requests with a loaded model: each one as ``hiersum summarize`` writes its record
-    (:func:`hiersum.commands.summarize.output_records`), requests with equal decoding options decoded together."""
+    (:func:`hiersum.inference.records.output_records`), requests with equal decoding options decoded together."""
 
     def __init__(self, cfg: ServeConfig, summarizer: Summarizer, *, device: str) -> None:
         self.summarizer = summarizer
@@ -112,12 +112,12 @@ class Responder:
                 answers: list[dict[str, Any] | Failure | None]) -> None:
         examples = [requests[index].example for index in indices]
         decode = requests[indices[0]].decode
-        options = RecordOptions(decode=decode, batch_tokens=self.cfg.batch_tokens, device=self.device,
-                                precision=self.cfg.precision, attention_top_k=self.attention_top_k,
-                                deadlines=tuple(requests[index].deadline for index in indices))
         encoded = encode_examples(examples, self.tokenizer, self.selection)
         model = {**self.model, "decode": asdict(decode)}
-        for positions, records in output_records(self.summarizer, encoded, self.tokenizer, options):
+        for positions, records in output_records(
+            self.summarizer, encoded, self.tokenizer, self.cfg, device=self.device, decode=decode,
+            attention_top_k=self.attention_top_k, deadlines=[requests[index].deadline for index in indices],
+        ):
             for position, record in zip(positions, records, strict=True):
                 answers[indices[position]] = (TimedOut() if record is None else
                                               response(record, examples[position], model))

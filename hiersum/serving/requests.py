@@ -16,10 +16,8 @@ from typing import Any
 
 from hiersum.config import DecodeConfig, ServeLimits
 from hiersum.data.formats.lines import load_json_object
-from hiersum.data.formats.native import parse_record
-from hiersum.data.formats.text import parse_text
 from hiersum.data.schema import Example, RecordError
-from hiersum.data.selection import TITLE_DOCUMENT
+from hiersum.inference.records import attended_paragraphs, example_of
 
 SOURCE = "request"
 """The file name of a request's record (its default id is ``request-1``, as the line readers name records)."""
@@ -70,7 +68,7 @@ def read_request(body: bytes | dict[str, Any], *, defaults: DecodeConfig, limits
     for a body that is not a JSON object (or not UTF-8), 422 for a missing, wrong-typed or out-of-range field."""
     try:
         record = body if isinstance(body, dict) else load_json_object(_text(body), path=SOURCE, line=1)
-        example = _example(record)
+        example = example_of(record, source=SOURCE, line=1)
     except RecordError as error:
         status = 400 if error.field_name is None else 422  # the body as a whole, or one of its fields
         raise BadRequest(status, _message(error)) from None
@@ -82,22 +80,6 @@ def _text(body: bytes) -> str:
         return body.decode("utf-8")
     except UnicodeDecodeError as error:
         raise RecordError(SOURCE, 1, None, f"expected UTF-8 text, found invalid byte at {error.start}") from None
-
-
-def _example(record: dict[str, Any]) -> Example:
-    """The native record, or with ``text`` (and no ``documents``) a plain-text one: the readers' checks."""
-    if "text" in record and "documents" not in record:
-        text = record["text"]
-        if not isinstance(text, str):
-            raise RecordError(SOURCE, 1, "text", f"expected a string, found {type(text).__name__}")
-        record_id = record.get("id", f"{SOURCE}-1")
-        if not isinstance(record_id, (str, int)):
-            raise RecordError(SOURCE, 1, "id", f"expected a string, found {type(record_id).__name__}")
-        parsed = parse_text(text.encode("utf-8", "surrogatepass"), path=SOURCE, record_id=str(record_id))
-        if isinstance(parsed, RecordError):
-            raise RecordError(SOURCE, 1, "text", parsed.reason)
-        return parsed
-    return parse_record(json.dumps(record), path=SOURCE, line=1, require_summary=False)
 
 
 def _message(error: RecordError) -> str:
@@ -154,10 +136,4 @@ def response(record: dict[str, Any], example: Example, model: dict[str, Any]) ->
     """The answer to a request: the output line of ``hiersum summarize`` for its record (``record``), plus
     ``paragraphs`` (the most attended source paragraphs with their text, highest weight first) and ``model``
     (what answered)."""
-    paragraphs = [
-        {"text": example.title if entry["document"] == TITLE_DOCUMENT else
-         example.documents[entry["document"]][entry["paragraph"]],
-         "document": entry["document"], "paragraph": entry["paragraph"], "attention": entry["weight"]}
-        for entry in record.get("top_paragraphs", [])
-    ]
-    return {**record, "paragraphs": paragraphs, "model": model}
+    return {**record, "paragraphs": attended_paragraphs(record, example), "model": model}

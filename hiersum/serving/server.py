@@ -26,14 +26,12 @@ from typing import Any
 import litserve
 from fastapi import Depends, Request
 from fastapi.exception_handlers import http_exception_handler
-from omegaconf import DictConfig
 from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from hiersum.commands.common import checked_device, checkpoint_tokenizer, load_checkpoint
-from hiersum.commands.composed import command_config
-from hiersum.commands.summarize import record_selection
 from hiersum.config import ServeConfig, Terminated, UsageError
+from hiersum.inference.pipeline import checked_device, checkpoint_tokenizer, load_checkpoint
+from hiersum.inference.records import record_selection
 from hiersum.serving.api import API_PATH, RequestChecks, SummarizeAPI
 from hiersum.serving.schema import summarize_operation
 
@@ -88,7 +86,7 @@ def build_server(cfg: ServeConfig, *, key: str | None = None) -> Server:
     middleware = (RequestChecks, {"path": API_PATH, "max_body_bytes": cfg.max_body_bytes, "defaults": cfg.decode,
                                   "limits": cfg.limits, "timeout": cfg.timeout, "max_queue": cfg.max_queue,
                                   "queued": multiprocessing.Value("i", 0)})
-    server = Server(SummarizeAPI(cfg), accelerator=cfg.accelerator, devices=cfg.devices,
+    server = Server(SummarizeAPI(cfg), accelerator=str(cfg.accelerator), devices=cfg.devices,
                     workers_per_device=cfg.workers_per_device, timeout=cfg.timeout, middlewares=[middleware])
     server.uvicorn_graceful_timeout = cfg.shutdown_timeout  # how long LitServe's HTTP process may finish requests
     html = page()
@@ -122,10 +120,10 @@ def _metrics() -> Response:
     return Response(text, media_type=content_type)
 
 
-def serve(cfg: ServeConfig | DictConfig) -> None:
+def serve(cfg: ServeConfig) -> None:
     """Serve ``cfg.checkpoint`` until Ctrl-C or SIGTERM (see the module docstring); a checkpoint that does not
-    load, or a bad option, is a :class:`hiersum.config.UsageError` before anything starts."""
-    cfg = command_config(cfg, ServeConfig, usage=USAGE)
+    load is a :class:`hiersum.config.UsageError` before anything starts (``hiersum serve`` turns its composed
+    config into ``cfg``, a bad option a usage error there)."""
     key = server_key(cfg)
     checked_device("cuda" if cfg.accelerator == "cuda" else "cpu", cfg.precision)
     summarizer = load_checkpoint(cfg.checkpoint)  # checked here: a worker that fails to load says it less clearly
@@ -141,7 +139,7 @@ def serve(cfg: ServeConfig | DictConfig) -> None:
         stop = functools.partial(_on_stop_signal, os.getpid(), server)
         previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGINT)}
         try:
-            server.run(host=cfg.host, port=cfg.port, log_level=cfg.log_level, generate_client_file=False)
+            server.run(host=str(cfg.host), port=cfg.port, log_level=str(cfg.log_level), generate_client_file=False)
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)

@@ -11,6 +11,10 @@ temporaries) and keeps the peak. The batch is the largest the token budget admit
 ``data.max_paragraphs`` x ``data.max_paragraph_tokens`` paragraphs of each example and ``data.max_target_tokens``
 target tokens, ``data.batch_tokens`` // (P x T) examples (at most ``data.max_batch_size``, at least one).
 
+Each precision's step runs in a forked process of its own (:func:`precision_steps`), and ``MemTracker`` keeps
+only the step's peak (:class:`StepPeakTracker`): ``model=paper`` takes 15-19 s of CPU time, against 31-40 s before
+(docs/training.md, the dry run).
+
 What it does not count: the CUDA context and the caching allocator's fragmentation (on a GPU, add ~0.5-1 GB), the
 data loader, and kernels' workspaces. The network is traced on the CPU: the CUDA attention kernels keep other
 small buffers. ``make gpu-check`` records the estimate beside the peak a real step measures
@@ -20,7 +24,9 @@ small buffers. ``make gpu-check`` records the estimate beside the peak a real st
 from __future__ import annotations
 
 import copy
+import multiprocessing
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +52,23 @@ TABLE_PRECISIONS = ("32-true", "bf16-mixed")
 KINDS = {"parameters": "Parameter", "gradients": "Gradient", "optimizer": "Optstate", "activations": "Activation",
          "temporary": "Temp", "total": "Total"}
 """The columns of a :class:`StepMemory` and the keys of ``MemTracker``'s snapshot they read."""
+
+
+class StepPeakTracker(MemTracker):
+    """``MemTracker`` keeping only what the table reads: the step's peak over all modules. After every operator,
+    ``MemTracker`` also updates the peak of each module being run, a walk over every module tracked so far (241
+    in ``model=paper``): that walk was over half of a dry run's time (issue 31). The totals and their
+    breakdown are ``MemTracker``'s own (``tests/training/test_dry_run.py`` compares the two); a PyTorch whose
+    ``MemTracker`` lacks the fields read here gets its full bookkeeping instead."""
+
+    def _update_peak_stats(self, peak_state: Any) -> None:
+        if not hasattr(self, "_curr_mem_snap") or not hasattr(self, "_peak_mem"):
+            super()._update_peak_stats(peak_state)
+            return
+        for device, snapshot in self._curr_mem_snap.items():
+            if self._peak_mem.get(device, 0) < snapshot[KINDS["total"]]:
+                self._peak_mem[device] = snapshot[KINDS["total"]]
+                self._peak_mem_snap[device] = dict(snapshot)
 
 
 @dataclass(frozen=True)
@@ -135,10 +158,20 @@ def fake_cpu_tensors(module: torch.nn.Module, dtype: torch.dtype | None = None) 
     return module
 
 
-def step_memory(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, precision: str,
-                vocab_size: int) -> tuple[int, StepMemory]:
-    """(parameter count, :class:`StepMemory`) of a training step of the run's module in ``precision``."""
-    plugin, weight_dtype = precision_plugin(precision)
+@dataclass(frozen=True)
+class FakeTraining:
+    """The run's module and optimizer with fake weights (no storage) of one dtype, Adam's state already made: what
+    :func:`step_memory` steps. The precisions of one weight dtype (fp32: ``32-true`` and ``bf16-mixed``) share
+    one; a step leaves it as it found it (no gradients, the same state tensors)."""
+
+    fake: FakeTensorMode
+    module: HierSumModule
+    optimizer: torch.optim.Optimizer
+
+
+def fake_training(cfg: TrainConfig, tokenizer: SubwordTokenizer, vocab_size: int,
+                  weight_dtype: torch.dtype | None) -> FakeTraining:
+    """The :class:`FakeTraining` of the run with floating weights of ``weight_dtype`` (None: float32)."""
     hparams = {**module_hparams(cfg.model, cfg.optim, cfg.data, tokenizer), "vocab_size": vocab_size,
                "tokenizer_json": None}
     with torch.device("meta"):  # shapes only (torchmetrics' states cannot be built as fake tensors)
@@ -146,16 +179,25 @@ def step_memory(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, pre
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         module = fake_cpu_tensors(module, weight_dtype).train()
         optimizer = module.configure_optimizers()["optimizer"]
-        step_batch = plugin.convert_input(batch)
         for parameter in module.parameters():  # an update on zero gradients creates the optimizer's state
             parameter.grad = torch.zeros_like(parameter) if parameter.requires_grad else None
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+    return FakeTraining(fake, module, optimizer)
+
+
+def step_memory(training: FakeTraining, batch: Batch, precision: str) -> tuple[int, StepMemory]:
+    """(parameter count, :class:`StepMemory`) of a training step of ``training`` in ``precision`` (whose weight
+    dtype the module has)."""
+    plugin, _ = precision_plugin(precision)
+    module, optimizer = training.module, training.optimizer
+    with training.fake:
+        step_batch = plugin.convert_input(batch)
     n_parameters = sum(parameter.numel() for parameter in module.parameters())
-    tracker = MemTracker()
+    tracker = StepPeakTracker()
     tracker.track_external(module, optimizer)
     # traced as torch.compile traces: the model reads no tensor value into Python (there is none to read)
-    with fake, tracker, torch.compiler._compile_session_context():
+    with training.fake, tracker, torch.compiler._compile_session_context():
         with plugin.forward_context():  # HierSumModule.loss, less its count of target tokens (a value)
             loss = module.smoothed_nll(step_batch, module.teacher_forced(step_batch).logits)
         plugin.backward(loss, module, optimizer)
@@ -163,6 +205,41 @@ def step_memory(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, pre
         optimizer.zero_grad(set_to_none=True)
     (peak,) = tracker.get_tracker_snapshot("peak").values()
     return n_parameters, StepMemory(precision, **{field: int(peak.get(key, 0)) for field, key in KINDS.items()})
+
+
+def precision_steps(trainings: dict[torch.dtype | None, FakeTraining], batch: Batch,
+                    precisions: list[str]) -> list[tuple[int, StepMemory]]:
+    """:func:`step_memory` of each precision (on ``trainings`` of its weight dtype), each in a forked process of
+    its own where the platform forks: a step is single-threaded Python (fake tensors compute nothing), so the
+    machine's other cores run the other precisions. A step whose process fails runs again here, to raise its
+    error; elsewhere than Linux and macOS they run one after the other."""
+    jobs = [(trainings[precision_plugin(precision)[1]], precision) for precision in precisions]
+    if len(jobs) == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [step_memory(training, batch, precision) for training, precision in jobs]
+    context = multiprocessing.get_context("fork")
+    children = []
+    for training, precision in jobs:
+        receiver, sender = context.Pipe(duplex=False)
+        child = context.Process(target=_send_step_memory, args=(sender, training, batch, precision), daemon=True)
+        child.start()
+        sender.close()
+        children.append((child, receiver))
+    results = []
+    for (child, receiver), (training, precision) in zip(children, jobs, strict=True):
+        try:
+            results.append(receiver.recv())
+        except EOFError:  # the child died before sending: run it here, for its error
+            results.append(step_memory(training, batch, precision))
+        finally:
+            receiver.close()
+            child.join()
+    return results
+
+
+def _send_step_memory(sender: Connection, training: FakeTraining, batch: Batch, precision: str) -> None:
+    """A forked process of :func:`precision_steps`: send :func:`step_memory` of ``precision``."""
+    sender.send(step_memory(training, batch, precision))
+    sender.close()
 
 
 def measured_peak(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, precision: str, vocab_size: int,
@@ -197,10 +274,13 @@ def dry_run(cfg: TrainConfig) -> DryRun:
         cfg.tokenizer.vocab_size
     batch = worst_batch(cfg, tokenizer)
     precisions = dict.fromkeys([*TABLE_PRECISIONS, str(cfg.trainer.precision or "32-true")])
-    steps, n_parameters = [], 0
+    trainings = {}
     for precision in precisions:
-        n_parameters, memory = step_memory(cfg, tokenizer, batch, precision, vocab_size)
-        steps.append(memory)
+        weight_dtype = precision_plugin(precision)[1]
+        if weight_dtype not in trainings:
+            trainings[weight_dtype] = fake_training(cfg, tokenizer, vocab_size, weight_dtype)
+    results = precision_steps(trainings, batch, list(precisions))
+    n_parameters, steps = results[0][0], [memory for _, memory in results]
     shape = dict(zip("BPT", batch.src.shape, strict=False)) if batch.src.dim() == 3 else \
         dict(zip("BL", batch.src.shape, strict=True))
     measured = None

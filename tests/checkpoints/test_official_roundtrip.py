@@ -1,6 +1,7 @@
 """The importer on official checkpoints of other sizes: a random HierSum is written in the official
 format (inverse key mapping, position buffers, causal masks, old LayerNorm names), imported back and
-must compute exactly the same; and the converted hiersum checkpoint loads like a trained one."""
+must compute exactly the same, on the tests' ``device`` (both models on it: the same kernels on the same weights, so
+no tolerance); and the converted hiersum checkpoint loads like a trained one."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def random_model(name: str, seed: int = 3) -> HierSum:
     return model
 
 
-def inputs(name: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def inputs(name: str, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(src [2, 3, 5] or [2, 9] with padding, its mask, tgt [2, 6]) for the model ``name``, on ``device``."""
     generator = torch.Generator().manual_seed(0)
     if name == "flat":
         src = torch.randint(7, VOCAB, (2, 9), generator=generator)
@@ -55,11 +57,14 @@ def inputs(name: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         src[1, 2] = PAD
     tgt = torch.randint(7, VOCAB, (2, 6), generator=generator)
     tgt[:, 0] = BOS
+    src, tgt = src.to(device), tgt.to(device)
     return src, src.ne(PAD), tgt
 
 
-def assert_same_model(imported: HierSum, original: HierSum, name: str) -> None:
-    src, mask, tgt = inputs(name)
+def assert_same_model(imported: HierSum, original: HierSum, name: str, device: torch.device) -> None:
+    """Both models (moved to ``device``) encode, score and beam-search the same inputs identically."""
+    imported, original = imported.to(device), original.to(device)
+    src, mask, tgt = inputs(name, device)
     assert imported.config == original.config
     with torch.no_grad():
         assert_close(imported.encode(src, mask).token_states, original.encode(src, mask).token_states, rtol=0, atol=0)
@@ -69,7 +74,7 @@ def assert_same_model(imported: HierSum, original: HierSum, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(OTHER_SIZES))
-def test_official_checkpoint_of_another_size_round_trips(name, tmp_path):
+def test_official_checkpoint_of_another_size_round_trips(name, tmp_path, device):
     original = random_model(name)
     checkpoint = official_checkpoint(original, old_layer_norm_names=True, decoder_masks=True)
     assert any(key.endswith(".a_2") for key in checkpoint["model"])
@@ -78,17 +83,18 @@ def test_official_checkpoint_of_another_size_round_trips(name, tmp_path):
     torch.save(checkpoint, tmp_path / "official.pt")
     imported = load_official_hiersumm(tmp_path / "official.pt")
     assert not imported.training
-    assert_same_model(imported, original, name)
+    assert_same_model(imported, original, name, device)
 
 
-def test_heads_come_from_opt_not_from_shapes():
+def test_heads_come_from_opt_not_from_shapes(device):
     """Head counts are invisible in the weights: importing with other heads gives another model."""
     original = random_model("hierarchical")
     checkpoint = official_checkpoint(original)
     checkpoint["opt"].heads = 6
-    changed = hiersum_from_official(checkpoint)
+    changed = hiersum_from_official(checkpoint).to(device)
+    original.to(device)
     assert changed.config.heads == 6
-    src, mask, tgt = inputs("hierarchical")
+    src, mask, tgt = inputs("hierarchical", device)
     with torch.no_grad():
         assert not torch.allclose(changed(src, mask, tgt).log_probs(), original(src, mask, tgt).log_probs())
 
@@ -101,7 +107,7 @@ def test_inter_layers_of_opt_must_match_the_weights():
 
 
 @pytest.mark.parametrize("name", sorted(OTHER_SIZES))
-def test_import_cli_writes_a_hiersum_checkpoint_that_load_summarizer_reads(name, tmp_path, capsys):
+def test_import_cli_writes_a_hiersum_checkpoint_that_load_summarizer_reads(name, tmp_path, capsys, device):
     original = random_model(name)
     checkpoint = official_checkpoint(original)
     checkpoint["opt"] = argparse.Namespace(**vars(checkpoint["opt"]), lr=3.0, warmup_steps=8000, beta1=0.9,
@@ -110,7 +116,7 @@ def test_import_cli_writes_a_hiersum_checkpoint_that_load_summarizer_reads(name,
     import_main(["--checkpoint", str(tmp_path / "official.pt"), "--output", str(tmp_path / "model.ckpt")])
     assert "model.ckpt" in capsys.readouterr().out
     summarizer = load_summarizer(tmp_path / "model.ckpt")
-    assert_same_model(summarizer.model, original, name)
+    assert_same_model(summarizer.model, original, name, device)
     optim = read_checkpoint(tmp_path / "model.ckpt")["hyper_parameters"]["optim"]
     assert optim["scheduler"]["warmup_steps"] == 8000 and optim["scheduler"]["lr"] == 3.0
     assert summarizer.data_config.format == "wikisum"
@@ -142,7 +148,7 @@ SPM = SHARED_DIR / "reference" / "hiersumm" / "spm9998_3.model"
 
 
 @pytest.mark.skipif(not SPM.is_file(), reason="official SentencePiece model not found")
-def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_path):
+def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_path, device):
     """A (tiny, random) official model over the real 32000-piece vocabulary, imported with --tokenizer:
     the checkpoint carries the SentencePiece tokenizer and decodes text like a trained one."""
     pytest.importorskip("google.protobuf")
@@ -167,5 +173,6 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     selection = selection_config(DataConfig(path="", max_paragraphs=4, max_paragraph_tokens=16, title_paragraph=False))
     encoded = encode_examples([example], tokenizer, selection)
     decode = DecodeConfig(beam_size=2, alpha=0.0, min_length=3, max_length=6)
-    [(indices, summaries)] = list(summarize_encoded(summarizer.model, encoded, tokenizer, decode, batch_tokens=512))
+    [(indices, summaries)] = list(summarize_encoded(summarizer.model, encoded, tokenizer, decode, batch_tokens=512,
+                                                         device=device))
     assert indices == [0] and isinstance(summaries[0].summary, str) and summaries[0].summary

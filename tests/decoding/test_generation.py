@@ -27,9 +27,8 @@ def eos_biased_model(bias: float):
 def greedy(model, src, mask, **kwargs):
     state = model.init_decoder_state(model.encode(src, mask))
     with torch.no_grad():
-        return greedy_search(
-            model.step, state, batch_size=src.size(0), bos_id=BOS, eos_id=EOS, **kwargs
-        )
+        return greedy_search(model.step, state, batch_size=src.size(0), bos_id=BOS, eos_id=EOS,
+                             **{"alpha": 0.0, "min_length": 0, **kwargs})
 
 
 @pytest.mark.parametrize("stopping", ["official", "full"])
@@ -199,14 +198,21 @@ def test_grouped_state_steps_equal_per_row_memory(model, batch):
     assert_close(a2.log_probs, b2.log_probs, atol=1e-5, rtol=0)
 
 
-def test_the_python_api_and_the_command_line_decode_with_the_same_defaults():
-    """One source of defaults: :class:`GenerationOptions` () equals the options the shipped decode config
-    (``conf/decode/default.yaml``, :class:`DecodeConfig`) gives."""
+def test_the_python_api_and_the_command_line_decode_with_one_options_type():
+    """One type, one set of defaults, one check: :class:`GenerationOptions` is :class:`DecodeConfig`, its defaults
+    are the shipped decode config's (``conf/decode/default.yaml``), and the search itself has none of its own."""
     from hiersum.commands.composed import typed_config
     from hiersum.config import DecodeConfig
+    from hiersum.decoding.search import beam_search
     from tests.helpers.config import compose_config
 
+    assert GenerationOptions is DecodeConfig
     shipped = typed_config(compose_config("summarize", ["checkpoint=c", "input=i", "output=o"], "unused").decode)
-    assert GenerationOptions() == GenerationOptions.from_config(shipped)
-    assert GenerationOptions() == GenerationOptions.from_config(DecodeConfig())
+    assert GenerationOptions() == shipped and GenerationOptions.from_config(shipped) is shipped
     assert (GenerationOptions().beam_size, GenerationOptions().alpha, GenerationOptions().stopping) == (4, 0.6, "full")
+    assert GenerationOptions.official().stopping == "official" and GenerationOptions.official().beam_size == 5
+    with pytest.raises(ValueError, match="decode.stopping must be one of 'full', 'official', found 'first'"):
+        GenerationOptions(stopping="first")
+    with pytest.raises(TypeError, match="stopping"):
+        beam_search(None, None, batch_size=1, beam_size=2, bos_id=0, eos_id=1, alpha=0.0, min_length=0,
+                    max_length=4)

@@ -57,8 +57,8 @@ def test_official_rule_stops_when_top_beam_ends_and_keeps_earlier_hypotheses():
         ]
     )
     step = MarkovStep(probs.clamp_min(1e-9).log())
-    kwargs = dict(batch_size=1, beam_size=2, bos_id=0, eos_id=1, max_length=4)
-    official = beam_search(step, RowState(), stopping="official", **kwargs)
+    kwargs = dict(batch_size=1, beam_size=2, bos_id=0, eos_id=1, min_length=0, max_length=4)
+    official = beam_search(step, RowState(), stopping="official", alpha=0.0, **kwargs)
     assert official.sequences == [[1]]
     assert official.scores[0] == pytest.approx(torch.tensor(0.5).log().item(), abs=1e-6)
     # With a large alpha length is rewarded: "full" finds [2, EOS] (p 0.27) scored above [EOS]
@@ -87,7 +87,8 @@ def cycling_step() -> MarkovStep:
 @pytest.mark.parametrize("beam_size", [1, 3])
 @pytest.mark.parametrize("n", [2, 3])
 def test_ngram_blocking_never_repeats_an_ngram(beam_size, n):
-    kwargs = dict(batch_size=2, beam_size=beam_size, bos_id=0, eos_id=1, min_length=12, max_length=12, n_best=1)
+    kwargs = dict(batch_size=2, beam_size=beam_size, bos_id=0, eos_id=1, alpha=0.0, min_length=12, max_length=12,
+                  n_best=1)
     free = beam_search(cycling_step(), RowState(), stopping="full", **kwargs)
     assert all(repeated_ngrams(s, n) for s in free.sequences)  # the unconstrained search repeats
     blocked = beam_search(cycling_step(), RowState(), stopping="full", no_repeat_ngram_size=n, **kwargs)
@@ -113,7 +114,7 @@ def test_an_example_given_up_stops_at_once_and_the_others_decode_as_without_it(b
     """Example 1 is given up before step 4 (a caller's deadline): from then on the step decodes only the rows of
     examples 0 and 2, whose results equal those of a search that never gave anything up."""
     table = cycling_step().table
-    kwargs = dict(batch_size=3, bos_id=0, eos_id=1, min_length=12, max_length=12)
+    kwargs = dict(batch_size=3, bos_id=0, eos_id=1, alpha=0.0, min_length=12, max_length=12)
     if search == "beam":
         run = partial(beam_search, beam_size=beam_size, stopping="full", **kwargs)
     else:
@@ -138,6 +139,6 @@ def test_an_example_given_up_stops_at_once_and_the_others_decode_as_without_it(b
 
 def test_when_every_example_is_given_up_the_search_stops():
     step = CountingStep(cycling_step().table)
-    out = beam_search(step, RowState(), batch_size=2, beam_size=2, bos_id=0, eos_id=1, min_length=12,
-                      max_length=12, give_up=lambda examples: [True] * len(examples))
+    out = beam_search(step, RowState(), batch_size=2, beam_size=2, bos_id=0, eos_id=1, alpha=0.0, min_length=12,
+                      max_length=12, stopping="official", give_up=lambda examples: [True] * len(examples))
     assert step.rows == [] and out.n_best == [[], []] and out.sequences == [[], []]

@@ -3,7 +3,9 @@ runs the suite with ``cuda``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -16,3 +18,20 @@ def require_device(device: torch.device = TEST_DEVICE) -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         pytest.skip("HIERSUM_TEST_DEVICE=cuda but torch sees no CUDA device")
     return device
+
+
+@contextlib.contextmanager
+def full_float32() -> Iterator[None]:
+    """fp32 matrix products computed in fp32 while the block runs (TF32 off for cuBLAS and cuDNN, matmul precision
+    "highest"; PyTorch's defaults, kept whatever a run before set), then the previous settings. No effect on a
+    CPU."""
+    saved = (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32,
+             torch.backends.cudnn.allow_tf32)
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        precision, torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+        torch.set_float32_matmul_precision(precision)

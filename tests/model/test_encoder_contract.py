@@ -107,9 +107,9 @@ def test_a_registered_encoder_is_checked_when_built():
 
 
 @pytest.mark.usefixtures("registered")
-def test_encode_hands_the_batch_layout_to_the_encoder():
-    model = network("mean")
-    src, mask, tgt = make_batch()
+def test_encode_hands_the_batch_layout_to_the_encoder(device):
+    model = network("mean").to(device)
+    src, mask, tgt = (tensor.to(device) for tensor in make_batch())
     layout = PackedGrid.from_mask(mask)
     model(src, mask, tgt, layout=layout)
     model.encode(src, mask)
@@ -131,9 +131,8 @@ def test_declared_pretrained_parameters_keep_their_weights_and_the_encoder_sets_
     assert not (plain.decoder.embeddings.weight == 0.5).any()
 
 
-def test_teacher_forcing_is_one_call_and_the_old_names_are_deprecated_aliases_of_it():
-    model = make_model()
-    src, mask, tgt = make_batch()
+def test_teacher_forcing_is_one_call_and_the_old_names_are_deprecated_aliases_of_it(model, batch):
+    src, mask, tgt = batch
     out = model(src, mask, tgt, return_attention=True)
     assert isinstance(out, TeacherForcedOutput) and out.logits.shape == (3, 7, VOCAB)
     assert len(out.encoded.pooling_weights) == 2 and model(src, mask, tgt).encoded.pooling_weights is None

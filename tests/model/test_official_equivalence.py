@@ -1,5 +1,6 @@
 """Equivalence with the official hiersumm code, through fixtures it computed (see
-shared/reference/hiersumm/README.md), and the checkpoint importer."""
+shared/reference/hiersumm/README.md), and the checkpoint importer. The models run on the tests' ``device`` in full
+fp32 and match the official (CPU) outputs within :func:`tests.helpers.official.tolerance` of it."""
 
 from __future__ import annotations
 
@@ -15,25 +16,27 @@ from tests.helpers import official as fixtures
 
 NAME = "tiny_hier"
 
+pytestmark = pytest.mark.usefixtures("exact_float32")
+
 
 def load(file: str):
     return fixtures.load(NAME, file)
 
 
 @pytest.fixture(scope="module")
-def official_model():
-    return fixtures.load_model(NAME)
+def official_model(device):
+    return fixtures.load_model(NAME, device)
 
 
 @pytest.fixture(scope="module")
-def inputs():
-    return fixtures.load_inputs(NAME)
+def inputs(device):
+    return fixtures.load_inputs(NAME, device)
 
 
 @pytest.fixture(scope="module", params=fixtures.FIXTURE_NAMES)
-def model_and_inputs(request):
-    """The imported model and inputs of each fixture, hierarchical and flat."""
-    return fixtures.load_model(request.param), fixtures.load_inputs(request.param), request.param
+def model_and_inputs(request, device):
+    """The imported model and inputs of each fixture, hierarchical and flat, on ``device``."""
+    return fixtures.load_model(request.param, device), fixtures.load_inputs(request.param, device), request.param
 
 
 def test_imported_config(official_model):
@@ -44,29 +47,30 @@ def test_imported_config(official_model):
     assert not official_model.training
 
 
-def test_token_states_match_official(official_model, inputs):
+def test_token_states_match_official(official_model, inputs, device):
     src, mask, _ = inputs
-    expected = load("expected.pt")
+    expected = fixtures.load_expected(NAME, device)
+    atol = fixtures.tolerance(device)
     with torch.no_grad():
         out = official_model.encode(src, mask)
-    assert_close(out.token_states[mask], expected["token_states"][mask], atol=1e-5, rtol=0)
+    assert_close(out.token_states[mask], expected["token_states"][mask], atol=atol, rtol=0)
     memory_mask = ~expected["memory_mask"][:, 0]  # official: (B, 1, M), True = pad
     assert torch.equal(out.memory_mask, memory_mask)
-    assert_close(out.memory, expected["memory"].transpose(0, 1), atol=1e-5, rtol=0)  # (M, B, D)
+    assert_close(out.memory, expected["memory"].transpose(0, 1), atol=atol, rtol=0)  # (M, B, D)
 
 
-def test_log_probs_match_official(model_and_inputs):
+def test_log_probs_match_official(model_and_inputs, device):
     model, (src, mask, tgt), name = model_and_inputs
-    expected = fixtures.load(name, "expected.pt")["log_probs"].transpose(0, 1)  # (S, B, V) -> (B, S, V)
+    expected = fixtures.load_expected(name, device)["log_probs"].transpose(0, 1)  # (S, B, V) -> (B, S, V)
     real = tgt.ne(OFFICIAL_PAD_ID)
     with torch.no_grad():
         log_probs = model(src, mask, tgt).log_probs()
-    assert_close(log_probs[real], expected[real], atol=1e-5, rtol=0)
+    assert_close(log_probs[real], expected[real], atol=fixtures.tolerance(device), rtol=0)
 
 
-def test_incremental_log_probs_match_official(model_and_inputs):
+def test_incremental_log_probs_match_official(model_and_inputs, device):
     model, (src, mask, tgt), name = model_and_inputs
-    expected = fixtures.load(name, "expected.pt")["log_probs_incremental"].transpose(0, 1)
+    expected = fixtures.load_expected(name, device)["log_probs_incremental"].transpose(0, 1)
     real = tgt.ne(OFFICIAL_PAD_ID)
     with torch.no_grad():
         state = model.init_decoder_state(model.encode(src, mask))
@@ -75,24 +79,24 @@ def test_incremental_log_probs_match_official(model_and_inputs):
             out = model.step(tgt[:, t], state)
             steps.append(out.log_probs)
             state = out.state
-    assert_close(torch.stack(steps, 1)[real], expected[real], atol=1e-5, rtol=0)
+    assert_close(torch.stack(steps, 1)[real], expected[real], atol=fixtures.tolerance(device), rtol=0)
 
 
 @pytest.mark.parametrize(("name", "setting", "expected"), fixtures.beam_cases())
-def test_beam_search_matches_official(name, setting, expected):
+def test_beam_search_matches_official(name, setting, expected, device):
     beam, alpha, min_length, max_length = setting.split("_")
-    model = fixtures.load_model(name)
-    src, mask, _ = fixtures.load_inputs(name)
+    model = fixtures.load_model(name, device)
+    src, mask, _ = fixtures.load_inputs(name, device)
     out = generate(model, src, mask, GenerationOptions.official(
         beam_size=int(beam.removeprefix("beam")), alpha=float(alpha.removeprefix("alpha")),
         min_length=int(min_length.removeprefix("min")), max_length=int(max_length.removeprefix("max")),
         stopping="official",
     ))
     assert out.sequences == expected["predictions"]
-    assert out.scores == pytest.approx(expected["scores"], abs=1e-5)
+    assert out.scores == pytest.approx(expected["scores"], abs=fixtures.tolerance(device))
 
 
-def test_old_layer_norm_names_are_accepted(official_model, inputs):
+def test_old_layer_norm_names_are_accepted(official_model, inputs, device):
     checkpoint = load("checkpoint.pt")
     renamed = {}
     for key, value in checkpoint["model"].items():
@@ -104,7 +108,7 @@ def test_old_layer_norm_names_are_accepted(official_model, inputs):
     renamed["decoder.transformer_layers.0.mask"] = torch.ones(1, 8, 8, dtype=torch.uint8).triu(1)
     old_opt = argparse.Namespace(**vars(checkpoint["opt"]))
     old_opt.inter_layers = "2,3"
-    model = hiersum_from_official({"model": renamed, "opt": old_opt})
+    model = hiersum_from_official({"model": renamed, "opt": old_opt}).to(device)
     src, mask, tgt = inputs
     with torch.no_grad():
         assert_close(model(src, mask, tgt).log_probs(), official_model(src, mask, tgt).log_probs())

@@ -1,6 +1,7 @@
 """Equivalence of the flat baseline with the official hiersumm code (``-hier false``), through the
-``tiny_flat`` fixture it computed (see shared/reference/hiersumm/README.md). Log-probabilities and
-beams of both fixtures are checked in test_model_official.py; the key mapping of both models here."""
+``tiny_flat`` fixture it computed (see shared/reference/hiersumm/README.md), on the tests' ``device`` in full fp32.
+Log-probabilities and beams of both fixtures are checked in test_official_equivalence.py; the key mapping of both
+models here."""
 
 from __future__ import annotations
 
@@ -15,15 +16,17 @@ from tests.helpers import official as fixtures
 
 NAME = "tiny_flat"
 
-
-@pytest.fixture(scope="module")
-def flat_model() -> HierSum:
-    return fixtures.load_model(NAME)
+pytestmark = pytest.mark.usefixtures("exact_float32")
 
 
 @pytest.fixture(scope="module")
-def inputs():
-    return fixtures.load_inputs(NAME)
+def flat_model(device) -> HierSum:
+    return fixtures.load_model(NAME, device)
+
+
+@pytest.fixture(scope="module")
+def inputs(device):
+    return fixtures.load_inputs(NAME, device)
 
 
 def test_imported_flat_config(flat_model):
@@ -34,16 +37,17 @@ def test_imported_flat_config(flat_model):
     assert not flat_model.training
 
 
-def test_flat_token_states_and_memory_match_official(flat_model, inputs):
+def test_flat_token_states_and_memory_match_official(flat_model, inputs, device):
     src, mask, _ = inputs
-    expected = fixtures.load(NAME, "expected.pt")
+    expected = fixtures.load_expected(NAME, device)
+    atol = fixtures.tolerance(device)
     with torch.no_grad():
         out = flat_model.encode(src, mask)
     assert out.token_states.shape == (3, src.size(1), 32)
-    assert_close(out.token_states[mask], expected["token_states"][mask], atol=1e-5, rtol=0)
+    assert_close(out.token_states[mask], expected["token_states"][mask], atol=atol, rtol=0)
     official_mask = expected["memory_mask"].squeeze(-1).t().bool()  # (L, B, 1) float, 1 = real -> (B, L)
     assert torch.equal(out.memory_mask, official_mask)
-    assert_close(out.memory, expected["memory"].transpose(0, 1), atol=1e-5, rtol=0)
+    assert_close(out.memory, expected["memory"].transpose(0, 1), atol=atol, rtol=0)
 
 
 def listed_keys(name: str) -> list[str]:

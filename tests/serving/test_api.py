@@ -17,9 +17,9 @@ import pytest
 import hiersum.serving.api as api
 from hiersum.checkpoints.io import load_summarizer
 from hiersum.commands.export import export
-from hiersum.commands.summarize import RecordOptions, output_records, record_selection
 from hiersum.config import DecodeConfig, ExportConfig, ServeConfig, ServeLimits
 from hiersum.data.selection import encode_examples
+from hiersum.inference.records import output_records, record_selection
 from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI, TimedOut
 from hiersum.serving.requests import read_request
 from tests.helpers.checkpoints import save_summarizer_checkpoint
@@ -55,10 +55,9 @@ def summarize_lines(responder: Responder, cfg: ServeConfig, bodies: list[dict]) 
     """What ``hiersum summarize`` writes for each body alone (its own options, attention on)."""
     lines = []
     for request in requests(bodies):
-        options = RecordOptions(decode=request.decode, batch_tokens=cfg.batch_tokens, device="cpu",
-                                precision="32", attention_top_k=cfg.attention_top_k)
         encoded = encode_examples([request.example], responder.tokenizer, record_selection(cfg, responder.summarizer))
-        lines += next(output_records(responder.summarizer, encoded, responder.tokenizer, options))[1]
+        lines += next(output_records(responder.summarizer, encoded, responder.tokenizer, cfg, device="cpu",
+                                     decode=request.decode, attention_top_k=cfg.attention_top_k))[1]
     return lines
 
 
@@ -101,10 +100,10 @@ def test_a_service_of_an_exported_model_directory_answers_as_the_checkpoint_it_c
 def test_a_failure_inside_the_model_answers_that_request_only(responder, cfg, monkeypatch, caplog):
     real = api.output_records
 
-    def failing(summarizer, encoded, tokenizer, options):
+    def failing(summarizer, encoded, tokenizer, config, **options):
         if any(example.id == "boom" for example in encoded):
             raise RuntimeError("the model broke")
-        return real(summarizer, encoded, tokenizer, options)
+        return real(summarizer, encoded, tokenizer, config, **options)
 
     monkeypatch.setattr(api, "output_records", failing)
     bodies = [BODIES[0], {"id": "boom", "text": "alpha beta."}, BODIES[1]]

@@ -13,13 +13,13 @@ from hiersum.config import ServeConfig, ServeLimits
 
 @pytest.mark.parametrize(("changes", "message"), [
     ({"port": 80}, "port must be in [1024, 65535], found 80"),
-    ({"host": "localhost"}, "host must be one of 127.0.0.1, 0.0.0.0, ::, found 'localhost'"),
-    ({"accelerator": "tpu"}, "accelerator must be one of auto, cpu, cuda, mps, found 'tpu'"),
+    ({"host": "localhost"}, "host must be one of '127.0.0.1', '0.0.0.0', '::', found 'localhost'"),
+    ({"accelerator": "tpu"}, "accelerator must be one of 'auto', 'cpu', 'cuda', 'mps', found 'tpu'"),
     ({"max_batch_size": 0}, "max_batch_size must be >= 1, found 0"),
     ({"max_body_bytes": 0}, "max_body_bytes must be >= 1, found 0"),
     ({"shutdown_timeout": 0}, "batch_timeout must be >= 0, timeout and shutdown_timeout > 0; found 0.05, 60.0 and 0"),
     ({"max_queue": 0}, "max_queue must be >= 1, found 0"),
-    ({"log_level": "loud"}, "log_level must be one of critical"),
+    ({"log_level": "loud"}, "log_level must be one of 'critical', 'error'"),
 ])
 def test_a_bad_option_is_refused_naming_it(changes, message):
     with pytest.raises(ValueError, match="^" + message.replace("[", r"\[").replace("(", r"\(")):

@@ -1,6 +1,7 @@
 """``hiersum train dry_run=true``: the memory of a training step, computed under FakeTensorMode with PyTorch's
 MemTracker, without training: the weights and Adam's state it reports are those of the parameters, a larger batch
-needs more, bf16 activations less, and the estimate agrees with MemTracker on a real step of the tiny model."""
+needs more, bf16 activations less, and the estimate agrees with MemTracker on a real step of the tiny model. Its
+lean tracker finds MemTracker's own peak, and the precisions sharing a fake module get the figures of a fresh one."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from torch.distributed._tools.mem_tracker import MemTracker
 from hiersum.commands.composed import command_config
 from hiersum.commands.train import train
 from hiersum.config import TrainConfig
-from hiersum.training.dry_run import dry_run, run_tokenizer, worst_batch
+from hiersum.training import dry_run as dry_run_module
+from hiersum.training.dry_run import dry_run, fake_training, run_tokenizer, step_memory, worst_batch
 from hiersum.training.module import HierSumModule, module_hparams
 
 
@@ -64,3 +66,20 @@ def test_the_estimate_agrees_with_memtracker_on_a_real_step(tiny_cfg):
     (measured,) = tracker.get_tracker_snapshot("peak").values()
     assert estimate.total == pytest.approx(measured["Total"], rel=0.05)
     assert estimate.optimizer == measured["Optstate"] and estimate.parameters == measured["Parameter"]
+
+
+def test_the_lean_tracker_finds_memtrackers_own_peak(tiny_cfg, monkeypatch):
+    cfg = typed(tiny_cfg, "trainer.precision=bf16-true")
+    lean = dry_run(cfg).steps
+    monkeypatch.setattr(dry_run_module, "StepPeakTracker", MemTracker)
+    assert dry_run(cfg).steps == lean
+
+
+def test_a_shared_fake_module_gives_each_precision_the_figures_of_a_fresh_one(tiny_cfg):
+    cfg = typed(tiny_cfg)
+    tokenizer = run_tokenizer(cfg)
+    batch = worst_batch(cfg, tokenizer)
+    shared = fake_training(cfg, tokenizer, cfg.tokenizer.vocab_size, None)
+    for precision in ("32-true", "bf16-mixed", "32-true"):
+        fresh = fake_training(cfg, tokenizer, cfg.tokenizer.vocab_size, None)
+        assert step_memory(shared, batch, precision) == step_memory(fresh, batch, precision)

@@ -1,12 +1,14 @@
 """Throughput and MFU in every run: the Throughput callback logs examples/s, real tokens/s (padding not
 counted), the model's FLOP/s on the real tokens and MFU against the measured CPU roof; the report shows them, with
-the peak and its source; an MFU above 100% is never logged."""
+the peak and its source; an MFU above 100% is never logged; a run on a busy CPU says that its MFU measured its
+share of the CPU."""
 
 from __future__ import annotations
 
 import csv
 import json
 import logging
+import os
 import platform
 
 import pytest
@@ -57,3 +59,17 @@ def test_a_peak_below_what_the_run_reaches_logs_no_mfu_and_says_why(tiny_cfg, tm
     assert not any(row.get("train/device/mfu") for row in rows)  # its MFU (far above 100%) is not
     warnings = [record.getMessage() for record in caplog.records if "no MFU logged" in record.getMessage()]
     assert len(warnings) == 1 and "callbacks.throughput.available_flops" in warnings[0]
+
+
+@pytest.mark.parametrize(("load", "warned"), [(0.0, False), (float(os.cpu_count() or 1) + 1, True)])
+def test_a_run_on_a_busy_cpu_says_its_mfu_measured_its_share(tiny_cfg, caplog, monkeypatch, device, load, warned):
+    if device.type != "cpu":
+        pytest.skip("the load average is read on a CPU run only")
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    with caplog.at_level(logging.WARNING, logger="hiersum"):
+        train(tiny_cfg("trainer.max_steps=4", "trainer.log_every_n_steps=1", "callbacks.throughput.window_size=2",
+                       "eval_split=null", "logger=csv"))
+    warnings = [record.getMessage() for record in caplog.records if "the machine was busy" in record.getMessage()]
+    assert len(warnings) == int(warned)
+    if warned:
+        assert f"median load average {load:.1f} on {os.cpu_count()} cores" in warnings[0]

@@ -1,5 +1,10 @@
-"""The record-by-record outputs of ``summarize`` and ``rank``: what they read still to write, the files beside
-an output, and a run that stops in the middle.
+"""The record-by-record outputs of ``summarize`` and ``rank`` (:class:`RecordOutput`): what they read still to
+write, the files beside an output, and a run that stops in the middle.
+
+:class:`RecordOutput` owns the order of the steps, which only work in that order: check the output
+(writable; a resumed one made as this run would make it), read the records still to write (the errors file
+written), refuse an empty input, begin the output (an afresh one emptied, the provenance written), write
+its lines (:meth:`RecordOutput.writing`), and finish with the :class:`OutputResult` and its one line.
 
 Beside ``out.jsonl``:
 
@@ -17,6 +22,8 @@ The output is checked to be writable before the work starts. A run stopped by Ct
 failed write (a full disk) leaves every line written so far complete (one ``write`` a line, see
 :mod:`hiersum.data.jsonl_output`), and says so in one line with the command that resumes it
 (:class:`hiersum.config.RunStopped`).
+
+Nothing here reads Hydra: the command that resumes a run is given by the command (``rerun``).
 """
 
 from __future__ import annotations
@@ -36,13 +43,12 @@ from typing import Any
 
 import torch
 
-from hiersum.commands.common import rerun_command
 from hiersum.config import RunStopped, Terminated, UsageError, interruption_status
 from hiersum.data.formats import STDIN, InputError, read_records
-from hiersum.data.jsonl_output import OutputError, completed_ids, write_jsonl_atomically
+from hiersum.data.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import Example, RecordError
-from hiersum.inference.batched import is_out_of_memory
+from hiersum.inference.batched import is_out_of_memory, progress_bar
 
 CHUNK = 1 << 20
 
@@ -133,7 +139,7 @@ def check_writable(path: Path, what: str) -> None:
         raise UsageError(f"cannot write {what} {path}: {place} is {kind}; choose another output (nothing was written)")
 
 
-def start_output(target: str, provenance: Provenance, *, resume: bool) -> bool:
+def _start_output(target: str, provenance: Provenance, *, resume: bool) -> bool:
     """Check, before any work, that ``target`` can be written and, when resuming an existing output, that
     it was made as this run would make it. Returns whether the output starts afresh
     (a new file, ``resume=false`` or ``overwrite=true``). Standard output: nothing to check."""
@@ -168,7 +174,7 @@ def _read_provenance(output: Path) -> dict[str, Any]:
     return recorded
 
 
-def begin_output(target: str, provenance: Provenance, *, afresh: bool) -> None:
+def _begin_output(target: str, provenance: Provenance, *, afresh: bool) -> None:
     """Once everything is checked: an afresh output becomes an empty file (renamed over the old one, so the
     old one stays whole until then), and the provenance file is (re)written. A provenance file that cannot
     be written is reported in one line; the output goes on."""
@@ -208,7 +214,7 @@ def collect(records: Iterable[Example | RecordError]) -> tuple[list[Example], li
 
 @dataclass
 class PendingRecords:
-    """What :func:`pending_records` returns."""
+    """What :func:`_pending_records` returns."""
 
     pending: list[Example]
     """The records of the input still to write, in input order."""
@@ -225,7 +231,7 @@ class PendingRecords:
         return len(self.pending) + self.already_done + len(self.errors)
 
 
-def pending_records(source: str, target: str, *, input_format: str, resume: bool,
+def _pending_records(source: str, target: str, *, input_format: str, resume: bool,
                     keeps: Callable[[int], bool] | None = None) -> PendingRecords:
     """The records of ``source`` still to write to ``target``: a malformed record is reported on stderr
     and listed in the errors file beside the output; with ``resume``, the ids the output already holds
@@ -248,7 +254,7 @@ def pending_records(source: str, target: str, *, input_format: str, resume: bool
     return PendingRecords(pending, errors, output, already_done=len(examples) - len(pending))
 
 
-def refuse_empty_input(records: PendingRecords, source: str, *, strict: bool) -> None:
+def _refuse_empty_input(records: PendingRecords, source: str, *, strict: bool) -> None:
     """An input that holds no record at all: a one-line warning, or with ``strict`` a :class:`UsageError`."""
     if records.n_records:
         return
@@ -274,13 +280,13 @@ class Written:
 
 
 @contextlib.contextmanager
-def stopping_in_one_line(action: str, target: str, noun: str, *, memory_hint: str) -> Iterator[Written]:
-    """Run the write loop of ``action`` (which counts its lines in the :class:`Written` it is given): SIGTERM
-    is raised as :class:`Terminated`; Ctrl-C, SIGTERM, a failed write and running out of memory end in
-    :class:`RunStopped`, saying how many ``noun`` were written (each line complete), what to change
-    (``memory_hint``: the batch settings to lower) and the command that resumes (exit status 130, 143, or 1)."""
+def stopping_in_one_line(target: str, noun: str, *, rerun: str, memory_hint: str) -> Iterator[Written]:
+    """Run a write loop (which counts its lines in the :class:`Written` it is given): SIGTERM is raised as
+    :class:`Terminated`; Ctrl-C, SIGTERM, a failed write and running out of memory end in :class:`RunStopped`,
+    saying how many ``noun`` were written (each line complete), what to change (``memory_hint``: the batch
+    settings to lower) and the command that resumes (``rerun``; exit status 130, 143, or 1)."""
     where = "stdout" if target == STDIN else target
-    resume = f"rerun {rerun_command(action)} to resume (every record once)"
+    resume = f"rerun {rerun} to resume (every record once)"
     written = Written()
     on_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if on_main_thread else None
@@ -307,3 +313,94 @@ def stopping_in_one_line(action: str, target: str, noun: str, *, memory_hint: st
 def _raise_terminated(*_signal_and_frame: Any) -> None:
     """The SIGTERM handler: raise :class:`Terminated` where the program is."""
     raise Terminated()
+
+
+@dataclass(frozen=True)
+class OutputResult:
+    """What a record-by-record run did (``hiersum summarize``, ``hiersum rank``)."""
+
+    written: int
+    """Lines written by this run."""
+    already_done: int
+    """Valid input records whose line was already in the output (resume)."""
+    errors: int
+    """Records refused (malformed or repeated id)."""
+
+
+@dataclass
+class LineWriter:
+    """What :meth:`RecordOutput.writing` gives the write loop: each :meth:`write` is one complete line, counted."""
+
+    appender: JsonlAppender
+    written: Written
+    advance: Callable[[int], None]
+    """Move the progress bar on by this many records."""
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.appender.write(record)
+        self.written.lines += 1
+
+    def sync(self) -> None:
+        """Make the lines written so far durable (after each batch)."""
+        self.appender.sync()
+
+
+class RecordOutput:
+    """The output of one record-by-record run into ``target`` (a JSONL file, or ``-``: standard output), in the
+    only order that works::
+
+        output = RecordOutput(target, Provenance.of(...), noun="summaries", rerun="hiersum summarize ...")
+        pending = output.start(source, input_format=..., resume=..., strict=...)  # check, then begin
+        with output.writing(memory_hint=..., description="summarizing") as lines:
+            lines.write(record); lines.sync(); lines.advance(n)                   # write
+        return output.finish()                                                    # finish: the result, one line
+
+    ``noun`` names the lines in messages (``summaries``); ``rerun`` is the command that resumes a stopped run.
+    An output beside its inputs is refused earlier, before the model loads (:func:`refuse_record_output_over_inputs`).
+    """
+
+    def __init__(self, target: str, provenance: Provenance, *, noun: str, rerun: str) -> None:
+        self.target = target
+        self.provenance = provenance
+        self.noun = noun
+        self.rerun = rerun
+        self._records: PendingRecords | None = None
+        self._written = Written()
+
+    def start(self, source: str, *, input_format: str, resume: bool, strict: bool,
+              keeps: Callable[[int], bool] | None = None) -> list[Example]:
+        """Check the output (writable; when resumed, made with this provenance), read the records of ``source``
+        still to write (:func:`_pending_records`, the errors file written beside the output), refuse an empty
+        input (``strict``; else a warning), then begin the output (emptied when afresh, its provenance written).
+        Returns the records to write, in input order. Raises :class:`UsageError` before anything is written."""
+        afresh = _start_output(self.target, self.provenance, resume=resume)
+        records = _pending_records(source, self.target, input_format=input_format, resume=not afresh, keeps=keeps)
+        _refuse_empty_input(records, source, strict=strict)
+        _begin_output(self.target, self.provenance, afresh=afresh)
+        self._records = records
+        return records.pending
+
+    @contextlib.contextmanager
+    def writing(self, *, memory_hint: str, description: str) -> Iterator[LineWriter]:
+        """The write loop's :class:`LineWriter`, under :func:`stopping_in_one_line` (``memory_hint``: the batch
+        settings to lower when memory runs out) with a progress bar (``description``) over the pending records."""
+        records = self._started()
+        with (stopping_in_one_line(self.target, self.noun, rerun=self.rerun, memory_hint=memory_hint) as written,
+              JsonlAppender(records.output) as appender, progress_bar(description) as bar):
+            task = bar.add_task(description, total=len(records.pending))
+            self._written = written
+            yield LineWriter(appender, written, lambda n: bar.advance(task, n))
+
+    def finish(self) -> OutputResult:
+        """The run's :class:`OutputResult`, said in one line on stderr."""
+        records = self._started()
+        result = OutputResult(written=self._written.lines, already_done=records.already_done,
+                              errors=len(records.errors))
+        print(f"wrote {result.written} {self.noun} to {records.output or 'stdout'} "
+              f"({result.already_done} already there); {result.errors} records refused", file=sys.stderr)
+        return result
+
+    def _started(self) -> PendingRecords:
+        if self._records is None:
+            raise RuntimeError("RecordOutput.start() must run first: it checks the output before anything is written")
+        return self._records
