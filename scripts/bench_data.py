@@ -25,12 +25,15 @@ of the "second" figures against the targets of issue 10 (memory at most 1.25x, t
     python scripts/bench_data.py --prepare --examples 1000000 --small 10000 --workers 2
 
 A train split of ``--examples`` examples drawn by the sample generator (``make_example``, one ``Random(1)``,
-written a line at a time into a temporary folder; ``--small``: its first examples, a second corpus) and a
-tokenizer trained on the first 2,000 (``tokenizer.json``). For each corpus, in child processes: ``hiersum prepare
-data=jsonl splits=[train] tokenizer.path=... data.prepare_workers=W`` (wall time, peak RSS), then the same text
-(each example's paragraphs and summary, 256 examples a batch) through the tokenizer's own batch encoding alone
-(``SubwordTokenizer.encode_batch``: the limit). Reports examples/s and tokens/s of both, prepare's share of the
-limit per core used, and the ratio of prepare's peak RSS at ``--examples`` to that at ``--small``.
+written a line at a time into a temporary folder; ``--small``: its first examples, a second corpus; validation and
+test: the first 200 examples) and a tokenizer trained on the paragraphs of the first 2,000 (``tokenizer.json``).
+For each corpus, in child processes: ``hiersum prepare data=jsonl splits=[train] tokenizer.path=...
+data.prepare_workers=W`` (wall time, CPU time with its workers, peak RSS), then the same text (each example's
+title, paragraphs and summary, 256 examples a batch; ``--limit-examples``: the first ones only) through the
+tokenizer's own batch encoding alone on one thread (``SubwordTokenizer.encode_batch``: the limit per core), then
+``hiersum train debug=fast_dev_run`` 1 + ``--repeats`` times on the prepared corpus. Reports examples/s and
+tokens/s of both, prepare's share of the limit per core used (wall) and per CPU second, the ratio of prepare's
+peak RSS at ``--examples`` to that at ``--small``, and that of the fastest later training run.
 
 The same clusters written by ``datasets`` (a child process: ``Dataset.from_generator``, then
 ``DatasetDict.save_to_disk`` and ``Dataset.to_parquet``) as the train split of a ``save_to_disk`` folder and
@@ -113,19 +116,22 @@ def write_datasets(folder: Path, n_examples: int) -> None:
     shutil.rmtree(folder / "hf-cache")
 
 
-def run_child(command: list[str]) -> tuple[dict[str, float], str]:
-    """Wall time and peak RSS (MB) of one child process (``ru_maxrss`` of that child, from ``os.wait4``), and
-    its stdout."""
+def run_child(command: list[str], env: dict[str, str] | None = None) -> tuple[dict[str, float], str]:
+    """Wall time, CPU time (user + system, with the children it waited for) and peak RSS (MB) of one child
+    process (``ru_maxrss`` of that child, from ``os.wait4``), and its stdout; ``env``: added to the environment."""
     with tempfile.TemporaryFile() as errors:
         start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=errors)
+        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=errors,
+                                   env={**os.environ, **(env or {})})
         stdout = process.stdout.read()  # type: ignore[union-attr]
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
         if os.waitstatus_to_exitcode(status) != 0:
             errors.seek(0)
             raise SystemExit(f"{' '.join(command)} failed:\n{errors.read().decode(errors='replace')[-3000:]}")
-    return {"wall_s": round(wall, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}, stdout.decode()  # KiB
+    figures = {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+               "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}  # ru_maxrss: KiB
+    return figures, stdout.decode()
 
 
 def bench_datasets(args: argparse.Namespace) -> dict:
@@ -158,10 +164,11 @@ def bench_datasets(args: argparse.Namespace) -> dict:
 
 PREPARE_LIMIT = """
 import json, sys, time
+from hiersum.data.formats.lines import split_paragraphs
 from hiersum.data.tokenizer import load_tokenizer
 tokenizer = load_tokenizer(sys.argv[2])
 examples = tokens = 0
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 batch = []
 def flush():
     global tokens
@@ -170,14 +177,20 @@ def flush():
 with open(sys.argv[1], encoding="utf-8") as split:
     for line in split:
         record = json.loads(line)
-        batch += [p for document in record["documents"] for p in document] + [record["summary"]]
+        batch += [record["title"], *(p for d in record["documents"] for p in split_paragraphs(d)), record["summary"]]
         examples += 1
         if examples % 256 == 0:
             flush()
+        if examples == int(sys.argv[3]):
+            break
 flush()
-print(json.dumps({"examples": examples, "tokens": tokens, "encode_s": time.perf_counter() - started}))
+print(json.dumps({"examples": examples, "tokens": tokens, "encode_s": time.perf_counter() - started,
+                  "encode_cpu_s": time.process_time() - cpu}))
 """
-"""A child: every paragraph and summary of a split through ``encode_batch`` alone, 256 examples a batch."""
+"""A child: the text that ``hiersum prepare`` tokenizes (each example's title, paragraphs and summary; the
+generator's examples keep every paragraph under ``data=jsonl``'s 24) through ``encode_batch`` alone, 256 examples
+a batch, on one thread (``TOKENIZERS_PARALLELISM=false``): the limit per core. ``argv[3]``: at most that many
+examples (``--limit-examples``: a rate needs no million examples)."""
 
 
 def write_generated_split(path: Path, n_examples: int, *, seed: int = 1) -> None:
@@ -190,46 +203,74 @@ def write_generated_split(path: Path, n_examples: int, *, seed: int = 1) -> None
             handle.write(json.dumps(make_example(rng, f"train-{index:07d}").to_record(), ensure_ascii=False) + "\n")
 
 
-def bench_prepare(args: argparse.Namespace) -> dict:
-    """``--prepare``: ``hiersum prepare`` against the tokenizer's batch encoding alone, at two corpus sizes."""
+def generated_corpora(workdir: Path, sizes: tuple[int, int]) -> list[Path]:
+    """A folder per size in ``sizes`` (small, large): ``train.jsonl`` (the large corpus's first examples for the
+    small one), ``validation.jsonl`` and ``test.jsonl`` (the first 200 examples, the same in both); and
+    ``workdir/tokenizer.json`` trained on the paragraphs of the first 2,000 examples."""
+    from hiersum.data.formats.lines import split_paragraphs
     from hiersum.data.tokenizer import train_tokenizer
 
+    small, large = (workdir / f"generated-{n}" for n in sizes)
+    large.mkdir()
+    write_generated_split(large / "train.jsonl", sizes[1])
+    small.mkdir()
+    with open(large / "train.jsonl", encoding="utf-8") as source:
+        first = [line for _, line in zip(range(sizes[0]), source, strict=False)]
+    (small / "train.jsonl").write_text("".join(first), encoding="utf-8")
+    for corpus in (small, large):
+        for split in ("validation", "test"):
+            (corpus / f"{split}.jsonl").write_text("".join(first[:200]), encoding="utf-8")
+    texts = [paragraph for line in first[:2000] for document in json.loads(line)["documents"]
+             for paragraph in split_paragraphs(document)]
+    (workdir / "tokenizer.json").write_text(train_tokenizer(texts, vocab_size=8000).to_str(), encoding="utf-8")
+    return [small, large]
+
+
+def bench_prepare(args: argparse.Namespace) -> dict:
+    """``--prepare``: ``hiersum prepare`` against the tokenizer's batch encoding alone, at two corpus sizes, and
+    ``hiersum train debug=fast_dev_run`` on each prepared corpus."""
     workdir = Path(tempfile.mkdtemp(prefix="bench_prepare-", dir=args.workdir))
     workers = args.workers or os.cpu_count() or 1
-    report: dict = {"workers": workers, "cpus": os.cpu_count(), "corpora": {}}
+    report: dict = {"workers": workers, "cpus": os.cpu_count(), "load_average": os.getloadavg(), "corpora": {}}
     try:
-        large = workdir / f"generated-{args.examples}"
-        large.mkdir()
-        write_generated_split(large / "train.jsonl", args.examples)
-        small = workdir / f"generated-{args.small}"
-        small.mkdir()
-        with open(large / "train.jsonl", encoding="utf-8") as source:
-            first = [next(source) for _ in range(min(args.small, args.examples))]
-        (small / "train.jsonl").write_text("".join(first), encoding="utf-8")
-        texts = [p for line in first[:2000] for document in json.loads(line)["documents"] for p in document]
         tokenizer_file = workdir / "tokenizer.json"
-        tokenizer_file.write_text(train_tokenizer(texts, vocab_size=8000).to_str(), encoding="utf-8")
-        for corpus in (small, large):
+        for corpus in generated_corpora(workdir, (args.small, args.examples)):
+            common = ["data=jsonl", f"data.path={corpus}", f"tokenizer.path={tokenizer_file}",
+                      f"data.cache_dir={workdir / 'cache'}"]
             n = sum(1 for _ in open(corpus / "train.jsonl", encoding="utf-8"))
-            prepared, _ = run_child([str(BIN / "hiersum"), "prepare", "data=jsonl", f"data.path={corpus}",
-                                     "splits=[train]", f"tokenizer.path={tokenizer_file}",
-                                     f"data.prepare_workers={workers}", f"data.cache_dir={workdir / 'cache'}",
+            prepared, _ = run_child([str(BIN / "hiersum"), "prepare", "splits=[train]",
+                                     f"data.prepare_workers={workers}", *common,
                                      f"hydra.run.dir={workdir / ('run-' + corpus.name)}"])
             limit_figures, stdout = run_child([sys.executable, "-c", PREPARE_LIMIT, str(corpus / "train.jsonl"),
-                                               str(tokenizer_file)])
+                                               str(tokenizer_file), str(args.limit_examples)],
+                                              env={"TOKENIZERS_PARALLELISM": "false"})
             limit = json.loads(stdout)
-            entry = {"examples": n, "tokens": limit["tokens"], "prepare": {
+            # the limit's tokens per example stand for the whole corpus when it read only the first examples
+            tokens = round(limit["tokens"] * n / limit["examples"])
+            entry = {"examples": n, "tokens": tokens, "prepare": {
                 **prepared, "examples_per_s": round(n / prepared["wall_s"], 1),
-                "tokens_per_s": round(limit["tokens"] / prepared["wall_s"])},
-                "encode_batch_alone": {**limit_figures, "encode_s": round(limit["encode_s"], 2),
-                                       "examples_per_s": round(n / limit["encode_s"], 1),
+                "tokens_per_s": round(tokens / prepared["wall_s"])},
+                "encode_batch_alone": {**limit_figures, "examples": limit["examples"], "tokens": limit["tokens"],
+                                       "encode_s": round(limit["encode_s"], 2),
+                                       "encode_cpu_s": round(limit["encode_cpu_s"], 2),
+                                       "examples_per_s": round(limit["examples"] / limit["encode_s"], 1),
                                        "tokens_per_s": round(limit["tokens"] / limit["encode_s"])}}
             entry["prepare_per_core_share_of_limit"] = round(
                 entry["prepare"]["tokens_per_s"] / workers / entry["encode_batch_alone"]["tokens_per_s"], 3)
+            entry["prepare_per_cpu_second_share_of_limit"] = round(
+                limit["encode_cpu_s"] * n / limit["examples"] / prepared["cpu_s"], 3)
+            entry["train_fast_dev_run"] = [
+                run_child([str(BIN / "hiersum"), "train", *common, "debug=fast_dev_run",
+                           f"hydra.run.dir={workdir / f'train-{corpus.name}-{k}'}"])[0]
+                for k in range(1 + args.repeats)]
             report["corpora"][str(n)] = entry
             print(f"{n} examples: {entry}", file=sys.stderr)
-        peaks = [report["corpora"][key]["prepare"]["peak_rss_mb"] for key in report["corpora"]]
-        report["prepare_peak_rss_ratio"] = round(peaks[-1] / peaks[0], 3)
+        small, large = report["corpora"].values()
+        report["prepare_peak_rss_ratio"] = round(large["prepare"]["peak_rss_mb"] / small["prepare"]["peak_rss_mb"], 3)
+        # the first train run prepares the validation split; the later ones find every split prepared
+        fastest = [min(run["wall_s"] for run in entry["train_fast_dev_run"][1:]) for entry in (small, large)]
+        report["train_start_ratio"] = round(fastest[1] / fastest[0], 3)
+        report["load_average_after"] = os.getloadavg()
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -251,6 +292,8 @@ def main() -> None:
     parser.add_argument("--prepare", action="store_true",
                         help="measure hiersum prepare on a generated corpus against the tokenizer's batch encoding")
     parser.add_argument("--workers", type=int, default=None, help="--prepare: data.prepare_workers (default: cores)")
+    parser.add_argument("--limit-examples", type=int, default=0,
+                        help="--prepare: the tokenizer-alone limit reads only the first examples (0: all)")
     args = parser.parse_args()
     if args.prepare:
         print(json.dumps(bench_prepare(args), indent=1))

@@ -43,7 +43,7 @@ import json
 import multiprocessing
 import os
 import shutil
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -174,7 +174,7 @@ def cached_text(folder: Path, name: str, key: dict[str, Any], make: Callable[[],
 
 
 class _ShardWriter:
-    """Appends examples to the files of one shard folder."""
+    """Appends examples to the files of one shard folder, written :data:`ENCODE_CHUNK` examples at a time."""
 
     def __init__(self, folder: Path) -> None:
         folder.mkdir()
@@ -184,22 +184,21 @@ class _ShardWriter:
         self.files: dict[str, BinaryIO] = {name: open(folder / f"{name}.bin", "wb") for name in names}
         self.records = open(folder / "records.jsonl", "wb")
         self.n_examples = self.n_paragraphs = self.n_tokens = self.n_target_tokens = self.n_bytes = 0
-        for name in ("paragraph_offsets", "example_paragraphs", "target_offsets", "record_offsets"):
-            self._write(name, [0], OFFSET_DTYPE)
-
-    def _write(self, name: str, values: Sequence[int] | np.ndarray, dtype: type) -> None:
-        np.asarray(values, dtype=dtype).tofile(self.files[name])
+        # the values not yet written (every offset file starts with 0), and the lines of records.jsonl
+        self.pending: dict[str, list[int]] = {name: [] if name.endswith("_tokens") else [0] for name in names}
+        self.pending_lines: list[bytes] = []
 
     def add(self, example: Example, encoded: EncodedExample, *, with_text: bool) -> None:
-        lengths = [len(p) for p in encoded.paragraphs]
-        self._write("paragraph_tokens", [i for p in encoded.paragraphs for i in p], TOKEN_DTYPE)
-        self._write("paragraph_offsets", self.n_tokens + np.cumsum(lengths, dtype=OFFSET_DTYPE), OFFSET_DTYPE)
-        self.n_tokens += sum(lengths)
-        self.n_paragraphs += len(lengths)
-        self._write("example_paragraphs", [self.n_paragraphs], OFFSET_DTYPE)
-        self._write("target_tokens", encoded.target, TOKEN_DTYPE)
+        pending = self.pending
+        for paragraph in encoded.paragraphs:
+            pending["paragraph_tokens"] += paragraph
+            self.n_tokens += len(paragraph)
+            pending["paragraph_offsets"].append(self.n_tokens)
+        self.n_paragraphs += len(encoded.paragraphs)
+        pending["example_paragraphs"].append(self.n_paragraphs)
+        pending["target_tokens"] += encoded.target
         self.n_target_tokens += len(encoded.target)
-        self._write("target_offsets", [self.n_target_tokens], OFFSET_DTYPE)
+        pending["target_offsets"].append(self.n_target_tokens)
         record: dict[str, Any] = {"id": encoded.id, "references": encoded.references, "provenance": encoded.provenance,
                                   "n_dropped_paragraphs": encoded.n_dropped_paragraphs}
         if encoded.graph is not None:
@@ -207,12 +206,22 @@ class _ShardWriter:
         if with_text:
             record.update(title=example.title, documents=example.documents)
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        self.records.write(line)
+        self.pending_lines.append(line)
         self.n_bytes += len(line)
-        self._write("record_offsets", [self.n_bytes], OFFSET_DTYPE)
+        pending["record_offsets"].append(self.n_bytes)
         self.n_examples += 1
+        if len(self.pending_lines) >= ENCODE_CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        for name, values in self.pending.items():
+            np.asarray(values, dtype=TOKEN_DTYPE if name.endswith("_tokens") else OFFSET_DTYPE).tofile(self.files[name])
+            values.clear()
+        self.records.write(b"".join(self.pending_lines))
+        self.pending_lines.clear()
 
     def close(self) -> None:
+        self._flush()
         for handle in [*self.files.values(), self.records]:
             handle.close()
 
@@ -227,6 +236,7 @@ class _SplitWriter:
         self.lengths = open(folder / "lengths.bin", "wb")
         self.shard_sizes: list[int] = []
         self.shard: _ShardWriter | None = None
+        self.pending_lengths: list[int] = []
 
     def add(self, example: Example, encoded: EncodedExample) -> None:
         if self.shard is None or self.shard.n_examples == self.shard_examples:
@@ -234,10 +244,12 @@ class _SplitWriter:
             self.shard = _ShardWriter(self.folder / f"shard-{len(self.shard_sizes):05d}")
         self.shard.add(example, encoded, with_text=self.with_text)
         longest = max((len(p) for p in encoded.paragraphs), default=0)
-        np.asarray([len(encoded.paragraphs), longest, len(encoded.target)], dtype=TOKEN_DTYPE).tofile(self.lengths)
+        self.pending_lengths += (len(encoded.paragraphs), longest, len(encoded.target))  # written with its shard
 
     def _close_shard(self) -> None:
         if self.shard is not None:
+            np.asarray(self.pending_lengths, dtype=TOKEN_DTYPE).tofile(self.lengths)
+            self.pending_lengths.clear()
             self.shard.close()
             self.shard_sizes.append(self.shard.n_examples)
             self.shard = None
@@ -307,6 +319,7 @@ _ENCODER: list[tuple[SubwordTokenizer, SelectionConfig]] = []
 
 
 def _start_encoder(tokenizer: SubwordTokenizer, selection: SelectionConfig) -> None:
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a process: the workers already use the cores
     _ENCODER.append((tokenizer, selection))
 
 

@@ -179,8 +179,8 @@ def encode_examples(
     model knows which entity or topic the summary is about. With ``graph`` other than ``none``
     each example carries the graph of its kept paragraphs, computed from their full text.
     """
-    encoded = []
     orders = select_paragraphs(examples, config.selection, paragraph_scorer(config))
+    selected: list[tuple[list[tuple[int, int]], list[str], int]] = []  # provenance, texts, dropped count
     for example, order in zip(examples, orders, strict=True):
         slots = config.max_paragraphs
         provenance: list[tuple[int, int]] = []
@@ -192,16 +192,21 @@ def encode_examples(
         kept = order[: max(slots, 0)]
         provenance += kept
         texts += [example.documents[d][p] for d, p in kept]
-        ids = tokenizer.encode_batch(texts + example.references[:1])
-        paragraphs = [p[: config.max_paragraph_tokens] for p in ids[: len(texts)]]
-        target = ids[len(texts)][: config.max_target_tokens] if example.references else []
+        selected.append((provenance, texts, len(order) - len(kept)))
+    # one call for every text of every example: the tokenizer's batch encoding pays its fixed cost once
+    ids = iter(tokenizer.encode_batch([text for example, (_, texts, _) in zip(examples, selected, strict=True)
+                                       for text in (*texts, *example.references[:1])]))
+    encoded = []
+    for example, (provenance, texts, dropped) in zip(examples, selected, strict=True):
+        paragraphs = [next(ids)[: config.max_paragraph_tokens] for _ in texts]
+        target = next(ids)[: config.max_target_tokens] if example.references else []
         encoded.append(EncodedExample(
             id=example.id,
             paragraphs=paragraphs,
             target=target,
             references=list(example.references),
             provenance=provenance,
-            n_dropped_paragraphs=len(order) - len(kept),
+            n_dropped_paragraphs=dropped,
             graph=paragraph_graph(texts, config.graph),
         ))
     return encoded

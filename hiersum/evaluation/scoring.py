@@ -40,9 +40,9 @@ from hiersum.evaluation.metrics import (
 from hiersum.evaluation.stats import (
     Resamplable,
     bootstrap_indices,
-    confidence_interval,
     mean_metric,
-    paired_bootstrap,
+    paired_test,
+    percentile_interval,
     sacrebleu_from_statistics,
 )
 
@@ -224,15 +224,17 @@ def score_split(
     samples = config.bootstrap.samples
     if samples:
         indices = bootstrap_indices(len(examples), samples, config.bootstrap.seed)
-        for name, metrics in resamplables.items():
-            scored[name]["ci"] = _nest({
-                key: list(confidence_interval(metric, indices, config.bootstrap.level))
-                for key, metric in metrics.items()
-            })
+        # each metric resampled once: its intervals and its paired tests read the same values
+        resampled = {name: {key: metric.resample(indices) for key, metric in metrics.items()}
+                     for name, metrics in resamplables.items()}
+        del indices
+        for name, values in resampled.items():
+            scored[name]["ci"] = _nest({key: list(percentile_interval(value, config.bootstrap.level))
+                                        for key, value in values.items()})
         for first, second in compare:
             comparisons[f"{first} vs {second}"] = _nest({
-                key: paired_bootstrap(resamplables[first][key], resamplables[second][key], indices,
-                                      config.bootstrap.level)
+                key: paired_test(resamplables[first][key].point - resamplables[second][key].point,
+                                 resampled[first][key] - resampled[second][key], config.bootstrap.level)
                 for key in resamplables[first]
             })
     return ScoredSplit(systems=scored, rows=rows, comparisons=comparisons)

@@ -113,3 +113,23 @@ def test_paired_bootstrap_noise_only_gives_a_large_p():
 def test_mismatched_indices_are_refused():
     with pytest.raises(ValueError, match=r"shape \[samples, 3\]"):
         confidence_interval(mean_metric([1.0, 2.0, 3.0]), bootstrap_indices(4, 10, seed=0))
+
+
+@pytest.mark.parametrize("metric_class", [BLEU, CHRF])
+def test_sacrebleu_resample_equals_summing_the_drawn_rows(metric_class):
+    """The resample sums each row's statistics through draw counts; the sums (of integer statistics) and so the
+    scores are exactly those of summing the drawn examples' rows."""
+    streams = reference_streams(REFERENCES)
+    metric = metric_class()
+    resamplable = sacrebleu_metric(metric, HYPOTHESES, streams)
+    table = np.asarray(metric._extract_corpus_statistics(HYPOTHESES, streams), dtype=np.float64)
+    indices = bootstrap_indices(len(HYPOTHESES), 50, seed=5)
+    expected = [metric._compute_score_from_stats(table[row].sum(axis=0)).score for row in indices]
+    assert resamplable.resample(indices).tolist() == expected
+
+
+def test_mean_resample_in_blocks_equals_one_gather():
+    """Means are resampled a block of rows at a time: bit for bit the means of the whole gather."""
+    values = np.random.default_rng(0).random(1000)
+    indices = bootstrap_indices(1000, 3 * 64 + 5, seed=9)  # several blocks and a short last one
+    assert np.array_equal(mean_metric(values).resample(indices), values[indices].mean(axis=1))
