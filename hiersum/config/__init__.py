@@ -26,6 +26,7 @@ module             schemas
 ``optim``          :class:`OptimConfig`, :class:`ParameterGroupConfig`
 ``decode``         :class:`DecodeConfig`
 ``records``        :class:`RecordConfig` (what summarize and serve share)
+``record_output``  :class:`RecordOutputConfig` (what summarize and rank share)
 ``trainer``        :class:`TrainerConfig` (derived from ``pytorch_lightning.Trainer``)
 ``train``          :class:`TrainConfig`
 ``prepare``        :class:`PrepareConfig`
@@ -58,6 +59,7 @@ _HOMES = {
     "hiersum.config.train": ("TrainConfig",),
     "hiersum.config.prepare": ("PrepareConfig",),
     "hiersum.config.evaluate": ("BootstrapConfig", "EvaluateConfig", "EvaluateSelectionConfig"),
+    "hiersum.config.record_output": ("RecordOutputConfig",),
     "hiersum.config.summarize": ("SummarizeConfig", "ExportConfig"),
     "hiersum.config.serve": ("ServeLimits", "ServeConfig"),
     "hiersum.config.ranker": ("RankerModelConfig", "RankConfig"),

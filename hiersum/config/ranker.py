@@ -7,6 +7,7 @@ from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
 from hiersum.config.choices import RankerFeature
+from hiersum.config.record_output import RecordOutputConfig
 
 
 @dataclass
@@ -46,28 +47,16 @@ class RankerModelConfig:
 
 
 @dataclass
-class RankConfig:
-    """``conf/rank.yaml`` (``hiersum rank``): raw multi-document input -> ranked native JSONL."""
+class RankConfig(RecordOutputConfig):
+    """``conf/rank.yaml`` (``hiersum rank``): raw multi-document input -> ranked native JSONL; the input and output
+    options are :class:`RecordOutputConfig`'s, as ``hiersum summarize``'s."""
 
     task_name: str = MISSING
     ranker: str = MISSING
     """A ranker checkpoint (``hiersum train-ranker``), or ``tfidf``."""
-    input: str = MISSING
-    input_format: str = MISSING
-    output: str = MISSING
     top_k: int = MISSING
     """L: paragraphs kept per record, in rank order."""
-    resume: bool = MISSING
-    overwrite: bool = MISSING
-    """Start the output afresh even when it holds another run's records (``resume`` is then ignored)."""
-    strict: bool = MISSING
-    """An input without any record is an error (exit 2) instead of a warning."""
-    device: str = MISSING
     batch_examples: int = MISSING
-    devices: int = MISSING
-    """Processes that rank the input's shards, merged in input order (as ``SummarizeConfig.devices``)."""
-    shard: str | None = MISSING
-    """``I/N``: rank only shard I of N into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
     paths: dict[str, Any] = MISSING
 
     def __post_init__(self) -> None:

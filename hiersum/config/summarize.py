@@ -6,35 +6,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
+from hiersum.config.record_output import RecordOutputConfig
 from hiersum.config.records import RecordConfig
 
 
 @dataclass
-class SummarizeConfig(RecordConfig):
+class SummarizeConfig(RecordOutputConfig, RecordConfig):
     """``conf/summarize.yaml`` (``hiersum summarize``): its top-level keys, whose values the YAML gives; those it
     shares with ``hiersum serve`` (paragraph selection, ``precision``, ``batch_tokens``, ``attention_top_k``,
-    ``decode``) are :class:`RecordConfig`'s.
-    ``input_format`` stays a string: its values come from the data format registry
-    (``hiersum.data.formats.input_formats``)."""
+    ``decode``) are :class:`RecordConfig`'s, those it shares with ``hiersum rank`` (``input``, ``output``,
+    ``resume``, ``shard``...) :class:`RecordOutputConfig`'s."""
 
     task_name: str = MISSING
     checkpoint: str = MISSING
-    input: str = MISSING
-    input_format: str = MISSING
-    output: str = MISSING
-    resume: bool = MISSING
-    device: str = MISSING
     sort_window: int = MISSING
     attention: bool = MISSING
     """Add each line's ``attention_top_k`` most attended paragraphs (``top_paragraphs``)."""
-    overwrite: bool = MISSING
-    """Start the output afresh even when it holds another run's summaries (``resume`` is then ignored)."""
-    strict: bool = MISSING
-    """An input without any record is an error (exit 2) instead of a warning."""
-    devices: int = MISSING
-    """Processes that summarize the input's shards (one per GPU, or sharing the CPU), merged in input order."""
-    shard: str | None = MISSING
-    """``I/N``: summarize only shard I of N into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
     compile: bool = False
     """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
     a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""

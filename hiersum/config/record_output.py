@@ -1,0 +1,35 @@
+"""The options of a command that reads input records and writes one output line each, exactly once, resumable and
+shardable: ``hiersum summarize`` and ``hiersum rank`` (:class:`RecordOutputConfig`, the base of both configs, so
+their keys stay flat: ``input=``, ``output=``, ``shard=0/3``). :class:`hiersum.inference.record_output.RecordOutput`
+runs what these options ask for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hiersum.config.checks import MISSING
+
+
+@dataclass
+class RecordOutputConfig:
+    """Where the records come from and go to, and how a run shares or resumes the output."""
+
+    input: str = MISSING
+    """A file of input records, or ``-`` (stdin)."""
+    input_format: str = MISSING
+    """``auto`` or a registered input format (``hiersum.data.formats.input_formats``; a string: the registry
+    holds the choices)."""
+    output: str = MISSING
+    """The JSONL written a line per record, or ``-`` (stdout)."""
+    resume: bool = MISSING
+    """Go on from the records already in ``output`` (each id exactly once)."""
+    overwrite: bool = MISSING
+    """Start the output afresh even when it holds another run's lines (``resume`` is then ignored)."""
+    strict: bool = MISSING
+    """An input without any record is an error (exit 2) instead of a warning."""
+    device: str = MISSING
+    """Where the model runs: ``cpu`` or ``cuda[:N]``."""
+    devices: int = MISSING
+    """Processes that handle the input's shards (one per GPU, or sharing the CPU), merged in input order."""
+    shard: str | None = MISSING
+    """``I/N``: only shard I of N, into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
