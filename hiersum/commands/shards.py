@@ -33,7 +33,7 @@ import torch
 
 from hiersum.atomic import write_bytes_atomically
 from hiersum.config import RankConfig, RunStopped, SummarizeConfig, UsageError
-from hiersum.data.formats import STDIN, InputError, read_records
+from hiersum.data.formats import STDIN, read_records
 from hiersum.data.jsonl_output import completed_ids
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import RecordError
@@ -152,10 +152,7 @@ def _run_shard(action: Callable[[Any], Any], cfg: ShardedConfig, threads: int, c
 
 def _input_order(source: str, input_format: str) -> list[str | None]:
     """The id of each record of the input, in input order (None for a malformed one)."""
-    try:
-        records = list(read_records(source, input_format=input_format))
-    except InputError as error:
-        raise UsageError(str(error)) from None
+    records = list(read_records(source, input_format=input_format))  # an InputError is a usage error
     return [None if isinstance(item, RecordError) else item.id for item in records]
 
 

@@ -15,10 +15,11 @@ from types import TracebackType
 from typing import Any
 
 from hiersum.atomic import write_text_atomically
+from hiersum.errors import UsageError
 
 
-class OutputError(ValueError):
-    """The existing output file is not one this program wrote."""
+class OutputError(UsageError):
+    """The existing output file is not one this program wrote (a usage error: one line, exit status 2)."""
 
 
 def completed_ids(path: Path) -> list[str]:

@@ -45,8 +45,8 @@ import torch
 
 from hiersum.atomic import write_bytes_atomically, write_text_atomically
 from hiersum.config import RunStopped, Terminated, UsageError, interruption_status
-from hiersum.data.formats import STDIN, InputError, read_records
-from hiersum.data.jsonl_output import JsonlAppender, OutputError, completed_ids, write_jsonl_atomically
+from hiersum.data.formats import STDIN, read_records
+from hiersum.data.jsonl_output import JsonlAppender, completed_ids, write_jsonl_atomically
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import Example, RecordError
 from hiersum.inference.batched import is_out_of_memory, progress_bar
@@ -229,16 +229,10 @@ def _pending_records(source: str, target: str, *, input_format: str, resume: boo
     """The records of ``source`` still to write to ``target``: a malformed record is reported on stderr
     and listed in the errors file beside the output; with ``resume``, the ids the output already holds
     are left out; with ``keeps``, only the records at the positions it keeps (a shard) are read."""
-    try:
-        records = read_records(source, input_format=input_format)
-        examples, errors = collect(item for position, item in enumerate(records) if keeps is None or keeps(position))
-    except InputError as error:
-        raise UsageError(str(error)) from None
+    records = read_records(source, input_format=input_format)  # InputError, OutputError: usage errors
+    examples, errors = collect(item for position, item in enumerate(records) if keeps is None or keeps(position))
     output = None if target == STDIN else Path(target)
-    try:
-        done = set(completed_ids(output)) if output is not None and resume else set()
-    except OutputError as error:
-        raise UsageError(str(error)) from None
+    done = set(completed_ids(output)) if output is not None and resume else set()
     for error in errors:
         print(f"skipped malformed record: {error}", file=sys.stderr)
     if output is not None:

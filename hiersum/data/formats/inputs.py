@@ -47,6 +47,7 @@ from hiersum.data.formats.lines import Record, iter_line_records, parse_json
 from hiersum.data.formats.registry import FORMATS as DATA_FORMATS
 from hiersum.data.formats.registry import line_formats
 from hiersum.data.formats.text import parse_text, read_text_file
+from hiersum.errors import UsageError
 
 INPUT_MODES = ("auto", "text")
 """Inputs that are not a registered line format: detection, and plain text."""
@@ -58,8 +59,9 @@ INPUTS_DOCS = "docs/summarizing.md#inputs"
 """The documentation of the inputs, which an error about the input as a whole points to."""
 
 
-class InputError(ValueError):
-    """The input as a whole cannot be read: missing, unreadable, empty folder, unknown format."""
+class InputError(UsageError):
+    """The input as a whole cannot be read: missing, unreadable, empty folder, unknown format (a usage error:
+    one line, exit status 2)."""
 
 
 def input_formats() -> list[str]:
