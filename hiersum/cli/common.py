@@ -36,6 +36,7 @@ from hiersum.config import RunStopped, UsageError, interruption_status
 CONFIG_DIR = str(Path(str(importlib.resources.files("hiersum.conf"))))
 """The folder of the Hydra configs (``conf/`` of the checkout, or ``hiersum/conf`` of an installed wheel)."""
 
+register_configs()  # the schemas every conf/ file extends, once for all entry points
 register_resolvers()  # ${hiersum.sample_dir:...} and ${hiersum.run_name:...} of conf/, resolved in the tasks
 
 EXIT_USAGE = 2
@@ -139,7 +140,6 @@ def run_entry_point(hydra_main: Callable[[], None], prog: str, argv: list[str] |
     lines and exiting 1: these are usage errors, reported by :func:`usage_error`.
     """
     args = sys.argv[1:] if argv is None else list(argv)
-    register_configs(config_name)  # the schemas its conf/ files extend
     if config_name is not None and any(flag in args for flag in HELP_FLAGS):
         try:
             print(print_help(config_name, [arg for arg in args if arg not in HELP_FLAGS]), end="")

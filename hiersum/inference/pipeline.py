@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from hiersum.checkpoints.io import load_summarizer as load_checkpoint_network
 from hiersum.config import DecodeConfig, RecordConfig, UsageError
 from hiersum.data.schema import Example
 from hiersum.data.selection import encode_examples
+from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import PRECISIONS
 from hiersum.inference.records import attended_paragraphs, example_of, output_records, record_selection
 
@@ -99,7 +101,7 @@ class TextSummarizer(Summarizer):
         config = RecordConfig(precision=self.precision, batch_tokens=self.batch_tokens, max_paragraphs=max_paragraphs,
                               max_paragraph_tokens=max_paragraph_tokens, selection=selection,
                               decode=DecodeConfig(**decode_options))
-        tokenizer = checkpoint_tokenizer(self, self.checkpoint)
+        tokenizer = self.text_tokenizer
         encoded = encode_examples(examples, tokenizer, record_selection(config, self))
         lines: list[dict[str, Any]] = [{} for _ in examples]
         for indices, records in output_records(self, encoded, tokenizer, config, device=self.device,
@@ -110,6 +112,11 @@ class TextSummarizer(Summarizer):
             lines = [{**line, "paragraphs": attended_paragraphs(line, example)}
                      for line, example in zip(lines, examples, strict=True)]
         return lines
+
+    @cached_property
+    def text_tokenizer(self) -> SubwordTokenizer:
+        """The checkpoint's tokenizer, parsed once (:func:`load_summarizer` checks it when loading)."""
+        return checkpoint_tokenizer(self, self.checkpoint)
 
     @staticmethod
     def _example(item: Input, position: int) -> Example:
@@ -138,5 +145,5 @@ def load_summarizer(path: str | Path, *, device: str = "cpu", precision: str = "
     loaded = load_checkpoint(path, compile=compile)
     summarizer = TextSummarizer(**{field.name: getattr(loaded, field.name) for field in fields(Summarizer)},
                                 checkpoint=str(path), device=device, precision=precision, batch_tokens=batch_tokens)
-    checkpoint_tokenizer(summarizer, path)
+    summarizer.text_tokenizer  # noqa: B018  (parsed now: a checkpoint without a tokenizer is refused at load)
     return summarizer
