@@ -70,14 +70,25 @@ gpu-check: $(STAMP)
 	$(BIN)/python scripts/gpu_check.py $(ARGS)
 
 # for a GPU machine without network whose python3 has torch (CUDA), Lightning and most of the rest: here, the
-# wheels of what it lacks (pure Python, the versions of this venv) into .whl/; there, make gpu-venv
-GPU_WHEELS := hydra.core|omegaconf|antlr4.python3.runtime|rouge.score|nltk
+# wheels of what its image lacks, at this venv's versions, for its Python (GPU_PYTHON) into .whl/; there, make
+# gpu-venv. Pure-Python wheels are downloaded for that Python, the two that PyPI has only as sources are built here.
+GPU_PYTHON ?= 3.12
+GPU_WHEELS := hydra.core|omegaconf|nltk|submitit|hydra.submitit.launcher|datasets|dill|multiprocess|litserve|fastapi|starlette|uvicorn|pydantic|pydantic.core|pyzmq|annotated.types|typing.inspection
+GPU_SOURCES := antlr4.python3.runtime|rouge.score
+GPU_PLATFORMS := $(foreach p,manylinux_2_28_x86_64 manylinux_2_26_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64,--platform $(p))
 gpu-wheels: $(STAMP)
-	$(BIN)/pip wheel --quiet --no-deps --wheel-dir .whl $$($(BIN)/pip freeze | grep -iE '^($(GPU_WHEELS))==')
+	$(BIN)/pip download --quiet --no-deps --only-binary=:all: --python-version $(GPU_PYTHON) --implementation cp \
+		$(GPU_PLATFORMS) --dest .whl $$($(BIN)/pip freeze | grep -iE '^($(GPU_WHEELS))==')
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir .whl $$($(BIN)/pip freeze | grep -iE '^($(GPU_SOURCES))==')
 
-# there: a venv over the system's packages (its CUDA torch) with the wheels of .whl/ and hiersum, all offline
+# there: a venv that also sees the packages of the python3 it is made from (its CUDA torch), with the wheels of
+# .whl/ and hiersum, all offline. That python3 may itself be a venv (the lent GPU machines': /opt/torch/.venv),
+# whose packages --system-site-packages would not reach, so a .pth file names its site-packages.
 gpu-venv:
-	$(PYTHON) -m venv --system-site-packages $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -c 'import site; print(*site.getsitepackages(), sep="\n")' \
+		> $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/gpu-base.pth
+	$(BIN)/python -c 'import torch'
 	$(BIN)/pip install --quiet --no-index --no-deps .whl/*.whl
 	$(BIN)/pip install --quiet --no-index --no-deps --no-build-isolation -e .
 	touch $(STAMP)

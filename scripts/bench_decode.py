@@ -88,6 +88,10 @@ def run_case(args: argparse.Namespace, model_name: str, search: str, cache: bool
     beam = 1 if search == "greedy" else args.beam
     options = dict(beam_size=beam, greedy=search == "greedy", stopping="full")
 
+    if args.compile and args.compile_mode:
+        model.compile_step(mode=None if args.compile_mode == "default" else args.compile_mode)
+    last_tokens: dict[bool, list] = {}
+
     def decode(steps: int, *, compiled: bool = False) -> float:
         if device.type == "cuda":
             torch.cuda.synchronize()
@@ -100,6 +104,7 @@ def run_case(args: argparse.Namespace, model_name: str, search: str, cache: bool
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
         assert all(len(sequence) == steps for sequence in out.sequences)
+        last_tokens[compiled] = [[int(token) for token in sequence] for sequence in out.sequences]
         return seconds
 
     decode(2)  # warm-up
@@ -126,6 +131,7 @@ def run_case(args: argparse.Namespace, model_name: str, search: str, cache: bool
         result.update({f"compiled_{key}": value for key, value in compiled.items()})
         result["compiled_speedup"] = round(min(times) / min(compiled_times), 3)
         result["compile_seconds"] = round(first_compiled - median(compiled_times), 2)
+        result["compiled_same_tokens"] = last_tokens[True] == last_tokens[False]
     return result
 
 
@@ -170,6 +176,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="fp32, or bf16 autocast (as hiersum summarize precision=bf16)")
     parser.add_argument("--compile", action="store_true",
                         help="also time the compiled step (decode.compile_step) beside eager, in the same process")
+    parser.add_argument("--compile-mode", choices=("default", "reduce-overhead"),
+                        help="with --compile: torch.compile's mode for the step (default: the model's choice, "
+                        "reduce-overhead on CUDA)")
     parser.add_argument("--against", metavar="CMD",
                         help="a shell command printing this script's JSON (or {'tokens_per_s': ...}) to compare with")
     parser.add_argument("--pairs", type=int, default=5, help="with --against: alternating pairs (CMD first)")
@@ -197,7 +206,7 @@ def run_cases(args: argparse.Namespace, forwarded: list[str]) -> dict:
         for u in results if not u["cache"] and (u["model"], u["search"]) == (r["model"], r["search"])
     }
     settings = {k: getattr(args, k) for k in ("batch", "paragraphs", "tokens", "vocab", "beam", "steps", "repeats",
-                                              "device", "precision", "compile")}
+                                              "device", "precision", "compile", "compile_mode")}
     return {
         "settings": {**settings, "torch": torch.__version__, "threads": args.threads or torch.get_num_threads(),
                      "weights": "random (Xavier, seed 0)"},

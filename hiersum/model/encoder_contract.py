@@ -62,6 +62,10 @@ class Encoder(Protocol):
       (``Batch.layout``) or None; an encoder may use it instead of making its own, or ignore it.
 
     A wrong shape raises a one-line ``ValueError`` giving the expected and the found shapes.
+
+    Check an encoder with :func:`check_encoder`, not ``isinstance(encoder, Encoder)``: from Python 3.12 that
+    looks ``layers`` up statically and misses a ``ModuleList`` registered in ``__init__`` (it lives in
+    ``nn.Module._modules``), so it is False for every encoder there.
     """
 
     layers: nn.ModuleList
@@ -101,7 +105,10 @@ def check_encoder(encoder: object, name: str) -> nn.Module:
                 "EncoderOutput and a 'layers' ModuleList (hiersum.model.encoder_contract.Encoder)")
     if not isinstance(encoder, nn.Module):
         raise ValueError(f"model.encoder={name} built a {type(encoder).__name__}; expected {expected}")
-    if not isinstance(encoder, Encoder):  # every nn.Module has a forward: what lacks is 'layers'
+    # every nn.Module has a forward: what may lack is 'layers'. Not isinstance(encoder, Encoder): from Python 3.12
+    # that reads attributes statically (inspect.getattr_static), and a ModuleList assigned in __init__ lives in
+    # nn.Module._modules, which only nn.Module.__getattr__ finds, so every encoder would be refused.
+    if not isinstance(getattr(encoder, "layers", None), nn.ModuleList):
         raise ValueError(f"model.encoder={name} built a {type(encoder).__name__} without 'layers' (an empty "
                          f"nn.ModuleList() if it has no repeated block); expected {expected}")
     parameters = inspect.signature(encoder.forward).parameters

@@ -53,9 +53,9 @@ class MultiHeadPooling(nn.Module):
         total = exp.new_zeros(n_segments, H).index_add(0, segment, exp)  # (R, H)
         weights = exp / total.index_select(0, segment)  # (N, H)
         values = self.value(x).view(N, H, D // H)  # (N, H, E)
-        vectors = values.new_zeros(n_segments, H, D // H).index_add(
-            0, segment, self.dropout(weights).unsqueeze(-1) * values
-        )  # (R, H, E)
+        # the sum takes the dtype of its terms: under CUDA autocast exp gives fp32 weights, linear bf16 values
+        weighted = self.dropout(weights).unsqueeze(-1) * values  # (N, H, E)
+        vectors = weighted.new_zeros(n_segments, H, D // H).index_add(0, segment, weighted)  # (R, H, E)
         return PooledSegments(vectors=vectors, weights=weights)
 
 

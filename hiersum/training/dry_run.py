@@ -23,8 +23,10 @@ small buffers. ``make gpu-check`` records the estimate beside the peak a real st
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import multiprocessing
+from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -186,6 +188,23 @@ def fake_training(cfg: TrainConfig, tokenizer: SubwordTokenizer, vocab_size: int
     return FakeTraining(fake, module, optimizer)
 
 
+@contextlib.contextmanager
+def compiling() -> Iterator[None]:
+    """``torch.compiler.is_compiling()`` reads True inside: torch's ``_compile_session_context`` where it has one
+    (2.13), else the module flag that function reads (torch 2.11, the GPU machines' build, lacks the context)."""
+    session = getattr(torch.compiler, "_compile_session_context", None)
+    if session is not None:
+        with session():
+            yield
+        return
+    before = torch.compiler._is_compiling_flag
+    torch.compiler._is_compiling_flag = True
+    try:
+        yield
+    finally:
+        torch.compiler._is_compiling_flag = before
+
+
 def step_memory(training: FakeTraining, batch: Batch, precision: str) -> tuple[int, StepMemory]:
     """(parameter count, :class:`StepMemory`) of a training step of ``training`` in ``precision`` (whose weight
     dtype the module has)."""
@@ -197,7 +216,7 @@ def step_memory(training: FakeTraining, batch: Batch, precision: str) -> tuple[i
     tracker = StepPeakTracker()
     tracker.track_external(module, optimizer)
     # traced as torch.compile traces: the model reads no tensor value into Python (there is none to read)
-    with training.fake, tracker, torch.compiler._compile_session_context():
+    with training.fake, tracker, compiling():
         with plugin.forward_context():  # HierSumModule.loss, less its count of target tokens (a value)
             loss = module.smoothed_nll(step_batch, module.teacher_forced(step_batch).logits)
         plugin.backward(loss, module, optimizer)

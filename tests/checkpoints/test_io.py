@@ -16,6 +16,7 @@ def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(tmp_path, device):
     torch.save(checkpoint, path)
     restored = load_summarizer(path)
     assert not restored.model.training
+    restored.model.to(device)  # read on the CPU (map_location's default), compared on the module's device
     module.eval()
     torch.testing.assert_close(
         restored.model(batch.src, batch.src_mask, batch.tgt_in).log_probs(),

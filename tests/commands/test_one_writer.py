@@ -105,7 +105,7 @@ def test_each_shard_has_its_lock_and_the_merge_takes_the_outputs(run, source, tm
         assert run(output, "shard=0/2").written == 3  # another shard of the same output: its own lock
         with pytest.raises(OutputLocked, match=rf"shard 1/2 file .*out\.shard-1-of-2\.jsonl is being written by "
                                                rf"another process \(pid {shard_job.pid} "):
-            run(output, "devices=2")
+            run(output, "devices=2", "device=cpu")
         with pytest.raises(OutputLocked, match=f"pid {shard_job.pid}"):
             run(output, "shard=1/2")
     finally:
@@ -114,11 +114,11 @@ def test_each_shard_has_its_lock_and_the_merge_takes_the_outputs(run, source, tm
     merge = lock_holder(output)  # a merge (devices=2) of this output running
     try:
         with pytest.raises(OutputLocked, match=rf"output .*out\.jsonl is being written by .*pid {merge.pid} "):
-            run(output, "devices=2")
+            run(output, "devices=2", "device=cpu")
     finally:
         kill(merge)  # SIGKILL: the next merge is not blocked
     assert not output.exists()
-    assert run(output, "devices=2").written == N_RECORDS
+    assert run(output, "devices=2", "device=cpu").written == N_RECORDS
     assert Counter(read_ids(output)) == Counter(read_ids(source))
     assert not list(tmp_path.glob(".*.lock"))
 

@@ -43,7 +43,7 @@ def run(tiny_cfg, checkpoint, source, tmp_path):
 def test_two_cpu_processes_write_what_one_process_writes(run, tmp_path):
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     run(one)
-    result = run(two, "devices=2")
+    result = run(two, "devices=2", "device=cpu")  # two CPU processes, whatever the test device
     single, merged = read_lines(one), read_lines(two)
     assert result.written == 7 and [r["id"] for r in merged] == [r["id"] for r in single]
     for a, b in zip(single, merged, strict=True):
@@ -64,7 +64,7 @@ def test_array_jobs_then_devices_merges_without_decoding(run, tmp_path):
     # input positions 0..7 hold records 0-3, the malformed line, records 4-6: shard 1 keeps positions 1, 3, 5, 7
     assert [r["id"] for r in read_lines(Shard(1, 2).output(output))] == [sample_ids[i] for i in (1, 3, 4, 6)]
     # every shard complete: no process starts (the checkpoint is gone), the shards are merged
-    result = run(output, "devices=2", model=tmp_path / "gone.ckpt")
+    result = run(output, "devices=2", "device=cpu", model=tmp_path / "gone.ckpt")
     ids = [r["id"] for r in read_lines(output)]
     assert result.written == 7 and ids == sample_ids
 

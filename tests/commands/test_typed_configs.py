@@ -77,10 +77,10 @@ def ranker_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> Ra
     return RankerTrainConfig(**{**values, **changes})
 
 
-def train_config(corpus: Path | str, run_dir: Path | str) -> TrainConfig:
+def train_config(corpus: Path | str, run_dir: Path | str, accelerator: str = "cpu") -> TrainConfig:
     """``hiersum train model=tiny debug=fast_dev_run callbacks=none logger={}`` on ``corpus`` with the suite's tiny
-    settings (``TINY_OVERRIDES``), built in Python."""
-    trainer = TrainerConfig(default_root_dir=str(run_dir), accelerator="cpu", devices=1, fast_dev_run=True,
+    settings (``TINY_OVERRIDES``), built in Python, on ``accelerator`` (``cpu`` or ``gpu``)."""
+    trainer = TrainerConfig(default_root_dir=str(run_dir), accelerator=accelerator, devices=1, fast_dev_run=True,
                             use_distributed_sampler=False)
     model = ModelConfig(d_model=16, heads=2, ff_size=32, encoder_layers=2, inter_layers=[1], inter_heads=2,
                         decoder_layers=1)
@@ -164,8 +164,8 @@ def test_train_ranker_runs_on_its_typed_config_as_on_the_composed_one(tiny_corpu
 
 
 @pytest.mark.slow
-def test_train_runs_on_its_typed_config_as_on_the_composed_one(tiny_cfg, tiny_corpus, tmp_path):
-    metrics = train(train_config(tiny_corpus, tmp_path / "typed"))
+def test_train_runs_on_its_typed_config_as_on_the_composed_one(tiny_cfg, tiny_corpus, tmp_path, device):
+    metrics = train(train_config(tiny_corpus, tmp_path / "typed", "gpu" if device.type == "cuda" else "cpu"))
     assert metrics["run_dir"] == str(tmp_path / "typed") and metrics["best_checkpoint"] is None
     composed = train(tiny_cfg("debug=fast_dev_run", "callbacks=none", output_dir=tmp_path / "composed"))
     assert {**metrics, "run_dir": None} == {**composed, "run_dir": None}

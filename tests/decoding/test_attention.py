@@ -32,7 +32,7 @@ def test_received_attention_of_a_model_sums_to_one_over_real_paragraphs(device):
     real = mask.any(-1)
     received = received_attention(encoded, real)  # (B, P, H)
     assert received.shape == (3, 4, 4)
-    assert_close(received.sum(1), torch.ones(3, 4))
+    assert_close(received.sum(1), torch.ones(3, 4, device=device))
     assert (received[~real] == 0).all()
     provenance = [[(d, p) for p in range(4)] for d in range(3)]
     ranked = top_paragraphs(encoded, provenance, k=2)

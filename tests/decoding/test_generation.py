@@ -17,8 +17,8 @@ official = GenerationOptions.official
 """The official hiersumm search with changes: what these tests were written against."""
 
 
-def eos_biased_model(bias: float):
-    model = make_model()
+def eos_biased_model(bias: float, device: torch.device):
+    model = make_model(device=device)
     with torch.no_grad():
         model.generator.bias[EOS] += bias
     return model
@@ -27,7 +27,7 @@ def eos_biased_model(bias: float):
 def greedy(model, src, mask, **kwargs):
     state = model.init_decoder_state(model.encode(src, mask))
     with torch.no_grad():
-        return greedy_search(model.step, state, batch_size=src.size(0), bos_id=BOS, eos_id=EOS,
+        return greedy_search(model.step, state, batch_size=src.size(0), bos_id=BOS, eos_id=EOS, device=src.device,
                              **{"alpha": 0.0, "min_length": 0, **kwargs})
 
 
@@ -46,8 +46,8 @@ def test_generate_output_structure(model, batch, stopping):
 
 @pytest.mark.parametrize("bias", [0.0, 3.0])
 @pytest.mark.parametrize("alpha", [0.0, 0.7])
-def test_beam_size_one_equals_greedy(batch, bias, alpha):
-    model = eos_biased_model(bias)
+def test_beam_size_one_equals_greedy(batch, device, bias, alpha):
+    model = eos_biased_model(bias, device)
     src, mask, _ = batch
     expected = greedy(model, src, mask, alpha=alpha, max_length=10)
     for stopping in ("official", "full"):
@@ -56,20 +56,20 @@ def test_beam_size_one_equals_greedy(batch, bias, alpha):
         assert out.scores == pytest.approx(expected.scores, abs=1e-4)
 
 
-def test_greedy_score_is_length_penalised_log_prob(model, batch):
+def test_greedy_score_is_length_penalised_log_prob(model, batch, device):
     src, mask, _ = batch
     out = greedy(model, src, mask, alpha=0.5, max_length=5)
     for b, sequence in enumerate(out.sequences):
-        tgt_in = torch.tensor([[BOS, *sequence[:-1]]])
+        tgt_in = torch.tensor([[BOS, *sequence[:-1]]], device=device)
         log_probs = model(src[b : b + 1], mask[b : b + 1], tgt_in).log_probs()[0]
-        total = log_probs.gather(-1, torch.tensor(sequence).unsqueeze(-1)).sum().item()
+        total = log_probs.gather(-1, torch.tensor(sequence, device=device).unsqueeze(-1)).sum().item()
         assert out.scores[b] == pytest.approx(total / length_penalty(len(sequence), 0.5), abs=1e-4)
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
 @pytest.mark.parametrize("stopping", ["official", "full"])
-def test_min_length_forbids_early_eos(batch, beam_size, stopping):
-    model = eos_biased_model(30.0)  # EOS is by far the most likely token everywhere
+def test_min_length_forbids_early_eos(batch, device, beam_size, stopping):
+    model = eos_biased_model(30.0, device)  # EOS is by far the most likely token everywhere
     src, mask, _ = batch
     options = official(beam_size=beam_size, max_length=8, stopping=stopping)
     eager = generate(model, src, mask, options)
@@ -80,17 +80,17 @@ def test_min_length_forbids_early_eos(batch, beam_size, stopping):
         assert sequence[4] == EOS  # and then it ends as soon as it may
 
 
-def test_max_length_ends_every_hypothesis(batch):
-    model = eos_biased_model(-30.0)  # EOS never wins
+def test_max_length_ends_every_hypothesis(batch, device):
+    model = eos_biased_model(-30.0, device)  # EOS never wins
     src, mask, _ = batch
     for beam_size in (1, 4):
         out = generate(model, src, mask, official(beam_size=beam_size, max_length=5))
         assert all(len(s) == 5 and EOS not in s for s in out.sequences)
 
 
-def test_full_search_never_scores_worse_than_greedy_on_average(batch):
+def test_full_search_never_scores_worse_than_greedy_on_average(batch, device):
     """Sanity check: a wider search should not find worse hypotheses than greedy overall."""
-    model = eos_biased_model(2.0)
+    model = eos_biased_model(2.0, device)
     src, mask, _ = batch
     greedy_scores = greedy(model, src, mask, max_length=8).scores
     beam = generate(model, src, mask, official(beam_size=4, max_length=8, stopping="full")).scores
@@ -104,9 +104,9 @@ def test_unknown_stopping_rule_is_rejected(model, batch):
 
 
 @pytest.mark.parametrize("beam_size", [1, 4])
-def test_ngram_blocking_on_the_model_holds_for_every_returned_hypothesis(beam_size):
-    model = eos_biased_model(-30.0)  # long outputs, so repeats would be likely
-    src, mask, _ = make_batch()
+def test_ngram_blocking_on_the_model_holds_for_every_returned_hypothesis(device, beam_size):
+    model = eos_biased_model(-30.0, device)  # long outputs, so repeats would be likely
+    src, mask, _ = make_batch(device=device)
     out = generate(model, src, mask, official(
         beam_size=beam_size, max_length=30, no_repeat_ngram_size=2, n_best=beam_size, stopping="full"
     ))
@@ -128,8 +128,8 @@ def test_ngram_blocking_on_the_model_holds_for_every_returned_hypothesis(beam_si
         dict(greedy=True, min_length=2),
     ],
 )
-def test_cached_decoding_equals_recomputing_the_prefix(batch, settings):
-    model = eos_biased_model(1.5)
+def test_cached_decoding_equals_recomputing_the_prefix(batch, device, settings):
+    model = eos_biased_model(1.5, device)
     src, mask, _ = batch
     cached = generate(model, src, mask, official(max_length=9, **settings))
     recomputed = generate(model, src, mask, official(max_length=9, **settings), use_cache=False)
@@ -139,8 +139,8 @@ def test_cached_decoding_equals_recomputing_the_prefix(batch, settings):
 
 
 @pytest.mark.parametrize("bias", [0.0, 3.0])
-def test_greedy_flag_equals_beam_size_one(batch, bias):
-    model = eos_biased_model(bias)
+def test_greedy_flag_equals_beam_size_one(batch, device, bias):
+    model = eos_biased_model(bias, device)
     src, mask, _ = batch
     common = dict(alpha=0.5, max_length=10, no_repeat_ngram_size=3)
     beam = generate(model, src, mask, official(beam_size=1, stopping="full", **common))
@@ -150,8 +150,8 @@ def test_greedy_flag_equals_beam_size_one(batch, bias):
 
 
 @pytest.mark.parametrize("stopping", ["official", "full"])
-def test_n_best_is_distinct_sorted_by_score_and_led_by_the_best(batch, stopping):
-    model = eos_biased_model(2.0)
+def test_n_best_is_distinct_sorted_by_score_and_led_by_the_best(batch, device, stopping):
+    model = eos_biased_model(2.0, device)
     src, mask, _ = batch
     options = official(beam_size=4, n_best=3, alpha=0.6, max_length=8, stopping=stopping)
     out = generate(model, src, mask, options)
@@ -169,8 +169,8 @@ def test_n_best_is_distinct_sorted_by_score_and_led_by_the_best(batch, stopping)
         generate(model, src, mask, official(beam_size=2, n_best=3))
 
 
-def test_max_steps_caps_decoding_over_max_and_min_length(batch):
-    model = eos_biased_model(-30.0)
+def test_max_steps_caps_decoding_over_max_and_min_length(batch, device):
+    model = eos_biased_model(-30.0, device)
     src, mask, _ = batch
     out = generate(model, src, mask, official(beam_size=3, min_length=20, max_length=40, max_steps=6))
     assert all(len(s) == 6 for s in out.sequences)
@@ -178,22 +178,23 @@ def test_max_steps_caps_decoding_over_max_and_min_length(batch):
         generate(model, src, mask, official(max_steps=0))
 
 
-def test_grouped_state_steps_equal_per_row_memory(model, batch):
+def test_grouped_state_steps_equal_per_row_memory(model, batch, device):
     """Beams reading their example's memory entry give what a per-row copy of the memory gives."""
     src, mask, tgt = batch
     start = model.init_decoder_state(model.encode(src, mask))
     K = 3
     grouped = start.tile(K)  # memory shared per example
-    copied = start.reorder(torch.arange(src.size(0)).repeat_interleave(K))  # memory copied per row
+    copied = start.reorder(torch.arange(src.size(0), device=device).repeat_interleave(K))  # memory copied per row
     assert grouped.memory[0].keys.size(0) == src.size(0)
     assert copied.memory[0].keys.size(0) == src.size(0) * K
     tokens = tgt[:, 0].repeat_interleave(K)
     a, b = model.step(tokens, grouped), model.step(tokens, copied)
     assert_close(a.log_probs, b.log_probs, atol=1e-5, rtol=0)
-    origin = torch.tensor([2, 0, 1, 3, 3, 5, 8, 6, 7])  # within-example beam origins
-    next_tokens = torch.randint(7, 60, (src.size(0) * K,))
-    rows = torch.tensor([0, 1, 2, 6, 7, 8])
-    a2 = model.step(next_tokens[rows], a.state.reorder_beams(origin).select_examples(torch.tensor([0, 2])))
+    origin = torch.tensor([2, 0, 1, 3, 3, 5, 8, 6, 7], device=device)  # within-example beam origins
+    next_tokens = torch.randint(7, 60, (src.size(0) * K,)).to(device)  # drawn on the CPU: the same on every device
+    rows = torch.tensor([0, 1, 2, 6, 7, 8], device=device)
+    examples = torch.tensor([0, 2], device=device)
+    a2 = model.step(next_tokens[rows], a.state.reorder_beams(origin).select_examples(examples))
     b2 = model.step(next_tokens[rows], b.state.reorder(origin).reorder(rows))
     assert_close(a2.log_probs, b2.log_probs, atol=1e-5, rtol=0)
 

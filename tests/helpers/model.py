@@ -51,11 +51,12 @@ def make_batch(seed: int = 0, *, device: torch.device | str = "cpu") -> tuple[to
 
 
 def random_graph(src_mask: torch.Tensor, seed: int = 0) -> torch.Tensor:
-    """[B, P, P] symmetric weights in [0, 1], zero diagonal and zero at empty paragraphs."""
+    """[B, P, P] symmetric weights in [0, 1], zero diagonal and zero at empty paragraphs, on the device of
+    ``src_mask`` (drawn on the CPU: the same weights on every device)."""
     generator = torch.Generator().manual_seed(seed)
     B, P, _ = src_mask.shape
     graph = torch.rand(B, P, P, generator=generator)
-    graph = (graph + graph.transpose(1, 2)) / 2 * (1 - torch.eye(P))
+    graph = ((graph + graph.transpose(1, 2)) / 2 * (1 - torch.eye(P))).to(src_mask.device)
     real = src_mask.any(-1).float()  # (B, P)
     return graph * real.unsqueeze(1) * real.unsqueeze(2)
 

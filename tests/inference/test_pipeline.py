@@ -40,6 +40,17 @@ def test_texts_document_lists_and_records_give_one_line_each_in_input_order(chec
     assert one == {**lines[0], "score": pytest.approx(lines[0]["score"], abs=1e-5)}  # alone: no padding
 
 
+def floats_within(value, tolerance: float):
+    """``value`` (JSON: dicts, lists, numbers, strings) with each float replaced by ``pytest.approx`` of it."""
+    if isinstance(value, float):
+        return pytest.approx(value, abs=tolerance)
+    if isinstance(value, dict):
+        return {key: floats_within(item, tolerance) for key, item in value.items()}
+    if isinstance(value, list):
+        return [floats_within(item, tolerance) for item in value]
+    return value
+
+
 def test_the_lines_are_those_hiersum_summarize_writes(checkpoint, device, tiny_cfg, tmp_path):
     source, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("".join(json.dumps(record) + "\n" for record in RECORDS), encoding="utf-8")
@@ -51,7 +62,9 @@ def test_the_lines_are_those_hiersum_summarize_writes(checkpoint, device, tiny_c
     summarizer = load_summarizer(checkpoint, device=str(device))
     lines = summarizer.summarize(RECORDS, beam_size=3, n_best=2, max_length=7, min_length=1, max_paragraphs=2,
                                  attention_top_k=2)
-    assert [{key: value for key, value in line.items() if key != "paragraphs"} for line in lines] == written
+    # bit-equal on a CPU; on CUDA the two batchings sum in other orders (scores and weights within 1e-5)
+    expected = written if device.type == "cpu" else floats_within(written, 1e-5)
+    assert [{key: value for key, value in line.items() if key != "paragraphs"} for line in lines] == expected
     assert {"n_best", "top_paragraphs"} <= set(written[0])
     for line, record in zip(lines, RECORDS, strict=True):
         assert len(line["paragraphs"]) == 2

@@ -9,11 +9,11 @@ from torch.testing import assert_close
 from tests.helpers.model import VOCAB
 
 
-def test_log_probs_shape_and_normalisation(model, batch):
+def test_log_probs_shape_and_normalisation(model, batch, device):
     src, mask, tgt = batch
     log_probs = model(src, mask, tgt).log_probs()
     assert log_probs.shape == (*tgt.shape, VOCAB)
-    assert_close(log_probs.exp().sum(-1), torch.ones(tgt.shape))
+    assert_close(log_probs.exp().sum(-1), torch.ones(tgt.shape, device=device))
 
 
 def test_decoder_is_causal(model, batch):
@@ -51,11 +51,11 @@ def test_chunked_decoding_equals_teacher_forcing(model, batch):
     assert_close(chunked, full, atol=1e-5, rtol=0)
 
 
-def test_reorder_selects_rows(model, batch):
+def test_reorder_selects_rows(model, batch, device):
     src, mask, tgt = batch
     state = model.init_decoder_state(model.encode(src, mask))
     state = model.step(tgt[:, 0], state).state
-    order = torch.tensor([2, 0, 0])
+    order = torch.tensor([2, 0, 0], device=device)
     reordered = model.step(tgt[order, 1], state.reorder(order)).log_probs
     direct = model.step(tgt[:, 1], state).log_probs[order]
     assert_close(reordered, direct)
@@ -81,20 +81,20 @@ def test_preallocated_cache_is_written_in_place(model, batch):
 
 
 @torch.inference_mode()
-def test_beam_reorder_equals_copying_reorder_without_allocating(model, batch):
+def test_beam_reorder_equals_copying_reorder_without_allocating(model, batch, device):
     """reorder_beams (in place when few rows move, a buffer swap when most do) equals the general
     copying reorder over several steps, and only ever uses two buffers per layer."""
     src, mask, tgt = batch
     K = 2
     start = model.init_decoder_state(model.encode(src, mask), cache_capacity=8).tile(K)
-    fast, slow = start, start.reorder(torch.arange(start.rows))
-    rows = torch.arange(start.rows)
-    few_move = torch.tensor([1, 1, 2, 3, 4, 5])  # one row of example 0 moves
-    most_move = torch.tensor([1, 1, 3, 2, 4, 4])  # four of six rows move
-    generator = torch.Generator().manual_seed(1)
+    fast, slow = start, start.reorder(torch.arange(start.rows, device=device))
+    rows = torch.arange(start.rows, device=device)
+    few_move = torch.tensor([1, 1, 2, 3, 4, 5], device=device)  # one row of example 0 moves
+    most_move = torch.tensor([1, 1, 3, 2, 4, 4], device=device)  # four of six rows move
+    generator = torch.Generator().manual_seed(1)  # on the CPU: the same tokens on every device
     pointers = set()
     for origin in (few_move, most_move, rows, most_move, few_move, few_move):
-        tokens = torch.randint(7, VOCAB, (fast.rows,), generator=generator)
+        tokens = torch.randint(7, VOCAB, (fast.rows,), generator=generator).to(device)
         a, b = model.step(tokens, fast), model.step(tokens, slow)
         assert_close(a.log_probs, b.log_probs, atol=1e-5, rtol=0)
         before = a.state.self_attn.buffers[0].data_ptr()

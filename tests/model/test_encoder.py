@@ -116,8 +116,8 @@ def test_inter_attention_ignores_empty_paragraphs(model, batch):
         assert_close(attention.sum(-1), torch.ones_like(attention.sum(-1)))
 
 
-def test_empty_paragraphs_give_finite_outputs_and_gradients(batch):
-    model = make_model(dropout=0.1).train()
+def test_empty_paragraphs_give_finite_outputs_and_gradients(batch, device):
+    model = make_model(dropout=0.1, device=device).train()
     src, mask, tgt = batch
     log_probs = model(src, mask, tgt).log_probs()
     assert torch.isfinite(log_probs).all()
@@ -126,8 +126,8 @@ def test_empty_paragraphs_give_finite_outputs_and_gradients(batch):
         assert parameter.grad is not None and torch.isfinite(parameter.grad).all(), name
 
 
-def test_tied_embeddings_and_init():
-    model = make_model()
+def test_tied_embeddings_and_init(device):
+    model = make_model(device=device)
     table = model.encoder.embeddings.weight
     assert model.decoder.embeddings.weight is table
     assert model.generator.weight is table
@@ -135,7 +135,7 @@ def test_tied_embeddings_and_init():
     assert model.generator.bias.shape == (VOCAB,)
 
 
-def test_different_batches_differ():
-    model = make_model()
-    a, b = make_batch(0), make_batch(1)
+def test_different_batches_differ(device):
+    model = make_model(device=device)
+    a, b = make_batch(0, device=device), make_batch(1, device=device)
     assert not torch.allclose(model(*a).log_probs(), model(*b).log_probs())

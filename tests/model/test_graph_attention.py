@@ -9,10 +9,10 @@ from torch.testing import assert_close
 from tests.helpers.model import PAD, make_model, random_graph
 
 
-def graph_model(kind: str = "similarity"):
-    """A graph model with the same weights as ``make_model()`` (plus its graph weights)."""
-    model = make_model(graph=kind)
-    missing, unexpected = model.load_state_dict(make_model().state_dict(), strict=False)
+def graph_model(device: torch.device, kind: str = "similarity"):
+    """A graph model with the same weights as ``make_model()`` (plus its graph weights), on ``device``."""
+    model = make_model(graph=kind, device=device)
+    missing, unexpected = model.load_state_dict(make_model(device=device).state_dict(), strict=False)
     assert unexpected == [] and all(key.endswith("graph_weight") for key in missing)
     return model
 
@@ -25,9 +25,9 @@ def test_graph_none_adds_no_parameter_and_ignores_a_graph(model, batch):
         assert_close(with_graph, model(src, mask, tgt).log_probs())
 
 
-def test_graph_bias_changes_the_inter_attention(batch):
+def test_graph_bias_changes_the_inter_attention(batch, device):
     src, mask, tgt = batch
-    model, plain = graph_model(), make_model()
+    model, plain = graph_model(device), make_model(device=device)
     graph = random_graph(mask)
     with torch.no_grad():
         biased = model.encode(src, mask, paragraph_graph=graph, return_attention=True)
@@ -45,9 +45,9 @@ def test_graph_bias_changes_the_inter_attention(batch):
     assert model.encoder.layers[1].graph_weight.shape == (4,)
 
 
-def test_graph_edges_of_empty_paragraphs_change_nothing(batch):
+def test_graph_edges_of_empty_paragraphs_change_nothing(batch, device):
     src, mask, tgt = batch
-    model = graph_model()
+    model = graph_model(device)
     graph = random_graph(mask)
     touched = graph.clone()
     empty = ~mask.any(-1)  # (B, P): paragraph 2 of example 0, paragraphs 1-3 of example 2
@@ -64,18 +64,18 @@ def test_graph_edges_of_empty_paragraphs_change_nothing(batch):
         )
 
 
-def test_graph_model_requires_a_graph_of_the_right_shape(batch):
+def test_graph_model_requires_a_graph_of_the_right_shape(batch, device):
     src, mask, tgt = batch
-    model = graph_model("discourse")
+    model = graph_model(device, "discourse")
     with pytest.raises(ValueError, match="paragraph_graph"):
         model(src, mask, tgt).log_probs()
     with pytest.raises(ValueError, match=r"\(3, 4, 4\)"):
-        model.encode(src, mask, paragraph_graph=torch.zeros(3, 5, 5))
+        model.encode(src, mask, paragraph_graph=torch.zeros(3, 5, 5, device=device))
 
 
-def test_graph_weight_is_learned(batch):
+def test_graph_weight_is_learned(batch, device):
     src, mask, tgt = batch
-    model = graph_model().train()
+    model = graph_model(device).train()
     model(src, mask, tgt, paragraph_graph=random_graph(mask)).log_probs().sum().backward()
     grad = model.encoder.layers[1].graph_weight.grad
     assert grad is not None and grad.abs().sum() > 0

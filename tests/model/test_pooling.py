@@ -23,9 +23,9 @@ def test_pooling_penalty_values():
     assert pooling_penalty([], mask).item() == 0.0
 
 
-def test_pooling_penalty_of_a_model_is_positive_and_differentiable(batch):
+def test_pooling_penalty_of_a_model_is_positive_and_differentiable(batch, device):
     src, mask, _ = batch
-    model = make_model().train()
+    model = make_model(device=device).train()
     encoded = model.encode(src, mask, return_attention=True)
     penalty = pooling_penalty(encoded.pooling_weights, mask)
     assert penalty.item() > 0

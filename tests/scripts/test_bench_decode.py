@@ -88,3 +88,12 @@ def test_compile_times_the_compiled_step_beside_eager_in_bf16():
     assert result["compiled_speedup"] == pytest.approx(result["seconds_best"] / result["compiled_seconds_best"],
                                                        rel=0.1)  # from unrounded seconds
     assert result["compile_seconds"] > 0
+
+
+@pytest.mark.slow
+def test_a_compile_mode_is_passed_to_the_step_and_its_tokens_are_compared_with_eager():
+    bench_decode = load_script()
+    args = bench_decode.parse_args([*TINY, "--compile", "--compile-mode", "default"])
+    result = bench_decode.run_case(args, "tiny", "greedy", True)
+    assert result["compiled_same_tokens"] is True  # fp32: the compiled step decodes eager's tokens
+    assert bench_decode.parse_args([*TINY]).compile_mode is None  # the model's own choice by default

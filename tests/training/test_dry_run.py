@@ -83,3 +83,16 @@ def test_a_shared_fake_module_gives_each_precision_the_figures_of_a_fresh_one(ti
     for precision in ("32-true", "bf16-mixed", "32-true"):
         fresh = fake_training(cfg, tokenizer, cfg.tokenizer.vocab_size, None)
         assert step_memory(shared, batch, precision) == step_memory(fresh, batch, precision)
+
+
+@pytest.mark.parametrize("torch_has_the_context", [True, False], ids=["torch-2.13", "torch-2.11"])
+def test_the_fake_step_reads_as_compiling_with_or_without_torchs_session_context(torch_has_the_context,
+                                                                                 monkeypatch):
+    """The fake step must read ``torch.compiler.is_compiling()`` as True (the decoder then reads no tensor value);
+    torch 2.11 has no ``_compile_session_context``: every dry run failed on the GPU machines until this."""
+    if not torch_has_the_context:
+        monkeypatch.delattr(torch.compiler, "_compile_session_context", raising=False)
+    assert not torch.compiler.is_compiling()
+    with dry_run_module.compiling():
+        assert torch.compiler.is_compiling()
+    assert not torch.compiler.is_compiling()

@@ -23,6 +23,7 @@ from hiersum.data.schema import IGNORE_INDEX
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.inference import autocast
 from hiersum.model import HierSum
+from hiersum.model.pooling import MultiHeadPooling
 from hiersum.training.module import label_smoothed_nll
 from tests.helpers.device import require_device
 from tests.helpers.model import PAD, make_model
@@ -97,3 +98,18 @@ def test_a_bf16_decode_matches_fp32():
         if agree:
             assert b == pytest.approx(a, abs=0.05)
     assert bf16.scores != fp32.scores  # autocast did act
+
+
+def test_pooling_sums_fp32_weights_with_bf16_values_as_cuda_autocast_gives_them():
+    """Under CUDA autocast ``exp`` runs in fp32 and ``linear`` in bf16, so the pooling's weights and values differ in
+    dtype (a CPU's autocast keeps both in bf16: only a GPU run showed it). The weighted sum takes the wider dtype
+    and equals the sum of the fp32 values within bf16 rounding."""
+    torch.manual_seed(0)
+    pooling = MultiHeadPooling(8, heads=2, dropout=0.0)
+    x = torch.randn(5, 8)  # (N, D): rows 0-2 paragraph 0, rows 3-4 paragraph 1
+    segment = torch.tensor([0, 0, 0, 1, 1])
+    expected = pooling(x, segment, 2).vectors  # (R, H, E)
+    pooling.value.register_forward_hook(lambda module, inputs, values: values.to(torch.bfloat16))
+    mixed = pooling(x, segment, 2).vectors
+    assert mixed.dtype == torch.float32
+    torch.testing.assert_close(mixed, expected, rtol=1e-2, atol=1e-2)
