@@ -22,6 +22,7 @@ from hiersum.cli.import_hiersumm import main as import_main
 from hiersum.config import ModelConfig
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
+from tests.helpers.device import same_result
 from tests.helpers.model import BOS, EOS, PAD, VOCAB
 from tests.helpers.paths import SHARED_DIR
 
@@ -66,8 +67,7 @@ def assert_same_model(imported: HierSum, original: HierSum, name: str, device: t
     imported, original = imported.to(device), original.to(device)
     src, mask, tgt = inputs(name, device)
     assert imported.config == original.config
-    # bit-equal on a CPU; CUDA's index_add (the pooling's sums) adds with atomics, in another order each call
-    same = dict(rtol=0, atol=0) if device.type == "cpu" else dict(rtol=1e-5, atol=1e-5)
+    same = same_result(device)
     with torch.no_grad():
         assert_close(imported.encode(src, mask).token_states, original.encode(src, mask).token_states, **same)
         assert_close(imported(src, mask, tgt).log_probs(), original(src, mask, tgt).log_probs(), **same)

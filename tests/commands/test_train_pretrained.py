@@ -80,7 +80,7 @@ def test_a_fixed_cached_encoder_trains_only_the_new_layers_and_its_decoder_table
                    "trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0", "eval_split=null",
                    output_dir=run_dir)
     train(cfg)
-    state = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
+    state = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True, map_location="cpu")["state_dict"]
     assert state and not any("cache" in name for name in state)
     original = AutoModel.from_pretrained(str(bert), local_files_only=True).state_dict()
     for name, tensor in original.items():
