@@ -54,6 +54,7 @@ from torch.utils.data import Dataset
 
 from hiersum.config import DataConfig, OnError, TokenizerConfig, UsageError
 from hiersum.data.batching import LENGTH_FIELDS
+from hiersum.data.encoded_chunk import OFFSET_DTYPE, TOKEN_DTYPE, EncodedChunk, encoded_chunk
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
@@ -67,8 +68,6 @@ SHARD_EXAMPLES = 8192
 ENCODE_CHUNK = 256
 """Examples tokenized per call of the tokenizer while preparing."""
 MANIFEST = "manifest.json"
-TOKEN_DTYPE = np.int32
-OFFSET_DTYPE = np.int64
 
 
 PREPARED_DIR_VARIABLE = "HIERSUM_PREPARED_DIR"
@@ -174,54 +173,42 @@ def cached_text(folder: Path, name: str, key: dict[str, Any], make: Callable[[],
 
 
 class _ShardWriter:
-    """Appends examples to the files of one shard folder, written :data:`ENCODE_CHUNK` examples at a time."""
+    """Appends chunks of examples to the files of one shard folder."""
+
+    OFFSETS = ("paragraph_offsets", "example_paragraphs", "target_offsets", "record_offsets")
+    """The files of offsets (each starts with 0)."""
 
     def __init__(self, folder: Path) -> None:
         folder.mkdir()
         self.folder = folder
-        names = ("paragraph_tokens", "paragraph_offsets", "example_paragraphs", "target_tokens", "target_offsets",
-                 "record_offsets")
+        names = ("paragraph_tokens", *self.OFFSETS, "target_tokens")
         self.files: dict[str, BinaryIO] = {name: open(folder / f"{name}.bin", "wb") for name in names}
         self.records = open(folder / "records.jsonl", "wb")
         self.n_examples = self.n_paragraphs = self.n_tokens = self.n_target_tokens = self.n_bytes = 0
-        # the values not yet written (every offset file starts with 0), and the lines of records.jsonl
-        self.pending: dict[str, list[int]] = {name: [] if name.endswith("_tokens") else [0] for name in names}
-        self.pending_lines: list[bytes] = []
+        for name in self.OFFSETS:
+            np.zeros(1, dtype=OFFSET_DTYPE).tofile(self.files[name])
 
-    def add(self, example: Example, encoded: EncodedExample, *, with_text: bool) -> None:
-        pending = self.pending
-        for paragraph in encoded.paragraphs:
-            pending["paragraph_tokens"] += paragraph
-            self.n_tokens += len(paragraph)
-            pending["paragraph_offsets"].append(self.n_tokens)
-        self.n_paragraphs += len(encoded.paragraphs)
-        pending["example_paragraphs"].append(self.n_paragraphs)
-        pending["target_tokens"] += encoded.target
-        self.n_target_tokens += len(encoded.target)
-        pending["target_offsets"].append(self.n_target_tokens)
-        record: dict[str, Any] = {"id": encoded.id, "references": encoded.references, "provenance": encoded.provenance,
-                                  "n_dropped_paragraphs": encoded.n_dropped_paragraphs}
-        if encoded.graph is not None:
-            record["graph"] = encoded.graph
-        if with_text:
-            record.update(title=example.title, documents=example.documents)
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        self.pending_lines.append(line)
-        self.n_bytes += len(line)
-        pending["record_offsets"].append(self.n_bytes)
-        self.n_examples += 1
-        if len(self.pending_lines) >= ENCODE_CHUNK:
-            self._flush()
-
-    def _flush(self) -> None:
-        for name, values in self.pending.items():
-            np.asarray(values, dtype=TOKEN_DTYPE if name.endswith("_tokens") else OFFSET_DTYPE).tofile(self.files[name])
-            values.clear()
-        self.records.write(b"".join(self.pending_lines))
-        self.pending_lines.clear()
+    def add(self, chunk: EncodedChunk) -> None:
+        line_bytes = np.fromiter(map(len, chunk.record_lines), dtype=OFFSET_DTYPE, count=len(chunk))
+        written = {
+            "paragraph_tokens": chunk.paragraph_tokens,
+            "paragraph_offsets": self.n_tokens + np.cumsum(chunk.paragraph_lengths, dtype=OFFSET_DTYPE),
+            "example_paragraphs": self.n_paragraphs + np.cumsum(chunk.example_paragraphs, dtype=OFFSET_DTYPE),
+            "target_tokens": chunk.target_tokens,
+            "target_offsets": self.n_target_tokens + np.cumsum(chunk.target_lengths, dtype=OFFSET_DTYPE),
+            "record_offsets": self.n_bytes + np.cumsum(line_bytes, dtype=OFFSET_DTYPE),
+        }
+        for name, values in written.items():
+            dtype = TOKEN_DTYPE if name.endswith("_tokens") else OFFSET_DTYPE
+            values.astype(dtype, copy=False).tofile(self.files[name])
+        self.records.write(b"".join(chunk.record_lines))
+        self.n_examples += len(chunk)
+        self.n_paragraphs += len(chunk.paragraph_lengths)
+        self.n_tokens += len(chunk.paragraph_tokens)
+        self.n_target_tokens += len(chunk.target_tokens)
+        self.n_bytes += int(line_bytes.sum())
 
     def close(self) -> None:
-        self._flush()
         for handle in [*self.files.values(), self.records]:
             handle.close()
 
@@ -229,27 +216,28 @@ class _ShardWriter:
 class _SplitWriter:
     """Writes a split's shards and its length index into ``folder``."""
 
-    def __init__(self, folder: Path, *, with_text: bool, shard_examples: int) -> None:
+    def __init__(self, folder: Path, *, shard_examples: int) -> None:
         self.folder = folder
-        self.with_text = with_text
         self.shard_examples = shard_examples
         self.lengths = open(folder / "lengths.bin", "wb")
         self.shard_sizes: list[int] = []
         self.shard: _ShardWriter | None = None
-        self.pending_lengths: list[int] = []
 
-    def add(self, example: Example, encoded: EncodedExample) -> None:
-        if self.shard is None or self.shard.n_examples == self.shard_examples:
-            self._close_shard()
-            self.shard = _ShardWriter(self.folder / f"shard-{len(self.shard_sizes):05d}")
-        self.shard.add(example, encoded, with_text=self.with_text)
-        longest = max((len(p) for p in encoded.paragraphs), default=0)
-        self.pending_lengths += (len(encoded.paragraphs), longest, len(encoded.target))  # written with its shard
+    def add(self, chunk: EncodedChunk) -> None:
+        """The chunk's examples, in order: a shard is closed at ``shard_examples`` and the next one started."""
+        start = 0
+        while start < len(chunk):
+            if self.shard is None or self.shard.n_examples == self.shard_examples:
+                self._close_shard()
+                self.shard = _ShardWriter(self.folder / f"shard-{len(self.shard_sizes):05d}")
+            stop = min(len(chunk), start + self.shard_examples - self.shard.n_examples)
+            part = chunk if (start, stop) == (0, len(chunk)) else chunk.part(start, stop)
+            self.shard.add(part)
+            part.lengths.astype(TOKEN_DTYPE, copy=False).tofile(self.lengths)
+            start = stop
 
     def _close_shard(self) -> None:
         if self.shard is not None:
-            np.asarray(self.pending_lengths, dtype=TOKEN_DTYPE).tofile(self.lengths)
-            self.pending_lengths.clear()
             self.shard.close()
             self.shard_sizes.append(self.shard.n_examples)
             self.shard = None
@@ -270,32 +258,47 @@ def one_per_reference(example: Example) -> list[Example]:
             for k, reference in enumerate(example.references, start=1)]
 
 
-def encoded_records(
+def encoded_chunks(
     config: DataConfig, split: str, tokenizer: SubwordTokenizer, selection: SelectionConfig, *, with_text: bool,
     every_reference: bool = False, workers: int = 1,
-) -> Iterator[tuple[Example, EncodedExample] | RecordError]:
-    """(example, encoded example) of each record of ``split``, in order, or the :class:`RecordError` of a
-    malformed one; a chunk of :data:`ENCODE_CHUNK` examples (or one WikiSum shard) in memory at a time, or with
-    ``workers`` > 1 at most ``2 * workers`` chunks, tokenized by that many processes (the same results, in the
-    same order). ``every_reference``: a record with several references gives one example per reference
+) -> Iterator[EncodedChunk | RecordError]:
+    """The records of ``split`` encoded, in order, in chunks of :data:`ENCODE_CHUNK` examples (the last one
+    shorter, maybe empty), and the :class:`RecordError` of each malformed record when it is read; with
+    ``workers`` > 1 at most ``2 * workers`` chunks in flight, tokenized by that many processes (the same results,
+    in the same order). ``every_reference``: a record with several references gives one example per reference
     (:func:`one_per_reference`; formats read as token ids, WikiSum, have one reference)."""
     spec = format_spec(config.format)
     if spec.read_encoded is not None:
-        yield from spec.read_encoded(config.path, split, tokenizer, selection, with_text=with_text)
+        yield from _pairs_in_chunks(spec.read_encoded(config.path, split, tokenizer, selection, with_text=with_text),
+                                    with_text=with_text)
         return
     items = _chunks(spec.split_records(config.path, split), every_reference=every_reference)
     if workers == 1:
         for item in items:
-            if isinstance(item, RecordError):
-                yield item
-            else:
-                yield from _pairs(item, encode_examples(item, tokenizer, selection))
+            yield item if isinstance(item, RecordError) else _encode(item, tokenizer, selection, with_text)
         return
-    yield from _encoded_in_processes(items, tokenizer, selection, workers)
+    yield from _encoded_in_processes(items, (tokenizer, selection, with_text), workers)
 
 
-def _pairs(chunk: list[Example], encoded: list[EncodedExample]) -> Iterator[tuple[Example, EncodedExample]]:
-    return zip(chunk, encoded, strict=True)
+def _encode(examples: list[Example], tokenizer: SubwordTokenizer, selection: SelectionConfig,
+            with_text: bool) -> EncodedChunk:
+    return encoded_chunk(zip(examples, encode_examples(examples, tokenizer, selection), strict=True),
+                         with_text=with_text)
+
+
+def _pairs_in_chunks(items: Iterable[tuple[Example, EncodedExample] | RecordError], *, with_text: bool
+                     ) -> Iterator[EncodedChunk | RecordError]:
+    """Pairs read already encoded (WikiSum), in chunks of :data:`ENCODE_CHUNK`, and each error when it comes."""
+    pairs: list[tuple[Example, EncodedExample]] = []
+    for item in items:
+        if isinstance(item, RecordError):
+            yield item
+            continue
+        pairs.append(item)
+        if len(pairs) >= ENCODE_CHUNK:
+            yield encoded_chunk(pairs, with_text=with_text)
+            pairs = []
+    yield encoded_chunk(pairs, with_text=with_text)
 
 
 def _chunks(records: Iterable[Example | RecordError], *, every_reference: bool
@@ -314,24 +317,25 @@ def _chunks(records: Iterable[Example | RecordError], *, every_reference: bool
     yield chunk
 
 
-_ENCODER: list[tuple[SubwordTokenizer, SelectionConfig]] = []
-"""The tokenizer and selection of a tokenizing process (:func:`_encoded_in_processes`), set once when it starts."""
+Encoder = tuple[SubwordTokenizer, SelectionConfig, bool]
+"""What a tokenizing process encodes with: the tokenizer, the selection and ``with_text``."""
+
+_ENCODER: list[Encoder] = []
+"""The encoder of a tokenizing process (:func:`_encoded_in_processes`), set once when it starts."""
 
 
-def _start_encoder(tokenizer: SubwordTokenizer, selection: SelectionConfig) -> None:
+def _start_encoder(encoder: Encoder) -> None:
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a process: the workers already use the cores
-    _ENCODER.append((tokenizer, selection))
+    _ENCODER.append(encoder)
 
 
-def _encode_chunk(chunk: list[Example]) -> list[EncodedExample]:
-    tokenizer, selection = _ENCODER[-1]
-    return encode_examples(chunk, tokenizer, selection)
+def _encode_chunk(chunk: list[Example]) -> EncodedChunk:
+    return _encode(chunk, *_ENCODER[-1])
 
 
-def _encoded_in_processes(items: Iterator[list[Example] | RecordError], tokenizer: SubwordTokenizer,
-                          selection: SelectionConfig, workers: int) -> Iterator[tuple[Example, EncodedExample]
-                                                                                | RecordError]:
-    """:func:`encoded_records` by ``workers`` spawned processes, started once a second chunk is read (a split of
+def _encoded_in_processes(items: Iterator[list[Example] | RecordError], encoder: Encoder, workers: int
+                          ) -> Iterator[EncodedChunk | RecordError]:
+    """:func:`encoded_chunks` by ``workers`` spawned processes, started once a second chunk is read (a split of
     one chunk is tokenized here); the chunks are yielded in order, at most ``2 * workers`` of them in flight."""
     pending: collections.deque[tuple[list[Example], Any]] = collections.deque()
     with contextlib.ExitStack() as stack:
@@ -343,15 +347,15 @@ def _encoded_in_processes(items: Iterator[list[Example] | RecordError], tokenize
             if pool is None and pending:
                 pool = stack.enter_context(ProcessPoolExecutor(
                     max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_encoder,
-                    initargs=(tokenizer, selection)))
+                    initargs=(encoder,)))
                 first, _ = pending.popleft()
                 pending.append((first, pool.submit(_encode_chunk, first)))
             pending.append((item, pool.submit(_encode_chunk, item) if pool else None))
             while len(pending) > 2 * workers:
-                chunk, future = pending.popleft()
-                yield from _pairs(chunk, future.result())
+                _, future = pending.popleft()
+                yield future.result()
         for chunk, future in pending:
-            yield from _pairs(chunk, future.result() if future else encode_examples(chunk, tokenizer, selection))
+            yield future.result() if future else _encode(chunk, *encoder)
 
 
 def _write_split(
@@ -362,17 +366,17 @@ def _write_split(
     with_text = manifest["with_text"]
     errors: list[RecordError] = []
     with _publishing(folder) as temporary:
-        writer = _SplitWriter(temporary, with_text=with_text, shard_examples=shard_examples)
+        writer = _SplitWriter(temporary, shard_examples=shard_examples)
         try:
-            for item in encoded_records(config, manifest["split"], tokenizer, selection, with_text=with_text,
-                                        every_reference=manifest.get("every_reference", False),
-                                        workers=config.prepare_workers or os.cpu_count() or 1):
+            for item in encoded_chunks(config, manifest["split"], tokenizer, selection, with_text=with_text,
+                                       every_reference=manifest.get("every_reference", False),
+                                       workers=config.prepare_workers or os.cpu_count() or 1):
                 if isinstance(item, RecordError):
                     if config.on_error is OnError.fail:
                         raise item
                     errors.append(item)
                 else:
-                    writer.add(*item)
+                    writer.add(item)
         finally:
             shard_sizes = writer.close()
         (temporary / "errors.jsonl").write_text(

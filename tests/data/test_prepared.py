@@ -101,16 +101,17 @@ def test_a_prepared_split_is_reused_and_its_key_follows_inputs_selection_and_tok
 
 def test_a_killed_preparation_leaves_no_folder_that_looks_complete(tiny_corpus, tokenizer, tmp_path, monkeypatch):
     data = data_config(tiny_corpus, tmp_path)
+    monkeypatch.setattr(prepared_module, "ENCODE_CHUNK", 7)  # 40 examples: 6 chunks
     original = prepared_module._ShardWriter.add
     calls = []
 
-    def dies_on_the_fifth(self, *args, **kwargs):
+    def dies_on_the_third_chunk(self, *args, **kwargs):
         calls.append(1)
-        if len(calls) == 5:
+        if len(calls) == 3:
             raise KeyboardInterrupt  # as a kill would stop it: mid-split, files half written
         original(self, *args, **kwargs)
 
-    monkeypatch.setattr(prepared_module._ShardWriter, "add", dies_on_the_fifth)
+    monkeypatch.setattr(prepared_module._ShardWriter, "add", dies_on_the_third_chunk)
     with pytest.raises(KeyboardInterrupt):
         prepare_split(data, "train", tokenizer)
     assert not [path for path in tmp_path.iterdir() if path.is_dir()]  # neither the folder nor its temporary

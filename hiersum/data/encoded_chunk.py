@@ -1,0 +1,102 @@
+"""A chunk of encoded examples in the layout of a prepared shard's files (:mod:`hiersum.data.prepared`): the token
+ids as flat arrays with the length of each paragraph and target, and each example's line of ``records.jsonl``
+already serialized.
+
+The tokenizing processes of ``hiersum prepare`` hand their work back in this form: arrays and bytes pickle and
+unpickle as copies of memory, where :class:`~hiersum.data.schema.EncodedExample` objects, lists of int objects,
+cost the writing process about 0.08 ms an example to rebuild (docs/benchmarks.md, "Preparing a large corpus").
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hiersum.data.schema import EncodedExample, Example
+
+TOKEN_DTYPE = np.int32
+"""The dtype of token ids (and of the rows of ``lengths.bin``) in the prepared files."""
+OFFSET_DTYPE = np.int64
+"""The dtype of the offsets in the prepared files."""
+
+
+@dataclass(frozen=True)
+class EncodedChunk:
+    """N examples with Q paragraphs in all."""
+
+    paragraph_tokens: np.ndarray
+    """int32 [sum of ``paragraph_lengths``]: every kept paragraph's ids, one after the other."""
+    paragraph_lengths: np.ndarray
+    """int64 [Q]: the ids of each paragraph."""
+    example_paragraphs: np.ndarray
+    """int64 [N]: the paragraphs of each example."""
+    target_tokens: np.ndarray
+    """int32 [sum of ``target_lengths``]: every target's ids."""
+    target_lengths: np.ndarray
+    """int64 [N]: the ids of each target."""
+    lengths: np.ndarray
+    """int32 [N, 3]: per example its paragraphs, its longest paragraph's ids and its target's ids (the rows of
+    the split's ``lengths.bin``)."""
+    record_lines: list[bytes]
+    """[N]: each example's line of ``records.jsonl`` (UTF-8 JSON, newline-terminated)."""
+
+    def __len__(self) -> int:
+        return len(self.record_lines)
+
+    def part(self, start: int, stop: int) -> EncodedChunk:
+        """Examples ``start`` to ``stop`` (exclusive), as a chunk of their own."""
+        first, last = (int(self.example_paragraphs[:index].sum()) for index in (start, stop))
+        tokens = [int(self.paragraph_lengths[:index].sum()) for index in (first, last)]
+        targets = [int(self.target_lengths[:index].sum()) for index in (start, stop)]
+        return EncodedChunk(
+            paragraph_tokens=self.paragraph_tokens[tokens[0]:tokens[1]],
+            paragraph_lengths=self.paragraph_lengths[first:last],
+            example_paragraphs=self.example_paragraphs[start:stop],
+            target_tokens=self.target_tokens[targets[0]:targets[1]],
+            target_lengths=self.target_lengths[start:stop],
+            lengths=self.lengths[start:stop],
+            record_lines=self.record_lines[start:stop],
+        )
+
+
+def record_line(example: Example, encoded: EncodedExample, *, with_text: bool) -> bytes:
+    """The example's line of ``records.jsonl``: what the batches need beside the ids (and its text, ``with_text``)."""
+    record: dict[str, Any] = {"id": encoded.id, "references": encoded.references, "provenance": encoded.provenance,
+                              "n_dropped_paragraphs": encoded.n_dropped_paragraphs}
+    if encoded.graph is not None:
+        record["graph"] = encoded.graph
+    if with_text:
+        record.update(title=example.title, documents=example.documents)
+    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _ids(lists: list[list[int]], total: int) -> np.ndarray:
+    return np.fromiter(itertools.chain.from_iterable(lists), dtype=TOKEN_DTYPE, count=total)
+
+
+def encoded_chunk(pairs: Iterable[tuple[Example, EncodedExample]], *, with_text: bool) -> EncodedChunk:
+    """The chunk of ``pairs`` (each example with its encoding), in their order."""
+    pairs = list(pairs)
+    encoded = [pair[1] for pair in pairs]
+    paragraphs = [paragraph for example in encoded for paragraph in example.paragraphs]
+    paragraph_lengths = np.fromiter(map(len, paragraphs), dtype=OFFSET_DTYPE, count=len(paragraphs))
+    targets = [example.target for example in encoded]
+    target_lengths = np.fromiter(map(len, targets), dtype=OFFSET_DTYPE, count=len(targets))
+    example_paragraphs = np.fromiter((len(example.paragraphs) for example in encoded), dtype=OFFSET_DTYPE,
+                                     count=len(encoded))
+    longest = [max(map(len, example.paragraphs), default=0) for example in encoded]
+    lengths = np.stack([example_paragraphs, np.asarray(longest, dtype=OFFSET_DTYPE), target_lengths], axis=1)
+    return EncodedChunk(
+        paragraph_tokens=_ids(paragraphs, int(paragraph_lengths.sum())),
+        paragraph_lengths=paragraph_lengths,
+        example_paragraphs=example_paragraphs,
+        target_tokens=_ids(targets, int(target_lengths.sum())),
+        target_lengths=target_lengths,
+        lengths=lengths.astype(TOKEN_DTYPE).reshape(len(encoded), 3),
+        record_lines=[record_line(example, one, with_text=with_text) for example, one in pairs],
+    )
