@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import importlib.resources
 import os
+import re
 import string
 import sys
 from collections.abc import Callable, Iterator
@@ -22,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf import DictConfig
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from hiersum.cli.config_store import register_configs
 from hiersum.cli.resolvers import register_resolvers
@@ -221,7 +224,36 @@ def _hydra_message(error: Exception) -> str:
         reason = str(cause).strip().splitlines()[0]
         if reason not in message:
             message = f"{message.rstrip()}; {reason}"
+    if isinstance(cause, ConfigAttributeError | ConfigKeyError):
+        meant = nearest_options(cause)
+        if meant:  # Hydra's advice to add the key with "+" would only hide the typo: the schema has no such option
+            message = re.sub(r"\s*To append to your config use \+\S+", "", message.rstrip())
+            message = f"{message}; did you mean {' or '.join(meant)}?"
     return message
+
+
+def nearest_options(unknown: ConfigAttributeError | ConfigKeyError) -> list[str]:
+    """The options of the config an unknown key was set in that it probably meant (at most three): those whose
+    name holds the key as a word (``workers``: ``data.prepare_workers``), else the closest in spelling
+    (``data.batch_token``: ``data.batch_tokens``)."""
+    parent = unknown.parent_node
+    if not isinstance(parent, DictConfig) or not unknown.full_key:
+        return []
+    options = [key for key in _dotted_keys(parent._get_root()) if not key.startswith("hydra.")]
+    typed = str(unknown.full_key)
+    name = typed.rsplit(".", 1)[-1]
+    as_a_word = [key for key in options if name in key.rsplit(".", 1)[-1].split("_")]
+    return as_a_word[:3] or difflib.get_close_matches(typed, options, n=3, cutoff=0.8)
+
+
+def _dotted_keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
+    """The dotted name of every option below ``node`` (values left unresolved)."""
+    for key in node.keys():
+        child = node._get_node(key)
+        if isinstance(child, DictConfig) and not child._is_none() and not child._is_missing():
+            yield from _dotted_keys(child, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}"
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -97,6 +97,6 @@ def encoded_chunk(pairs: Iterable[tuple[Example, EncodedExample]], *, with_text:
         example_paragraphs=example_paragraphs,
         target_tokens=_ids(targets, int(target_lengths.sum())),
         target_lengths=target_lengths,
-        lengths=lengths.astype(TOKEN_DTYPE).reshape(len(encoded), 3),
+        lengths=lengths.astype(TOKEN_DTYPE),
         record_lines=[record_line(example, one, with_text=with_text) for example, one in pairs],
     )
