@@ -44,6 +44,14 @@ def test_an_unknown_part_is_refused_in_one_line_with_exit_2():
                                      + ", ".join(gpu_check.PART_NAMES))
 
 
+def test_the_tests_part_leaves_out_only_files_that_exist_and_use_no_gpu():
+    """pytest ignores an ``--ignore`` of a path that is not there: a renamed file would run again unnoticed."""
+    [command] = gpu_check.PARTS[0].commands(gpu_check.Context("python", Path("d"), Path("m"), Path("o")))
+    ignored = [argument.removeprefix("--ignore=") for argument in command if argument.startswith("--ignore=")]
+    assert ignored == list(gpu_check.CPU_ONLY_TESTS) and all((PROJECT_ROOT / path).is_file() for path in ignored)
+    assert 1 <= gpu_check.TEST_WORKERS <= 14 and command[-1] == "tests"
+
+
 def test_parts_are_selected_by_name_in_the_order_of_the_check():
     assert [p.name for p in gpu_check.select_parts(None)] == list(gpu_check.PART_NAMES)
     picked = gpu_check.select_parts("scitldr_minilm, tests")
