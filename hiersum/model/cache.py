@@ -48,7 +48,9 @@ def write_key_value_at(buffer: Tensor, position: Tensor, key_value: KeyValue) ->
     """Store one new key/value [N, H, 1, E] at ``position`` (long [1], a tensor so that a compiled
     step does not specialise on it) of ``buffer`` [N, 2, H, C, E]; return the keys/values of all C
     positions (views; the caller masks the positions > ``position``)."""
-    new = torch.stack([key_value.keys, key_value.values], 1)  # (N, 2, H, 1, E)
+    # the buffer's dtype: allocated like the encoder's memory, fp32 under CUDA autocast (layer_norm), where the
+    # projected keys/values are bf16 (copy_ converts; index_copy_ does not)
+    new = torch.stack([key_value.keys, key_value.values], 1).to(buffer.dtype)  # (N, 2, H, 1, E)
     buffer.index_copy_(3, position, new)
     return KeyValue(buffer[:, 0], buffer[:, 1])  # (N, H, C, E) each
 

@@ -23,6 +23,8 @@ from hiersum.data.schema import IGNORE_INDEX
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.inference import autocast
 from hiersum.model import HierSum
+from hiersum.model.cache import SelfAttentionCache, write_key_value_at
+from hiersum.model.layers import KeyValue
 from hiersum.model.pooling import MultiHeadPooling
 from hiersum.training.module import label_smoothed_nll
 from tests.helpers.device import require_device
@@ -113,3 +115,15 @@ def test_pooling_sums_fp32_weights_with_bf16_values_as_cuda_autocast_gives_them(
     mixed = pooling(x, segment, 2).vectors
     assert mixed.dtype == torch.float32
     torch.testing.assert_close(mixed, expected, rtol=1e-2, atol=1e-2)
+
+
+def test_the_compiled_steps_cache_takes_bf16_keys_into_buffers_made_like_an_fp32_memory():
+    """The decoder's cache is allocated like the encoder's memory, which CUDA autocast leaves in fp32 (its last
+    op is a layer norm), while the step's projected keys and values are bf16: the static step's write converts
+    them (``index_copy_`` would refuse two dtypes)."""
+    memory = torch.zeros(2, 3, 8)  # (N, M, D) fp32
+    cache = SelfAttentionCache.allocate(2, layers=1, heads=2, head_dim=4, capacity=5, like=memory)
+    keys, values = (torch.randn(2, 2, 1, 4).to(torch.bfloat16) for _ in range(2))  # (N, H, 1, E)
+    stored = write_key_value_at(cache.buffers[0], torch.tensor([3]), KeyValue(keys, values))
+    assert stored.keys.dtype == torch.float32
+    assert torch.equal(stored.keys[:, :, 3:4], keys.float()) and torch.equal(stored.values[:, :, 3:4], values.float())
