@@ -16,11 +16,13 @@ import importlib
 import importlib.resources
 import os
 import re
+import shutil
 import string
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -63,6 +65,10 @@ class Invocation:
     prog: str
     caller_full_error: str | None
     task_started: bool = False
+    started_at: float = field(default_factory=time.time)
+    """When the entry point was called (``time.time()``): a run directory Hydra made since holds nothing older."""
+    run_dir_existed: bool = False
+    """The command line names a ``hydra.run.dir`` that existed before the call (never removed on a refusal)."""
 
     def restore_full_error(self) -> None:
         """``HYDRA_FULL_ERROR`` back to what the caller had (the entry point sets it while Hydra composes)."""
@@ -100,6 +106,23 @@ def usage_errors(prog: str, *also: type[Exception]) -> Iterator[None]:
         usage_error(prog, error)
 
 
+def _remove_untouched_run_dir(since: float) -> None:
+    """Remove the run directory of a task refused as a usage error when it holds only what Hydra wrote there
+    since ``since`` (``.hydra/`` and the job's log); a directory with anything else, or a file older (a run
+    resumed into), stays."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    hydra_files = run_dir / str(HydraConfig.get().output_subdir)
+    entries = list(run_dir.iterdir()) if run_dir.is_dir() else []
+    untouched = all(entry == hydra_files or (entry.is_file() and entry.suffix == ".log") for entry in entries)
+    made_now = all(path.stat().st_mtime >= since - 1 for path in run_dir.rglob("*") if path.is_file())
+    if entries and untouched and made_now:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
 def _show_context(error: BaseException) -> None:
     """Let the traceback of ``error`` show the exceptions hidden by a ``raise ... from None`` behind it."""
     while error is not None:
@@ -121,6 +144,10 @@ def task(prog: str) -> Iterator[None]:
     try:
         with usage_errors(name):
             yield
+    except SystemExit as exiting:  # a refused command: the run directory Hydra made for it goes too
+        if exiting.code == EXIT_USAGE and invocation is not None and not invocation.run_dir_existed:
+            _remove_untouched_run_dir(invocation.started_at)
+        raise
     except RunStopped as stopped:  # what it saved and how to go on, in one line
         print(f"{name}: {stopped}", file=sys.stderr)
         sys.exit(stopped.exit_status)
@@ -149,7 +176,8 @@ def run_entry_point(hydra_main: Callable[[], None], prog: str, argv: list[str] |
         except Exception as error:  # an override Hydra refuses: reported as without --help
             usage_error(prog, _hydra_message(error))
         return
-    invocation = Invocation(prog, os.environ.get(_FULL_ERROR))
+    named = [arg.split("=", 1)[1] for arg in args if arg.startswith("hydra.run.dir=")]
+    invocation = Invocation(prog, os.environ.get(_FULL_ERROR), run_dir_existed=any(Path(d).exists() for d in named))
     token = _invocation.set(invocation)
     os.environ[_FULL_ERROR] = "1"
     saved_argv = sys.argv
