@@ -95,7 +95,7 @@ def usage_errors(prog: str, *also: type[Exception]) -> Iterator[None]:
     """Report a :class:`UsageError` or :class:`~hiersum.data.schema.RecordError` (or one of ``also``) raised
     in the block through :func:`usage_error`; with ``HYDRA_FULL_ERROR=1`` in the environment, re-raise it
     instead (its full traceback, with the exceptions it was raised from)."""
-    from hiersum.data.schema import RecordError  # imports torch: here, not when a --help is answered
+    from hiersum.data.schema import RecordError  # the data pipeline: here, not when a --help is answered
 
     try:
         yield

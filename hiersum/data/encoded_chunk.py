@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from hiersum.data.schema import EncodedExample, Example
+from hiersum.data.selection import SelectionConfig, encode_examples
+from hiersum.data.tokenizer import SubwordTokenizer
 
 TOKEN_DTYPE = np.int32
 """The dtype of token ids (and of the rows of ``lengths.bin``) in the prepared files."""
@@ -100,3 +103,31 @@ def encoded_chunk(pairs: Iterable[tuple[Example, EncodedExample]], *, with_text:
         lengths=lengths.astype(TOKEN_DTYPE),
         record_lines=[record_line(example, one, with_text=with_text) for example, one in pairs],
     )
+
+
+def encode_chunk(examples: list[Example], tokenizer: SubwordTokenizer, selection: SelectionConfig,
+                 with_text: bool) -> EncodedChunk:
+    """``examples`` selected, tokenized (:func:`~hiersum.data.selection.encode_examples`) and made a chunk."""
+    return encoded_chunk(zip(examples, encode_examples(examples, tokenizer, selection), strict=True),
+                         with_text=with_text)
+
+
+# The tokenizing processes of hiersum prepare run the two functions below. They live here, not in
+# hiersum.data.prepared, so that a spawned process imports neither torch nor the rest of the prepared corpora.
+
+Encoder = tuple[SubwordTokenizer, SelectionConfig, bool]
+"""What a tokenizing process encodes with: the tokenizer, the selection and ``with_text``."""
+
+_ENCODER: list[Encoder] = []
+"""The encoder of this tokenizing process, set once when it starts."""
+
+
+def start_encoder(encoder: Encoder) -> None:
+    """The initializer of a tokenizing process."""
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a process: the processes already use the cores
+    _ENCODER.append(encoder)
+
+
+def encode_in_process(examples: list[Example]) -> EncodedChunk:
+    """:func:`encode_chunk` with the encoder this process started with."""
+    return encode_chunk(examples, *_ENCODER[-1])

@@ -54,11 +54,20 @@ from torch.utils.data import Dataset
 
 from hiersum.config import DataConfig, OnError, TokenizerConfig, UsageError
 from hiersum.data.batching import LENGTH_FIELDS
-from hiersum.data.encoded_chunk import OFFSET_DTYPE, TOKEN_DTYPE, EncodedChunk, encoded_chunk
+from hiersum.data.encoded_chunk import (
+    OFFSET_DTYPE,
+    TOKEN_DTYPE,
+    EncodedChunk,
+    Encoder,
+    encode_chunk,
+    encode_in_process,
+    encoded_chunk,
+    start_encoder,
+)
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
-from hiersum.data.selection import SelectionConfig, encode_examples, selection_config
+from hiersum.data.selection import SelectionConfig, selection_config
 from hiersum.data.tokenizer import SPECIAL_TOKENS, SubwordTokenizer, load_tokenizer, train_tokenizer
 
 PREPARED_VERSION = 1
@@ -275,15 +284,9 @@ def encoded_chunks(
     items = _chunks(spec.split_records(config.path, split), every_reference=every_reference)
     if workers == 1:
         for item in items:
-            yield item if isinstance(item, RecordError) else _encode(item, tokenizer, selection, with_text)
+            yield item if isinstance(item, RecordError) else encode_chunk(item, tokenizer, selection, with_text)
         return
     yield from _encoded_in_processes(items, (tokenizer, selection, with_text), workers)
-
-
-def _encode(examples: list[Example], tokenizer: SubwordTokenizer, selection: SelectionConfig,
-            with_text: bool) -> EncodedChunk:
-    return encoded_chunk(zip(examples, encode_examples(examples, tokenizer, selection), strict=True),
-                         with_text=with_text)
 
 
 def _pairs_in_chunks(items: Iterable[tuple[Example, EncodedExample] | RecordError], *, with_text: bool
@@ -317,22 +320,6 @@ def _chunks(records: Iterable[Example | RecordError], *, every_reference: bool
     yield chunk
 
 
-Encoder = tuple[SubwordTokenizer, SelectionConfig, bool]
-"""What a tokenizing process encodes with: the tokenizer, the selection and ``with_text``."""
-
-_ENCODER: list[Encoder] = []
-"""The encoder of a tokenizing process (:func:`_encoded_in_processes`), set once when it starts."""
-
-
-def _start_encoder(encoder: Encoder) -> None:
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a process: the workers already use the cores
-    _ENCODER.append(encoder)
-
-
-def _encode_chunk(chunk: list[Example]) -> EncodedChunk:
-    return _encode(chunk, *_ENCODER[-1])
-
-
 def _encoded_in_processes(items: Iterator[list[Example] | RecordError], encoder: Encoder, workers: int
                           ) -> Iterator[EncodedChunk | RecordError]:
     """:func:`encoded_chunks` by ``workers`` spawned processes, started once a second chunk is read (a split of
@@ -346,16 +333,16 @@ def _encoded_in_processes(items: Iterator[list[Example] | RecordError], encoder:
                 continue
             if pool is None and pending:
                 pool = stack.enter_context(ProcessPoolExecutor(
-                    max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_encoder,
+                    max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=start_encoder,
                     initargs=(encoder,)))
                 first, _ = pending.popleft()
-                pending.append((first, pool.submit(_encode_chunk, first)))
-            pending.append((item, pool.submit(_encode_chunk, item) if pool else None))
+                pending.append((first, pool.submit(encode_in_process, first)))
+            pending.append((item, pool.submit(encode_in_process, item) if pool else None))
             while len(pending) > 2 * workers:
                 _, future = pending.popleft()
                 yield future.result()
         for chunk, future in pending:
-            yield future.result() if future else _encode(chunk, *encoder)
+            yield future.result() if future else encode_chunk(chunk, *encoder)
 
 
 def _write_split(

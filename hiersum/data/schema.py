@@ -8,11 +8,12 @@ Mask convention everywhere: bool, True = real token.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:  # annotations only: the tokenizing processes of ``hiersum prepare`` import this without torch
+    import torch
 
-from hiersum.data.packing import PackedGrid
+    from hiersum.data.packing import PackedGrid
 
 DATA_DOCS = "docs/data.md"
 """The documentation page of the data formats, which errors about a data file point to."""

@@ -244,5 +244,6 @@ def test_a_slurm_job_signalled_before_its_limit_requeues_and_resumes_from_its_ch
     assert re.search(rf"resuming from {saved} \(epoch \d+, global step {saved_step(saved)}\), SLURM job 4242, "
                      "restart 1", log.read_text()), log.read_text()[-5000:]
     # one process: every batch is a step. Lightning saves hpc_ckpt_1 inside its signal handler, in the middle of
-    # a step, so the batch in flight may be skipped: the weights are not compared with an uninterrupted run's
-    assert saved_step(run_dir / "checkpoints" / "last.ckpt") == 2 * STEPS
+    # a step, so the batch in flight may be skipped (its step with it: CI saw 59 of 60 once): the weights are
+    # not compared with an uninterrupted run's, and the run ends after all its batches but that one at most
+    assert saved_step(run_dir / "checkpoints" / "last.ckpt") in (2 * STEPS - 1, 2 * STEPS)
