@@ -31,7 +31,8 @@ For each corpus, in child processes: ``hiersum prepare data=jsonl splits=[train]
 data.prepare_workers=W`` (wall time, CPU time with its workers, peak RSS), then the same text (each example's
 title, paragraphs and summary, 256 examples a batch; ``--limit-examples``: the first ones only) through the
 tokenizer's own batch encoding alone on one thread (``SubwordTokenizer.encode_batch``: the limit per core), then
-``hiersum train debug=fast_dev_run`` 1 + ``--repeats`` times on the prepared corpus. Reports examples/s and
+``hiersum train debug=fast_dev_run`` 1 + ``--repeats`` times on the prepared corpus (``--repeats 0``: no training,
+prepare and the limit alone, as the A B comparisons of two checkouts in docs/benchmarks.md run). Reports examples/s and
 tokens/s of both, prepare's share of the limit per core used (wall) and per CPU second, the ratio of prepare's
 peak RSS at ``--examples`` to that at ``--small``, and that of the fastest later training run.
 
@@ -262,14 +263,14 @@ def bench_prepare(args: argparse.Namespace) -> dict:
             entry["train_fast_dev_run"] = [
                 run_child([str(BIN / "hiersum"), "train", *common, "debug=fast_dev_run",
                            f"hydra.run.dir={workdir / f'train-{corpus.name}-{k}'}"])[0]
-                for k in range(1 + args.repeats)]
+                for k in range(1 + args.repeats)] if args.repeats else []
             report["corpora"][str(n)] = entry
             print(f"{n} examples: {entry}", file=sys.stderr)
         small, large = report["corpora"].values()
         report["prepare_peak_rss_ratio"] = round(large["prepare"]["peak_rss_mb"] / small["prepare"]["peak_rss_mb"], 3)
-        # the first train run prepares the validation split; the later ones find every split prepared
-        fastest = [min(run["wall_s"] for run in entry["train_fast_dev_run"][1:]) for entry in (small, large)]
-        report["train_start_ratio"] = round(fastest[1] / fastest[0], 3)
+        if args.repeats:  # the first train run prepares the validation split; the later ones find every split prepared
+            fastest = [min(run["wall_s"] for run in entry["train_fast_dev_run"][1:]) for entry in (small, large)]
+            report["train_start_ratio"] = round(fastest[1] / fastest[0], 3)
         report["load_average_after"] = os.getloadavg()
     finally:
         if not args.keep:

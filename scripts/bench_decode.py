@@ -90,7 +90,7 @@ def run_case(args: argparse.Namespace, model_name: str, search: str, cache: bool
 
     if args.compile and args.compile_mode:
         model.compile_step(mode=None if args.compile_mode == "default" else args.compile_mode)
-    last_tokens: dict[bool, list] = {}
+    last_sequences: dict[bool, list] = {}  # eager's and the compiled step's, of the last call
 
     def decode(steps: int, *, compiled: bool = False) -> float:
         if device.type == "cuda":
@@ -104,7 +104,7 @@ def run_case(args: argparse.Namespace, model_name: str, search: str, cache: bool
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
         assert all(len(sequence) == steps for sequence in out.sequences)
-        last_tokens[compiled] = [[int(token) for token in sequence] for sequence in out.sequences]
+        last_sequences[compiled] = out.sequences
         return seconds
 
     decode(2)  # warm-up
@@ -131,7 +131,7 @@ def run_case(args: argparse.Namespace, model_name: str, search: str, cache: bool
         result.update({f"compiled_{key}": value for key, value in compiled.items()})
         result["compiled_speedup"] = round(min(times) / min(compiled_times), 3)
         result["compile_seconds"] = round(first_compiled - median(compiled_times), 2)
-        result["compiled_same_tokens"] = last_tokens[True] == last_tokens[False]
+        result["compiled_same_tokens"] = last_sequences[True] == last_sequences[False]
     return result
 
 

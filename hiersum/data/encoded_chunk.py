@@ -4,7 +4,7 @@ already serialized.
 
 The tokenizing processes of ``hiersum prepare`` hand their work back in this form: arrays and bytes pickle and
 unpickle as copies of memory, where :class:`~hiersum.data.schema.EncodedExample` objects, lists of int objects,
-cost the writing process about 0.08 ms an example to rebuild (docs/benchmarks.md, "Preparing a large corpus").
+are rebuilt one int at a time by the writing process (docs/benchmarks.md, "Preparing a large corpus").
 """
 
 from __future__ import annotations

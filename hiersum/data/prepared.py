@@ -292,28 +292,26 @@ def encoded_chunks(
 def _pairs_in_chunks(items: Iterable[tuple[Example, EncodedExample] | RecordError], *, with_text: bool
                      ) -> Iterator[EncodedChunk | RecordError]:
     """Pairs read already encoded (WikiSum), in chunks of :data:`ENCODE_CHUNK`, and each error when it comes."""
-    pairs: list[tuple[Example, EncodedExample]] = []
-    for item in items:
-        if isinstance(item, RecordError):
-            yield item
-            continue
-        pairs.append(item)
-        if len(pairs) >= ENCODE_CHUNK:
-            yield encoded_chunk(pairs, with_text=with_text)
-            pairs = []
-    yield encoded_chunk(pairs, with_text=with_text)
+    for item in _in_chunks(items, lambda pair: [pair]):
+        yield item if isinstance(item, RecordError) else encoded_chunk(item, with_text=with_text)
 
 
 def _chunks(records: Iterable[Example | RecordError], *, every_reference: bool
             ) -> Iterator[list[Example] | RecordError]:
     """The examples of ``records`` in chunks of :data:`ENCODE_CHUNK` (the last one shorter, maybe empty), and
     each malformed record when it is read."""
-    chunk: list[Example] = []
-    for item in records:
+    return _in_chunks(records, one_per_reference if every_reference else lambda example: [example])
+
+
+def _in_chunks(items: Iterable[Any], expand: Callable[[Any], list[Any]]) -> Iterator[list[Any] | RecordError]:
+    """What ``expand`` makes of each item of ``items``, in lists of :data:`ENCODE_CHUNK` (the last one shorter,
+    maybe empty), and each :class:`RecordError` of ``items`` when it comes."""
+    chunk: list[Any] = []
+    for item in items:
         if isinstance(item, RecordError):
             yield item
             continue
-        chunk += one_per_reference(item) if every_reference else [item]
+        chunk += expand(item)
         if len(chunk) >= ENCODE_CHUNK:
             yield chunk
             chunk = []
