@@ -47,8 +47,9 @@ import importlib
 from typing import Any
 
 _HOMES = {
-    "hiersum.config.choices": ("ConfigEnum", "Graph", "Selection", "OnError", "Stopping", "Precision", "Baseline",
-                               "ServeHost", "ServeAccelerator", "LogLevel", "RankerFeature", "SelectionStrategy"),
+    "hiersum.config.choices": ("ConfigEnum", "Graph", "Selection", "Paragraphs", "OnError", "Stopping", "Precision",
+                               "Baseline", "ServeHost", "ServeAccelerator", "LogLevel", "RankerFeature",
+                               "SelectionStrategy"),
     "hiersum.config.checks": ("MISSING", "config_dict"),
     "hiersum.config.model": ("ModelConfig",),
     "hiersum.config.data": ("TokenizerConfig", "DataConfig"),

@@ -58,6 +58,17 @@ class Selection(ConfigEnum):
     """The score of a trained paragraph ranker (``data.ranker``: its checkpoint; ``hiersum train-ranker``)."""
 
 
+class Paragraphs(ConfigEnum):
+    """``data.paragraphs``: how a document's text becomes the paragraphs selection chooses from."""
+
+    given = "given"
+    """As the reader gives them (blank lines, a format's own units: a SciTLDR sentence, an email line)."""
+    sentences = "sentences"
+    """Each given paragraph split into sentences (NLTK's Punkt), consecutive sentences grouped into paragraphs of
+    at most ``data.max_paragraph_tokens`` tokens (:mod:`hiersum.data.paragraphs`): for text without paragraph
+    breaks, such as a CNN/DailyMail article."""
+
+
 class OnError(ConfigEnum):
     """``data.on_error``: what a malformed record of a data split does."""
 

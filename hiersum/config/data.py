@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hiersum.config.checks import MISSING, check
-from hiersum.config.choices import OnError, Selection
+from hiersum.config.choices import OnError, Paragraphs, Selection
 
 
 @dataclass
@@ -45,6 +45,10 @@ class DataConfig:
     """T: tokens kept per paragraph."""
     max_target_tokens: int = 96
     """Summary tokens kept for training (BOS and EOS excluded)."""
+    paragraphs: Paragraphs = Paragraphs.given
+    """How a document's text becomes paragraphs: ``given`` (as the reader gives them) or ``sentences`` (split into
+    sentences, grouped into paragraphs of at most ``max_paragraph_tokens`` tokens: text without paragraph breaks,
+    such as CNN/DailyMail; :mod:`hiersum.data.paragraphs`)."""
     selection: Selection = Selection.first
     """``first`` (document order), ``round_robin`` (first paragraph of each document, then second...),
     ``tfidf`` (tf-idf similarity to the title or centroid) or ``ranker`` (a trained ranker, ``data.ranker``)."""
@@ -81,6 +85,7 @@ class DataConfig:
         if self.eval_max_paragraphs is not None and self.eval_max_paragraphs < 1:
             raise ValueError(f"data.eval_max_paragraphs must be >= 1 or null, found {self.eval_max_paragraphs}")
         self.selection = Selection.coerce(self.selection, "data.selection")
+        self.paragraphs = Paragraphs.coerce(self.paragraphs, "data.paragraphs")
         if self.selection is Selection.ranker and not self.ranker:
             raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum train-ranker)")
         if self.prepare_workers is not None and self.prepare_workers < 1:

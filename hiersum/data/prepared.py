@@ -7,8 +7,8 @@ memory-mappable arrays that training and evaluation read lazily, one example at 
 A prepared split is a folder ``<data.cache_dir>/<corpus>-<split>-<key>`` whose ``key`` fingerprints what
 its content depends on (:func:`split_manifest`): the input files (path, size and modification time), the
 data format, the paragraph selection of the split (``data.max_paragraphs`` or ``data.eval_max_paragraphs``,
-``max_paragraph_tokens``, ``max_target_tokens``, ``selection``, ``title_paragraph``, the model's paragraph
-``graph``; with ``selection=ranker`` the ranker checkpoint's path, size and modification time) and the
+``max_paragraph_tokens``, ``max_target_tokens``, ``paragraphs``, ``selection``, ``title_paragraph``, the model's
+paragraph ``graph``; with ``selection=ranker`` the ranker checkpoint's path, size and modification time) and the
 tokenizer (a hash of its JSON). Change any of them and the name changes, so a stale folder is never read;
 the same settings find the folder again and nothing is re-read. The folder holds::
 

@@ -18,13 +18,14 @@ from typing import Protocol
 
 from hiersum.config import DataConfig
 from hiersum.data.graph import paragraph_graph
+from hiersum.data.paragraphs import apply_paragraph_rule
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.registry import Registry
 
 TITLE_DOCUMENT = -1
 """Provenance document index of the title paragraph."""
-SELECTION_FIELDS = ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "selection", "ranker",
+SELECTION_FIELDS = ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "paragraphs", "selection", "ranker",
                     "title_paragraph")
 """The ``DataConfig`` fields that shape the model's input: evaluation and summarization take them from
 the checkpoint unless the command line gives them (``data.<field>=`` / ``<field>=``)."""
@@ -43,6 +44,8 @@ class SelectionConfig:
     """Paragraph graph stored on each example (``model.graph``; see ``hiersum/data/graph.py``)."""
     ranker: str | None = None
     """The ranker checkpoint of ``selection=ranker`` (None for every other rule)."""
+    paragraphs: str = "given"
+    """The paragraph rule (``data.paragraphs``: ``given`` or ``sentences``; :mod:`hiersum.data.paragraphs`)."""
 
 
 def selection_config(config: DataConfig, *, graph: str = "none", evaluation: bool = False) -> SelectionConfig:
@@ -59,6 +62,7 @@ def selection_config(config: DataConfig, *, graph: str = "none", evaluation: boo
         title_paragraph=config.title_paragraph,
         graph=graph,
         ranker=config.ranker if config.selection == "ranker" else None,
+        paragraphs=str(config.paragraphs),
     )
 
 
@@ -170,15 +174,25 @@ def order_paragraphs(documents: Sequence[Sequence[str]], rule: str) -> list[tupl
     raise ValueError(f"unknown positional paragraph selection rule {rule!r}: expected 'first' or 'round_robin'")
 
 
+def paragraphed(examples: Sequence[Example], tokenizer: SubwordTokenizer, config: SelectionConfig) -> list[Example]:
+    """``examples`` with the paragraphs of ``config``'s paragraph rule (unchanged under ``given``): the paragraphs
+    :func:`encode_examples` selects from, which an encoded example's ``provenance`` indexes."""
+    return apply_paragraph_rule(examples, tokenizer, config.paragraphs, config.max_paragraph_tokens)
+
+
 def encode_examples(
     examples: Sequence[Example], tokenizer: SubwordTokenizer, config: SelectionConfig
 ) -> list[EncodedExample]:
     """Select up to P paragraphs per example (``config.selection``), tokenize them and cut each to T tokens.
 
+    The examples' paragraphs are first made by the paragraph rule (``config.paragraphs``,
+    :func:`paragraphed`), so ``provenance`` indexes the paragraphs that rule made.
+
     With ``title_paragraph`` the title (when present) is the first paragraph, so the
     model knows which entity or topic the summary is about. With ``graph`` other than ``none``
     each example carries the graph of its kept paragraphs, computed from their full text.
     """
+    examples = paragraphed(examples, tokenizer, config)
     orders = select_paragraphs(examples, config.selection, paragraph_scorer(config))
     selected: list[tuple[list[tuple[int, int]], list[str], int]] = []  # provenance, texts, dropped count
     for example, order in zip(examples, orders, strict=True):

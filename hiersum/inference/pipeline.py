@@ -29,7 +29,7 @@ from hiersum.checkpoints.io import Summarizer
 from hiersum.checkpoints.io import load_summarizer as load_checkpoint_network
 from hiersum.config import DecodeConfig, RecordConfig, UsageError
 from hiersum.data.schema import Example
-from hiersum.data.selection import encode_examples
+from hiersum.data.selection import encode_examples, paragraphed
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import PRECISIONS
 from hiersum.inference.records import attended_paragraphs, example_of, output_records, record_selection
@@ -102,15 +102,16 @@ class TextSummarizer(Summarizer):
                               max_paragraph_tokens=max_paragraph_tokens, selection=selection,
                               decode=DecodeConfig(**decode_options))
         tokenizer = self.text_tokenizer
-        encoded = encode_examples(examples, tokenizer, record_selection(config, self))
+        selection = record_selection(config, self)
+        encoded = encode_examples(examples, tokenizer, selection)
         lines: list[dict[str, Any]] = [{} for _ in examples]
         for indices, records in output_records(self, encoded, tokenizer, config, device=self.device,
                                                attention_top_k=attention_top_k):
             for index, record in zip(indices, records, strict=True):
                 lines[index] = record or {}
-        if attention_top_k:
+        if attention_top_k:  # the paragraphs as the paragraph rule made them, which the provenance indexes
             lines = [{**line, "paragraphs": attended_paragraphs(line, example)}
-                     for line, example in zip(lines, examples, strict=True)]
+                     for line, example in zip(lines, paragraphed(examples, tokenizer, selection), strict=True)]
         return lines
 
     @cached_property

@@ -28,7 +28,7 @@ from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.io import Summarizer
 from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
 from hiersum.data.sample_location import is_sample_corpus
-from hiersum.data.selection import encode_examples
+from hiersum.data.selection import encode_examples, paragraphed
 from hiersum.inference.pipeline import load_checkpoint
 from hiersum.inference.records import output_records, record_selection
 from hiersum.model.encoder_registry import encoder_spec
@@ -114,6 +114,8 @@ class Responder:
         examples = [requests[index].example for index in indices]
         decode = requests[indices[0]].decode
         encoded = encode_examples(examples, self.tokenizer, self.selection)
+        if self.attention_top_k:  # the paragraphs as the paragraph rule made them, which the provenance indexes
+            examples = paragraphed(examples, self.tokenizer, self.selection)
         model = {**self.model, "decode": asdict(decode)}
         for positions, records in output_records(
             self.summarizer, encoded, self.tokenizer, self.cfg, device=self.device, decode=decode,
