@@ -95,6 +95,7 @@ class Baseline(ConfigEnum):
     (``hiersum.evaluation.baselines.BASELINES``)."""
 
     lead = "lead"
+    lead3 = "lead3"
     oracle = "oracle"
     lexrank = "lexrank"
 

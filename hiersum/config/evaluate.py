@@ -55,7 +55,7 @@ class EvaluateConfig:
     """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
     a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
     baselines: list[Baseline] = MISSING
-    """The baselines scored beside the system: ``lead``, ``oracle``, ``lexrank``."""
+    """The baselines scored beside the system: ``lead``, ``lead3``, ``oracle``, ``lexrank``."""
     bootstrap: BootstrapConfig = MISSING
     """Bootstrap intervals and the paired test of ``compare``."""
     workers: int = 1

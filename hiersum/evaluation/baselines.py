@@ -3,6 +3,9 @@
 ``lead``
     The leading words of the source (paragraphs in order), as many as the first reference has
     (:func:`hiersum.evaluation.metrics.lead_baseline`).
+``lead3``
+    The source's first three sentences (See et al. 2017's lead-3, the usual CNN/DailyMail baseline), whatever
+    the reference's length.
 ``oracle``
     Greedy extractive oracle (Nallapati et al. 2017, as in PreSumm): source sentences are added one
     at a time, each time the one that most raises the mean of ROUGE-1 and ROUGE-2 F1 against the
@@ -34,7 +37,9 @@ from hiersum.data.graph import similarity_graph
 from hiersum.data.schema import Example
 from hiersum.evaluation.metrics import lead_baseline, rouge_scorer_instance, split_sentences
 
-BASELINES = ("lead", "oracle", "lexrank")
+BASELINES = ("lead", "lead3", "oracle", "lexrank")
+LEAD_SENTENCES = 3
+"""The sentences of ``lead3``."""
 ORACLE_MAX_SENTENCES = 5
 
 
@@ -47,6 +52,11 @@ def source_sentences(example: Example) -> list[str]:
 def lead(example: Example) -> str:
     """The source's first words, as many as the first reference has."""
     return lead_baseline([p for document in example.documents for p in document], example.references[0])
+
+
+def lead3(example: Example) -> str:
+    """The source's first :data:`LEAD_SENTENCES` sentences (the title left out), one a line (for ROUGE-Lsum)."""
+    return "\n".join(source_sentences(example)[:LEAD_SENTENCES])
 
 
 def _ngram_counts(tokens: Sequence[str]) -> tuple[Counter, Counter]:
@@ -112,7 +122,8 @@ def lexrank(example: Example) -> str:
     return " ".join(words[:budget])
 
 
-BASELINE_FUNCTIONS: dict[str, Callable[[Example], str]] = {"lead": lead, "oracle": oracle, "lexrank": lexrank}
+BASELINE_FUNCTIONS: dict[str, Callable[[Example], str]] = {"lead": lead, "lead3": lead3, "oracle": oracle,
+                                                       "lexrank": lexrank}
 
 
 def baseline_summaries(name: str, examples: Sequence[Example]) -> list[str]:

@@ -4,7 +4,15 @@ import pytest
 from rouge_score import rouge_scorer
 
 from hiersum.data.schema import Example
-from hiersum.evaluation.baselines import baseline_summaries, lead, lexrank, lexrank_order, oracle, source_sentences
+from hiersum.evaluation.baselines import (
+    baseline_summaries,
+    lead,
+    lead3,
+    lexrank,
+    lexrank_order,
+    oracle,
+    source_sentences,
+)
 
 EXAMPLE = Example(
     id="x",
@@ -31,6 +39,14 @@ def test_source_sentences_in_order_without_title():
 
 def test_lead_is_cut_to_the_first_reference_length():
     assert lead(EXAMPLE).split() == "Ada Lovelace was born in London in 1815. She loved poetry. The".split()
+
+
+def test_lead3_is_the_first_three_sentences_across_paragraphs_and_documents_whatever_the_reference():
+    assert lead3(EXAMPLE).splitlines() == source_sentences(EXAMPLE)[:3]
+    long_reference = Example(id="y", title="", documents=EXAMPLE.documents, references=["word " * 200])
+    assert lead3(long_reference) == lead3(EXAMPLE)
+    two = Example(id="z", title="", documents=[["One here. Two there."]], references=["r"])
+    assert lead3(two) == "One here.\nTwo there."
 
 
 def test_oracle_picks_the_covering_sentences_in_source_order():
