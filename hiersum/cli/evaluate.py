@@ -32,10 +32,11 @@ def _run(cfg: DictConfig) -> None:
 
 def given_data_fields(overrides: Sequence[str]) -> frozenset[str]:
     """The ``data`` fields a command line sets (``data.max_paragraphs=40``, ``+data.x=``, ``++data.x=``), read by
-    Hydra's own override parser."""
+    Hydra's own override parser; a preset (``data=scitldr``) gives the ``format``."""
     parsed = OverridesParser.create().parse_overrides(list(overrides))
-    keys = (override.key_or_group.split(".") for override in parsed)
-    return frozenset(key[1] for key in keys if len(key) == 2 and key[0] == "data")
+    keys = [override.key_or_group.split(".") for override in parsed]
+    preset = {"format"} if ["data"] in keys else set()
+    return frozenset(preset | {key[1] for key in keys if len(key) == 2 and key[0] == "data"})
 
 
 def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:

@@ -43,12 +43,17 @@ N_IDS_SHOWN = 10
 USAGE = "hiersum evaluate (checkpoint=CKPT | predictions=FILE) [split=test]"
 
 
+CHECKPOINT_DATA_FIELDS = ("format", *SELECTION_FIELDS)
+"""The ``data`` fields checkpoint mode takes from the checkpoint: its data format and paragraph selection."""
+
+
 def effective_data_config(trained: DataConfig | None, given: DataConfig, data_given: Collection[str]) -> DataConfig:
-    """``given``, with the checkpoint's paragraph selection (:data:`SELECTION_FIELDS`) except the fields named in
-    ``data_given`` (those the command line gave, ``data.<field>=``)."""
+    """``given``, with the checkpoint's data format and paragraph selection (:data:`CHECKPOINT_DATA_FIELDS`) except
+    the fields named in ``data_given`` (those the command line gave: ``data.<field>=``; ``data=<preset>`` gives
+    the format)."""
     if trained is None:
         return given
-    inherited = [name for name in SELECTION_FIELDS if name not in data_given]
+    inherited = [name for name in CHECKPOINT_DATA_FIELDS if name not in data_given]
     return replace(given, **{name: getattr(trained, name) for name in inherited})
 
 

@@ -7,13 +7,18 @@ Examples::
     hiersum train trainer=ddp trainer.devices=4 data=jsonl data.path=/data/multinews
 
 The fit is :func:`hiersum.training.fit.fit`; the evaluation of its best checkpoint
-:func:`hiersum.evaluation.split.evaluate_split`. Exit status 2 with a one-line message for a usage
-error (a bad option or value, a missing or malformed train split).
+:func:`hiersum.evaluation.split.evaluate_split`. A corpus without the evaluated split (``eval_split``, the test
+split of a release that holds it back) is found out before the fit: the run trains and validates, then ends with
+one line saying the scoring was skipped and the ``hiersum evaluate`` command that scores it later. Exit status 2
+with a one-line message for a usage error (a bad option or value, a missing or malformed train split).
 """
 
 from __future__ import annotations
 
 import logging
+import shlex
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
@@ -23,6 +28,7 @@ from hiersum.commands.common import count_skipped, rerun_command
 from hiersum.commands.composed import command_config
 from hiersum.config import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped, TrainConfig
 from hiersum.data.corpus_splits import DATA_ERRORS, existing_split_files
+from hiersum.data.formats.registry import format_spec
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.evaluation.report import report_outputs, write_report
 from hiersum.evaluation.split import evaluate_split
@@ -43,6 +49,10 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     inputs = {"tokenizer.path": cfg.tokenizer.path,
               **existing_split_files(cfg.data, ["train", "validation", str(cfg.eval_split or "test")])}
     refuse_overwriting_inputs(report_outputs(cfg.paths["output_dir"]), inputs)
+    eval_split, missing = cfg.eval_split, missing_eval_split(cfg)
+    if missing is not None:  # known before the fit, told again at the end with the checkpoint to score
+        log.warning("%s: training and validating, without the %s scoring", missing, eval_split)
+        cfg = replace(cfg, eval_split=None)
     try:
         fitted = fit(cfg)
     except FitStopped as stopped:
@@ -72,7 +82,33 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
         if skipped:
             print(skipped)
             log.info(skipped)
+        if missing is not None:
+            checkpoint = fitted.best_checkpoint or run_dir / "checkpoints" / "last.ckpt"
+            line = _skipped_scoring(str(eval_split), missing, checkpoint, cfg.data.path)
+            print(line)
+            log.info(line)
     return metrics
+
+
+def missing_eval_split(cfg: TrainConfig) -> str | None:
+    """Why ``cfg.eval_split`` cannot be scored after the fit (the one-line FileNotFoundError of its files: a corpus
+    released without its test split), else None. The train and validation splits are never skipped: the fit needs
+    them."""
+    split = cfg.eval_split
+    if not split or split in ("train", "validation"):
+        return None
+    try:
+        format_spec(cfg.data.format).input_files(cfg.data.path, split)
+    except FileNotFoundError as error:
+        return str(error)
+    return None
+
+
+def _skipped_scoring(split: str, missing: str, checkpoint: str | Path, data_path: str) -> str:
+    """The one line a run without its evaluation split ends with: why, and the command that scores it later."""
+    command = shlex.join(["hiersum", "evaluate", f"checkpoint={checkpoint}", f"data.path={data_path}",
+                          f"split={split}"])
+    return f"skipped the {split} scoring: {missing}; score it once it is there: {command}"
 
 
 def _stopped_message(stopped: FitStopped, cfg: TrainConfig) -> str:

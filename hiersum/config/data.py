@@ -37,8 +37,10 @@ class DataConfig:
     (``scitldr``) or the ranked WikiSum shards ``WIKI.{train,valid,test}.N.pt`` (``wikisum``)."""
     format: str = "jsonl"
     """A registered data format (``hiersum.data.formats.registry.FORMATS``, checked there): ``jsonl`` (native JSONL
-    text), ``multinews`` (Multi-News JSONL), ``scitldr`` (SciTLDR JSONL, several references) or ``wikisum``
-    (the official ranked WikiSum release: SentencePiece ids; needs ``tokenizer=official_spm``)."""
+    text), ``multinews`` (Multi-News JSONL), ``scitldr`` (SciTLDR JSONL, several references), ``cnndm``
+    (CNN/DailyMail: parquet, ``save_to_disk`` or JSONL), ``aeslc`` (the AESLC folders of ``.subject`` files,
+    several references) or ``wikisum`` (the official ranked WikiSum release: SentencePiece ids; needs
+    ``tokenizer=official_spm``)."""
     max_paragraphs: int = 12
     """P: paragraphs kept per example."""
     max_paragraph_tokens: int = 48

@@ -6,7 +6,7 @@ from hiersum.cli.evaluate import given_data_fields
 def test_every_spelling_of_a_data_override_counts_as_given():
     given = given_data_fields(["checkpoint=x.ckpt", "data.max_paragraphs=40", "+data.ranker=r.pt",
                                "++data.selection=first", "decode.beam_size=2", "data=scitldr"])
-    assert given == {"max_paragraphs", "ranker", "selection"}
+    assert given == {"max_paragraphs", "ranker", "selection", "format"}  # a preset gives the format
 
 
 def test_no_data_override_gives_nothing():

@@ -22,3 +22,11 @@ def test_evaluation_keeps_the_checkpoints_ranker_unless_the_selection_is_overrid
     assert (other.selection, other.ranker) == ("ranker", "/new/ranker.pt")
     first = effective_data_config(trained, DataConfig(path="eval-data"), {"selection"})
     assert first.selection == "first"
+
+
+def test_evaluation_reads_the_checkpoints_data_format_unless_given():
+    trained = DataConfig(path="train-data", format="cnndm", max_paragraph_tokens=512)
+    kept = effective_data_config(trained, DataConfig(path="test-only"), {"path"})
+    assert (kept.path, kept.format, kept.max_paragraph_tokens) == ("test-only", "cnndm", 512)
+    given = effective_data_config(trained, DataConfig(path="test-only", format="jsonl"), {"path", "format"})
+    assert given.format == "jsonl"

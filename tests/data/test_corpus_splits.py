@@ -49,7 +49,7 @@ def test_read_split_dispatches_on_format(tmp_path):
     with pytest.raises(ValueError, match="not a text format"):
         read_split(mn, "wikisum")
     assert DataConfig(path="x", format="scitldr").format == "scitldr"
-    with pytest.raises(ValueError, match="data.format: unknown format 'csv'; registered formats: jsonl, "):
+    with pytest.raises(ValueError, match="data.format: unknown format 'csv'; registered formats: aeslc, cnndm, "):
         validate_format(DataConfig(path="x", format="csv"))
 
 
@@ -75,5 +75,5 @@ def test_an_unknown_format_is_a_usage_error_where_split_files_are_listed(tmp_pat
     from hiersum.config import DataConfig, UsageError
     from hiersum.data.corpus_splits import existing_split_files
 
-    with pytest.raises(UsageError, match="data.format: unknown format 'tsv'; registered formats: jsonl"):
+    with pytest.raises(UsageError, match="data.format: unknown format 'tsv'; registered formats: aeslc, cnndm, jsonl"):
         existing_split_files(DataConfig(path=str(tmp_path), format="tsv"), ["train"])

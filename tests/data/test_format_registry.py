@@ -95,8 +95,8 @@ def test_builtin_formats_declare_readers_ids_and_split_files():
 
 
 def test_unknown_format_is_refused_in_one_line_listing_the_registered_ones(tiny_cfg):
-    message = (r"^data.format: unknown format 'csv'; registered formats: jsonl, multinews, scitldr, wikisum "
-               r"\(see docs/data.md\)$")
+    message = (r"^data.format: unknown format 'csv'; registered formats: aeslc, cnndm, jsonl, multinews, scitldr, "
+               r"wikisum \(see docs/data.md\)$")
     with pytest.raises(ValueError, match=message):
         validate_format(DataConfig(path="x", format="csv"))
     with pytest.raises(ValueError, match=message):

@@ -3,8 +3,10 @@ batch-summarization inputs.
 
 :mod:`~hiersum.data.formats.native`
     native JSONL (``data.format=jsonl``, ``input_format=native``)
-:mod:`~hiersum.data.formats.multinews`, :mod:`~hiersum.data.formats.scitldr`
-    the Multi-News and SciTLDR releases as they ship
+:mod:`~hiersum.data.formats.multinews`, :mod:`~hiersum.data.formats.scitldr`, :mod:`~hiersum.data.formats.cnndm`
+    the Multi-News, SciTLDR and CNN/DailyMail releases as they ship
+:mod:`~hiersum.data.formats.aeslc`
+    the AESLC release, one email a ``.subject`` file (a training and evaluation format only)
 :mod:`~hiersum.data.formats.wikisum`
     the ranked WikiSum shards of SentencePiece ids (a training format only)
 :mod:`~hiersum.data.formats.text`

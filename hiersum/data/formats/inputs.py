@@ -13,11 +13,13 @@
 
 A ``.parquet`` or ``.arrow`` file, or the folder of one split of a ``datasets`` ``save_to_disk`` corpus,
 is read row by row (:mod:`hiersum.data.formats.arrow`), each row the fields of a JSON line of the format
-(``auto``: by its columns, ``documents`` native, ``document`` Multi-News, ``source`` SciTLDR).
+(``auto``: by its columns, ``documents`` native, ``document`` Multi-News, ``article`` CNN/DailyMail, ``source``
+SciTLDR).
 
 ``-`` reads standard input (a text input on stdin is one example with id ``stdin``).
 ``auto`` picks ``text`` for a folder or a ``.txt`` file, otherwise looks at the first JSON
-record: ``document`` without ``documents`` is Multi-News, anything else native.
+record: ``document`` without ``documents`` is Multi-News, ``article`` without either CNN/DailyMail, anything
+else native. A format read only as a corpus (``aeslc``: folders of files) is no input format: refused in one line.
 
 Ids are unique within a JSONL input: a record whose id appeared on an earlier line is refused
 with a :class:`RecordError` (field ``id``); the first record with that id is kept.
@@ -78,7 +80,7 @@ def read_records(
     """
     fmt = input_format
     if fmt not in input_formats():
-        raise InputError(f"input_format must be one of {', '.join(input_formats())}; found {fmt!r} (see {INPUTS_DOCS})")
+        raise InputError(_not_an_input_format(fmt))
     if str(source) == STDIN:
         data = sys.stdin.buffer.read()
         lines = data.splitlines(keepends=True)
@@ -115,11 +117,22 @@ def read_records(
     return _iter_line_records(str(path), None, fmt, require_summary)
 
 
+def _not_an_input_format(fmt: str) -> str:
+    """Why ``input_format=fmt`` is refused: a corpus format read only as splits (AESLC's folders of files), or no
+    format at all."""
+    expected = f"expected one of {', '.join(input_formats())}"
+    if fmt in DATA_FORMATS:
+        return (f"input_format={fmt}: {DATA_FORMATS[fmt].description} is read as a corpus by hiersum train and "
+                f"hiersum evaluate (data={fmt}), not as an input of hiersum summarize; {expected} (e.g. the texts "
+                f"as .txt files; see {INPUTS_DOCS})")
+    return f"input_format must be one of {', '.join(input_formats())}; found {fmt!r} (see {INPUTS_DOCS})"
+
+
 def detect_json_format(lines: Iterable[bytes]) -> str:
-    """The format of the first line that is a JSON object with ``document`` or ``documents`` (lines before
-    it are passed over: a malformed first record does not decide): ``multinews`` for ``document`` without
-    ``documents``, else ``native``; without such a line, ``text`` when the first non-blank line is not
-    JSON at all, else ``native``."""
+    """The format of the first line that is a JSON object with ``document``, ``documents`` or ``article`` (lines
+    before it are passed over: a malformed first record does not decide): ``native`` for ``documents``,
+    ``multinews`` for ``document``, ``cnndm`` for ``article``; without such a line, ``text`` when the first non-blank
+    line is not JSON at all, else ``native``."""
     first: bytes | None = None
     for raw in lines:
         if not raw.strip():
@@ -128,8 +141,8 @@ def detect_json_format(lines: Iterable[bytes]) -> str:
             record = parse_json(raw)
         except ValueError:
             record = None
-        if isinstance(record, dict) and ("document" in record or "documents" in record):
-            return "multinews" if "documents" not in record else "native"
+        if isinstance(record, dict) and (found := _detected(record.keys())) is not None:
+            return found
         if first is None:
             first = raw if record is None else b"{"
     return "text" if first is not None and not first.lstrip().startswith((b"{", b"[")) else "native"
@@ -138,11 +151,22 @@ def detect_json_format(lines: Iterable[bytes]) -> str:
 def detect_table_format(schema: pa.Schema) -> str:
     """The line format of a table by its columns: ``documents`` native, ``document`` Multi-News, ``source``
     SciTLDR; a table with none of them raises :class:`InputError`."""
-    for column, name in (("documents", "native"), ("document", "multinews"), ("source", "scitldr")):
-        if column in schema.names:
-            return name
-    raise InputError(f"expected a column documents (native), document (multinews) or source (scitldr), found the "
-                     f"columns {', '.join(schema.names) or 'none'}; or give input_format (see {INPUTS_DOCS})")
+    found = _detected(schema.names, ("source", "scitldr"))
+    if found is None:
+        raise InputError(f"expected a column documents (native), document (multinews), article (cnndm) or source "
+                         f"(scitldr), found the columns {', '.join(schema.names) or 'none'}; or give input_format "
+                         f"(see {INPUTS_DOCS})")
+    return found
+
+
+_DETECTED = (("documents", "native"), ("document", "multinews"), ("article", "cnndm"))
+"""The field that makes a record (a JSON line's object, a table's columns) one of a format, first match first."""
+
+
+def _detected(fields: Iterable[str], *more: tuple[str, str]) -> str | None:
+    """The format of the first of :data:`_DETECTED` (then ``more``) whose field ``fields`` holds, or None."""
+    names = set(fields)
+    return next((name for field, name in (*_DETECTED, *more) if field in names), None)
 
 
 def _table_records(files: list[Path], fmt: str, require_summary: bool) -> Iterator[Record]:

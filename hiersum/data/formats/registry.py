@@ -4,7 +4,8 @@ A new format is one :func:`register_format` call plus one ``conf/data/<name>.yam
 An entry (:class:`FormatSpec`) declares everything the rest of the code asks about a format:
 
 - how to read a split: ``parse_line`` (one line of a split file -> :class:`Example`; the split reader
-  is then every non-blank line of ``<data.path>/<split file><suffix>``) or its own ``read_split``; or,
+  is then every non-blank line of ``<data.path>/<split file><suffix>``) or its own ``read_split`` (of the one
+  split file, or, with ``split_inputs``, of each file of the split: AESLC holds one email a file); or,
   for a format that holds token ids instead of text (``wikisum``), ``read_encoded``, which reads and
   encodes a split record by record with the tokenizer the ids come from, and ``split_inputs``, the
   files of a split (what a prepared corpus fingerprints, :mod:`hiersum.data.prepared`). Such a format cannot train a
@@ -15,20 +16,25 @@ An entry (:class:`FormatSpec`) declares everything the rest of the code asks abo
   its ``input_aliases``; see :mod:`hiersum.data.formats.inputs`, which adds the ``auto`` and ``text`` inputs).
 
 Built in: ``jsonl`` (native JSONL, :mod:`hiersum.data.formats.native`), ``multinews``
-(:mod:`hiersum.data.formats.multinews`), ``scitldr`` (:mod:`hiersum.data.formats.scitldr`) and ``wikisum``
+(:mod:`hiersum.data.formats.multinews`), ``scitldr`` (:mod:`hiersum.data.formats.scitldr`), ``cnndm``
+(:mod:`hiersum.data.formats.cnndm`), ``aeslc`` (:mod:`hiersum.data.formats.aeslc`) and ``wikisum``
 (:mod:`hiersum.data.formats.wikisum`). ``DataConfig.format`` stays a string: :func:`format_spec` is the
 one lookup, and it refuses an unknown name in one line that lists the registered ones.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from hiersum.data.formats.aeslc import SPLIT_NAMES as AESLC_SPLIT_NAMES
+from hiersum.data.formats.aeslc import read_subject_file, subject_files
 from hiersum.data.formats.arrow import Column, corpus_layout, iter_table_records, split_files
+from hiersum.data.formats.cnndm import parse_cnndm_object, parse_cnndm_record
 from hiersum.data.formats.lines import ObjectParser, Record, RecordParser, iter_line_records
 from hiersum.data.formats.multinews import parse_multinews_object, parse_multinews_record
 from hiersum.data.formats.native import iter_jsonl, parse_native_object, parse_record
@@ -64,7 +70,8 @@ class FormatSpec:
     read_encoded: EncodedReader | None = None
     """A format of token ids: reads and encodes a split of ``data.path`` (e.g. WikiSum shards)."""
     split_inputs: Callable[[Path, str], list[Path]] | None = None
-    """The files of a split of ``data.path`` (default: the one file :meth:`split_path`)."""
+    """The files of a split of ``data.path`` (default: the one file :meth:`split_path`); a text format reads
+    each of them with ``read_split``, in order."""
     split_files: Mapping[str, str] = field(default_factory=lambda: SPLIT_FILES)
     """hiersum split (train / validation / test) -> file stem; another split name is a stem itself."""
     suffix: str = ".jsonl"
@@ -121,6 +128,8 @@ class FormatSpec:
         if self.reads_table(data_dir) and self.parse_object is not None:
             return iter_table_records(self.input_files(data_dir, split), self.parse_object, self.columns,
                                       require_summary=True)
+        if self.split_inputs is not None:  # a split of several files (AESLC: one email a file)
+            return itertools.chain.from_iterable(map(self.iter_split, self.split_inputs(Path(data_dir), split)))
         return self.iter_split(self.split_path(data_dir, split))
 
     def iter_split(self, path: str | Path) -> Iterator[Record]:
@@ -192,6 +201,16 @@ register_format("scitldr", FormatSpec(
     parse_object=parse_scitldr_object,
     columns=(Column("paper_id", _ID), Column("title", ("string",)), Column("source", ("list<string>",), required=True),
              Column("target", ("list<string>",), reference=True)),
+))
+register_format("cnndm", FormatSpec(
+    "CNN/DailyMail ({id, article, highlights: one sentence a line}; parquet, save_to_disk or JSONL)",
+    parse_line=parse_cnndm_record, parse_object=parse_cnndm_object,
+    columns=(Column("id", _ID), Column("article", ("string",), required=True),
+             Column("highlights", ("string",), reference=True)),
+))
+register_format("aeslc", FormatSpec(
+    "the AESLC release (enron_subject_line/{train,dev,test}/*.subject: an email, @subject, @ann0-2)",
+    read_split=read_subject_file, split_inputs=subject_files, split_files=AESLC_SPLIT_NAMES, suffix="",
 ))
 register_format("wikisum", FormatSpec(
     "the ranked WikiSum release (shards WIKI.{train,valid,test}.N.pt of SentencePiece ids)",
