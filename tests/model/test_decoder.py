@@ -47,7 +47,7 @@ def test_chunked_decoding_equals_teacher_forcing(model, batch):
     state = model.init_decoder_state(model.encode(src, mask))
     first = model.decoder(tgt[:, :3], state)
     second = model.decoder(tgt[:, 3:], first.state)
-    chunked = model.output_log_probs(torch.cat([first.states, second.states], 1))
+    chunked = model.next_log_probs(torch.cat([first.states, second.states], 1), tgt, state)
     assert_close(chunked, full, atol=1e-5, rtol=0)
 
 
