@@ -50,6 +50,18 @@ def make_batch(seed: int = 0, *, device: torch.device | str = "cpu") -> tuple[to
     return src.to(device), mask.to(device), tgt.to(device)
 
 
+def make_flat_batch(seed: int = 0, *, device: torch.device | str = "cpu") -> tuple[torch.Tensor, ...]:
+    """The source of :func:`make_batch` joined for a flat model: src [3, 12] (12, 7 and 4 real tokens), its mask,
+    and the same tgt_in [3, 7], on ``device``."""
+    src, mask, tgt = make_batch(seed)
+    flat = torch.full((3, 12), PAD)
+    flat_mask = torch.zeros(3, 12, dtype=torch.bool)
+    for b, length in enumerate((12, 7, 4)):
+        flat[b, :length] = src[b][mask[b]][:length]
+        flat_mask[b, :length] = True
+    return flat.to(device), flat_mask.to(device), tgt.to(device)
+
+
 def random_graph(src_mask: torch.Tensor, seed: int = 0) -> torch.Tensor:
     """[B, P, P] symmetric weights in [0, 1], zero diagonal and zero at empty paragraphs, on the device of
     ``src_mask`` (drawn on the CPU: the same weights on every device)."""

@@ -1,4 +1,5 @@
-"""Decoder: shapes, causality, cached decoding equals the teacher-forced recompute."""
+"""Decoder: shapes, causality, cached decoding equals the teacher-forced recompute; each of them with copy
+attention (``model.copy_attention``) as well, whose state carries per-example memory that reorders with the rows."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from tests.helpers.model import VOCAB
+from tests.helpers.model import VOCAB, make_model
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "copy"])
+def model(request, device):
+    """The model tests' network, without and with copy attention."""
+    return make_model(copy_attention=request.param, device=device)
 
 
 def test_log_probs_shape_and_normalisation(model, batch, device):
