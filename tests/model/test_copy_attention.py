@@ -16,7 +16,17 @@ from hiersum.config import ModelConfig, config_dict
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
 from hiersum.training.module import label_smoothed_nll
-from tests.helpers.model import BOS, EOS, PAD, VOCAB, make_batch, make_flat_batch, make_model, tiny_config
+from tests.helpers.model import (
+    BOS,
+    EOS,
+    PAD,
+    VOCAB,
+    make_batch,
+    make_flat_batch,
+    make_model,
+    stepped_log_probs,
+    tiny_config,
+)
 
 FLAT = {"encoder": "flat", "inter_layers": []}
 
@@ -45,15 +55,11 @@ def test_the_mixture_is_a_distribution_with_no_copy_mass_on_padding(encoder, dev
     model, (src, mask, tgt) = model_and_batch(encoder, device)
     with torch.no_grad():
         out = model(src, mask, tgt)
-        state = model.init_decoder_state(model.encode(src, mask))
-        steps = []
-        for t in range(tgt.size(1)):
-            step = model.step(tgt[:, t], state)
-            state = step.state
-            steps.append(step.log_probs)
+        steps, _ = stepped_log_probs(model, tgt, model.init_decoder_state(model.encode(src, mask)))
     ones = torch.ones(tgt.shape, device=device)
     assert_close(out.log_probs().exp().sum(-1), ones)  # teacher forced
-    assert_close(torch.stack(steps, 1).exp().sum(-1), ones)  # step by step
+    assert_close(steps.exp().sum(-1), ones)  # step by step
+    assert_close(steps, out.log_probs(), atol=1e-5, rtol=0)  # the same mixture
     assert torch.equal(out.log_probs(), out.logits)  # the loss's logits are the mixture's log-probabilities
     attention, memory_mask = out.copy.attention, out.encoded.memory_mask  # (B, S, M), (B, M)
     assert not memory_mask.all()  # the guard: there is padding in the memory

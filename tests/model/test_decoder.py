@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from tests.helpers.model import VOCAB, make_model
+from tests.helpers.model import VOCAB, make_model, stepped_log_probs
 
 
 @pytest.fixture(params=[False, True], ids=["plain", "copy"])
@@ -36,15 +36,10 @@ def test_decoder_is_causal(model, batch):
 def test_cached_steps_equal_teacher_forcing(model, batch):
     src, mask, tgt = batch
     full = model(src, mask, tgt).log_probs()
-    state = model.init_decoder_state(model.encode(src, mask))
-    steps = []
-    for t in range(tgt.size(1)):
-        out = model.step(tgt[:, t], state)
-        state = out.state
-        steps.append(out.log_probs)
+    steps, state = stepped_log_probs(model, tgt, model.init_decoder_state(model.encode(src, mask)))
     assert state.length == tgt.size(1)
     assert state.self_attn.layer(0, state.length).keys.shape[2] == tgt.size(1)
-    assert_close(torch.stack(steps, 1), full, atol=1e-5, rtol=0)
+    assert_close(steps, full, atol=1e-5, rtol=0)
 
 
 def test_chunked_decoding_equals_teacher_forcing(model, batch):
@@ -77,12 +72,8 @@ def test_preallocated_cache_is_written_in_place(model, batch):
     for capacity in (tgt.size(1), 2):
         state = model.init_decoder_state(encoded, cache_capacity=capacity)
         first_buffer = state.self_attn.buffers[0].data_ptr()
-        steps = []
-        for t in range(tgt.size(1)):
-            out = model.step(tgt[:, t], state)
-            state = out.state
-            steps.append(out.log_probs)
-        assert_close(torch.stack(steps, 1), full, atol=1e-5, rtol=0)
+        steps, state = stepped_log_probs(model, tgt, state)
+        assert_close(steps, full, atol=1e-5, rtol=0)
         assert (state.self_attn.buffers[0].data_ptr() == first_buffer) == (capacity == tgt.size(1))
         assert state.self_attn.capacity >= tgt.size(1)
 
