@@ -63,7 +63,9 @@ class HierSum(nn.Module, SummarizerHubMixin):
 
     One embedding table [V, D] is shared by the encoder, the decoder and the output layer
     (whose bias is its own); every parameter with more than one dimension is Xavier-uniform
-    initialised, as in the official code.
+    initialised, as in the official code. With ``config.copy_attention`` a
+    :class:`~hiersum.model.copy_attention.CopyAttention` mixes copying source tokens into every next-token
+    distribution (a pointer-generator); without it the network has no copy parameter.
 
     ``save_pretrained(directory)`` / ``HierSum.from_pretrained(directory)``: the network as a Hugging Face model
     directory (``model.safetensors`` + ``config.json``; :mod:`hiersum.model.hub`).
