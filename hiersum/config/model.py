@@ -43,6 +43,11 @@ class ModelConfig:
     (tf-idf cosine) or ``discourse`` (shared entity mentions); see ``hiersum/data/graph.py``."""
     pooling_penalty: float = 0.0
     """Weight of the pooling diversity penalty ||A A^T - I||_F^2 added to the training loss (0: off)."""
+    copy_attention: bool = False
+    """A pointer-generator (See et al. 2017): each decoding step mixes generating from the vocabulary with copying
+    a source token through a single-head attention over the encoder's memory, with a learned switch
+    (``hiersum/model/copy.py``). Copying stays inside the (subword) vocabulary. False: no copy parameters, the
+    official model."""
     pretrained_encoder: str | None = None
     """``encoder=pretrained``: a local Hugging Face directory of a BERT-family encoder (``config.json``, weights,
     tokenizer), read with ``local_files_only`` (never the hub). Its weights initialise the paragraph-level

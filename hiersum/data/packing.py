@@ -163,6 +163,10 @@ class PackedGrid:
         moved["buckets"] = tuple(bucket.to(device) for bucket in self.buckets)
         return PackedGrid(**moved)
 
+    def pack(self, grid: Tensor) -> Tensor:
+        """The values of a grid [B, P, T] (e.g. the token ids) at the packed rows: [N]."""
+        return grid.reshape(-1).index_select(0, self.grid_index)
+
     def scatter_to_grid(self, rows: Tensor) -> Tensor:
         """Packed rows [N, ...] -> the grid [B, P, T, ...], zero at padding."""
         B, P, T = self.shape

@@ -1,11 +1,14 @@
 """The decoder's state: the self-attention cache of the target tokens seen so far and the memory
-keys/values projected once, with the row selections beam search needs.
+keys/values projected once (and, with copy attention, the copy attention's keys and the memory's token ids),
+with the row selections beam search needs.
 
 Dimensions
     N  rows (examples, or examples x beams while decoding)
+    B' memory entries (examples; N = B' x beams)
     S  target tokens consumed so far (cache length)
     C  cache capacity (positions preallocated, C >= S)
     M  packed memory length
+    D  model width
     H  heads
     E  head width, D / H
 
@@ -154,6 +157,23 @@ class SelfAttentionCache:
 
 
 @dataclass
+class CopyMemory:
+    """What the copy attention (``model.copy_attention``, :mod:`hiersum.model.copy`) reads of the memory,
+    made once per encoding, one entry per example (shared by its beams, as the memory keys/values)."""
+
+    keys: Tensor
+    """[B', M, D] the memory projected by the copy attention's key layer."""
+    memory: Tensor
+    """[B', M, D] the encoder's memory (the copy attention's values: its context vector)."""
+    ids: Tensor
+    """[B', M] long, the token id of each memory position (what copying it emits)."""
+
+    def index_select(self, entries: Tensor) -> CopyMemory:
+        """Entries ``entries`` [B''] (long, into the B' entries)."""
+        return CopyMemory(*(tensor.index_select(0, entries) for tensor in (self.keys, self.memory, self.ids)))
+
+
+@dataclass
 class DecoderState:
     """Everything the decoder needs to continue a batch of sequences.
 
@@ -180,18 +200,21 @@ class DecoderState:
     """G, rows per memory entry (beams per example)."""
     step_weights: StepWeights | None = None
     """Weights laid out for the step (None: the layers' own)."""
+    copy: CopyMemory | None = None
+    """The copy attention's memory (``model.copy_attention``), one entry per example; None without copying."""
 
     def _select(
         self, rows: Tensor, *, reuse: bool, entries: Tensor | None = None, group_size: int | None = None
     ) -> DecoderState:
         """Rows ``rows`` of the cache; memory entries ``entries`` (None: the memory is kept)."""
-        memory, mask = self.memory, self.memory_attn_mask
+        memory, mask, copy = self.memory, self.memory_attn_mask, self.copy
         if entries is not None:
             memory = [kv.index_select(entries) for kv in memory]
             mask = None if mask is None else mask.index_select(0, entries)
+            copy = None if copy is None else copy.index_select(entries)
         cache = None if self.self_attn is None else self.self_attn.select_rows(rows, length=self.length, reuse=reuse)
         return replace(
-            self, memory=memory, memory_attn_mask=mask, self_attn=cache,
+            self, memory=memory, memory_attn_mask=mask, self_attn=cache, copy=copy,
             group_size=self.group_size if group_size is None else group_size,
         )
 

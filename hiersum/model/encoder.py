@@ -180,11 +180,12 @@ def hierarchical_layers(config: ModelConfig, width: int) -> nn.ModuleList:
 
 
 def run_packed_layers(
-    layers: nn.ModuleList, final_norm: nn.Module, x: Tensor, layout: PackedGrid, *,
+    layers: nn.ModuleList, final_norm: nn.Module, x: Tensor, layout: PackedGrid, *, ids: Tensor,
     paragraph_graph: Tensor | None, return_attention: bool,
 ) -> EncoderOutput:
     """``layers`` (of :func:`hierarchical_layers`) then ``final_norm`` over the real tokens: ``x`` [N, D] holds the
-    input states of the packed rows of ``layout``; the memory is the real tokens packed example by example."""
+    input states of the packed rows of ``layout``, ``ids`` [N] their token ids; the memory is the real tokens packed
+    example by example (``memory_ids`` their ids)."""
     pooling_weights, inter_attention = [], []
     for layer in layers:
         if isinstance(layer, InterLayer):
@@ -199,6 +200,7 @@ def run_packed_layers(
         token_states=layout.scatter_to_grid(x),
         memory=layout.scatter_to_memory(x),
         memory_mask=layout.memory_mask,
+        memory_ids=layout.scatter_to_memory(ids.unsqueeze(-1)).squeeze(-1),  # (B, M)
         pooling_weights=pooling_weights if return_attention else None,
         inter_attention=inter_attention if return_attention else None,
     )
@@ -235,10 +237,10 @@ class HierarchicalEncoder(nn.Module):
                 f"{self.positions.size(0)} (model.max_positions)"
             )
 
-    def embed(self, src: Tensor, layout: PackedGrid) -> Tensor:
-        """The input states of the real tokens of ``src`` [B, P, T]: packed rows [N, D] (after dropout)."""
+    def embed(self, ids: Tensor, layout: PackedGrid) -> Tensor:
+        """The input states of the real tokens of a grid, ``ids`` [N] (``layout.pack(src)``): packed rows [N, D]
+        (after dropout)."""
         self.check_positions(*layout.shape[1:])
-        ids = src.reshape(-1).index_select(0, layout.grid_index)  # (N,)
         positions = torch.cat(
             [self.positions.index_select(0, layout.token_position),
              self.positions.index_select(0, layout.paragraph_position)], -1
@@ -261,9 +263,9 @@ class HierarchicalEncoder(nn.Module):
         check_grid(src, src_mask)
         if layout is None:
             layout = PackedGrid.from_mask(src_mask)
-        x = self.embed(src, layout)  # (N, D)
-        return run_packed_layers(self.layers, self.final_norm, x, layout, paragraph_graph=paragraph_graph,
-                                 return_attention=return_attention)
+        ids = layout.pack(src)  # (N,)
+        return run_packed_layers(self.layers, self.final_norm, self.embed(ids, layout), layout, ids=ids,
+                                 paragraph_graph=paragraph_graph, return_attention=return_attention)
 
 
 class FlatEncoder(nn.Module):
@@ -317,4 +319,5 @@ class FlatEncoder(nn.Module):
             token_states=token_states,
             memory=token_states.masked_fill(~src_mask.unsqueeze(-1), 0.0),
             memory_mask=src_mask,
+            memory_ids=src,
         )

@@ -40,6 +40,9 @@ class EncoderOutput:
     may give its [B, L, D] states with padding zeroed, M = L)."""
     memory_mask: Tensor
     """[B, M] bool, True = real token."""
+    memory_ids: Tensor | None = None
+    """[B, M] long, the token id of each memory position (meaningless at padding): what copying a position emits
+    (``model.copy_attention``). None: the encoder does not give them, and a model with copy attention refuses it."""
     pooling_weights: list[Tensor] | None = None
     """Per inter layer, [B, P, H, T] pooling weights; None unless ``return_attention`` (or no inter layer)."""
     inter_attention: list[Tensor] | None = None

@@ -13,6 +13,8 @@ example), S real target tokens (per example), M = N the memory, D width, F feed-
 - decoder layer: self-attention 8 S D^2 + 4 D sum(S^2); context attention 4 S D^2 + 4 M D^2 + 4 D sum(S M);
   feed-forward 4 S D F
 - output projection: 2 S D V
+- copy attention (``model.copy_attention``): keys 2 M D^2, query 2 S D^2, scores and context 4 D sum(S M),
+  switch 6 S D (the scatter onto the vocabulary and the mixture are element-wise)
 
 A batch without padding is counted as FlopCounterMode counts it (tested on the tiny model); padding makes
 the executed work larger than this count, which is the point of counting real tokens. The encoders other
@@ -70,7 +72,10 @@ def forward_flops(config: ModelConfig, vocab_size: int, src_mask: Tensor, tgt_ma
     decoder_layer = (8 * S * D * D + 4 * D * int((target * target).sum())  # self-attention
                      + 4 * S * D * D + 4 * N * D * D + 4 * D * int((target * source).sum())  # context attention
                      + 4 * S * D * F)  # feed-forward
-    return encoder + config.decoder_layers * decoder_layer + 2 * S * D * vocab_size
+    copy = 0
+    if config.copy_attention:
+        copy = 2 * N * D * D + 2 * S * D * D + 4 * D * int((target * source).sum()) + 6 * S * D
+    return encoder + config.decoder_layers * decoder_layer + 2 * S * D * vocab_size + copy
 
 
 def _inter_layer(config: ModelConfig, lengths: Tensor) -> int:

@@ -283,8 +283,8 @@ class PretrainedEncoder(nn.Module):
         layout = PackedGrid.from_mask(src_mask)
         x = states.view(-1, states.size(-1)).index_select(0, layout.grid_index)  # (N, D): the real tokens
         x = x + self.positions.index_select(0, layout.paragraph_position)  # (N, D)
-        return run_packed_layers(self.layers, self.final_norm, x, layout, paragraph_graph=paragraph_graph,
-                                 return_attention=return_attention)
+        return run_packed_layers(self.layers, self.final_norm, x, layout, ids=layout.pack(src),
+                                 paragraph_graph=paragraph_graph, return_attention=return_attention)
 
     def encoder_input(self, src: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
         """``src`` and ``src_mask`` [B, P, T] checked and cut to :attr:`max_tokens` (:meth:`cut_paragraphs`)."""

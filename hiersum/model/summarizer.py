@@ -32,6 +32,7 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
+from hiersum.model.copy_attention import CopyAttention, CopyOutput
 from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
 from hiersum.model.encoder_contract import EncoderOutput, PretrainedWeights
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
@@ -43,14 +44,18 @@ class TeacherForcedOutput:
     """What teacher forcing gives (:meth:`HierSum.forward`)."""
 
     logits: Tensor
-    """[B, S, V] unnormalised scores: row t scores the token after ``tgt_in[:, :t+1]`` (what the training loss,
-    ``F.cross_entropy``, normalises itself)."""
+    """[B, S, V] scores whose softmax is the next-token distribution: row t scores the token after
+    ``tgt_in[:, :t+1]`` (what the training loss, ``F.cross_entropy``, normalises itself). The output layer's
+    unnormalised scores; with ``model.copy_attention``, the log-probabilities of the mixture of generating and
+    copying (:attr:`copy`), already normalised (the log-softmax leaves them as they are)."""
     encoded: EncoderOutput
     """The encoder's output for the source (its pooling weights and attention when ``return_attention``)."""
+    copy: CopyOutput | None = None
+    """With ``model.copy_attention``: the mixture's log-probabilities, p_gen and the copy attention; else None."""
 
     def log_probs(self) -> Tensor:
-        """[B, S, V] log-probabilities: the log-softmax of :attr:`logits`."""
-        return F.log_softmax(self.logits, dim=-1)
+        """[B, S, V] log-probabilities: the log-softmax of :attr:`logits`, or the copy mixture's."""
+        return F.log_softmax(self.logits, dim=-1) if self.copy is None else self.copy.log_probs
 
 
 class HierSum(nn.Module, SummarizerHubMixin):
@@ -58,7 +63,9 @@ class HierSum(nn.Module, SummarizerHubMixin):
 
     One embedding table [V, D] is shared by the encoder, the decoder and the output layer
     (whose bias is its own); every parameter with more than one dimension is Xavier-uniform
-    initialised, as in the official code.
+    initialised, as in the official code. With ``config.copy_attention`` a
+    :class:`~hiersum.model.copy_attention.CopyAttention` mixes copying source tokens into every next-token
+    distribution (a pointer-generator); without it the network has no copy parameter.
 
     ``save_pretrained(directory)`` / ``HierSum.from_pretrained(directory)``: the network as a Hugging Face model
     directory (``model.safetensors`` + ``config.json``; :mod:`hiersum.model.hub`).
@@ -88,6 +95,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.decoder = TransformerDecoder(config, embeddings=embeddings)
         self.generator = nn.Linear(config.d_model, vocab_size)
         self.generator.weight = embeddings.weight
+        self.copy_attention = CopyAttention(config.d_model) if config.copy_attention else None
         # the compiled static_step_log_probs (compile_step), called with the model first; None: eager
         self.compiled_step: Callable[[HierSum, Tensor, DecoderState, Tensor], Tensor] | None = None
         self.reset_parameters()
@@ -150,8 +158,15 @@ class HierSum(nn.Module, SummarizerHubMixin):
         """A decoder state for B rows, with the memory keys/values projected once and room for
         ``cache_capacity`` target positions in the self-attention cache (None: no cache). A cached state
         carries the step's weights (:class:`~hiersum.model.cache.StepWeights`: stacked self-attention
-        projections, the output weight transposed), made here from the current parameters."""
+        projections, the output weight transposed), made here from the current parameters. With
+        ``model.copy_attention`` it also carries the copy attention's keys of the memory and the memory's token ids
+        (:class:`~hiersum.model.cache.CopyMemory`)."""
         state = self.decoder.init_state(encoded.memory, encoded.memory_mask, cache_capacity=cache_capacity)
+        if self.copy_attention is not None:
+            if encoded.memory_ids is None:
+                raise ValueError(f"model.copy_attention=true needs the token ids of the memory, which "
+                                 f"model.encoder={self.config.encoder} does not give (EncoderOutput.memory_ids)")
+            state = replace(state, copy=self.copy_attention.init_memory(encoded.memory, encoded.memory_ids))
         if state.step_weights is None:
             return state
         output = (self.generator.weight.t().contiguous(), self.generator.bias)  # (D, V), (V,)
@@ -161,22 +176,40 @@ class HierSum(nn.Module, SummarizerHubMixin):
         """Decoder states [..., D] -> unnormalised scores (logits) [..., V]."""
         return self.generator(states)
 
-    def output_log_probs(self, states: Tensor) -> Tensor:
-        """Decoder states [..., D] -> log-probabilities [..., V]."""
-        return F.log_softmax(self.output_logits(states), dim=-1)
+    def next_log_probs(self, states: Tensor, tokens: Tensor, state: DecoderState) -> Tensor:
+        """log p(next) [N, L, V] after the decoder's states [N, L, D] of ``tokens`` [N, L] (long): the output layer's
+        log-softmax, or with ``model.copy_attention`` the mixture with copying from ``state``'s memory."""
+        logits = self.output_logits(states)  # (N, L, V)
+        if self.copy_attention is None:
+            return F.log_softmax(logits, dim=-1)
+        return self.copy_output(states, tokens, state, logits).log_probs
+
+    def copy_output(self, states: Tensor, tokens: Tensor, state: DecoderState, logits: Tensor) -> CopyOutput:
+        """The copy attention (``model.copy_attention``) over ``state``'s memory for the decoder's states
+        [N, L, D] of ``tokens`` [N, L], mixed with the output layer's ``logits`` [N, L, V]."""
+        if self.copy_attention is None or state.copy is None:
+            raise ValueError("copying needs model.copy_attention=true and a state made by its init_decoder_state")
+        inputs = self.decoder.embeddings(tokens)  # (N, L, D)
+        return self.copy_attention(states, inputs, logits, state.copy, state.memory_attn_mask)
 
     def step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
         """Feed one token per row (long [N]); log p(next) [N, V] and the advanced state."""
         out = self.decoder(tokens.unsqueeze(1), state)  # states (N, 1, D)
-        return DecoderStep(log_probs=self._step_log_probs(out.states.squeeze(1), state), state=out.state)
+        return DecoderStep(log_probs=self._step_log_probs(out.states.squeeze(1), tokens, state), state=out.state)
 
-    def _step_log_probs(self, states: Tensor, state: DecoderState) -> Tensor:
-        """Decoder states [N, D] -> log-probabilities [N, V], with the state's transposed output weight."""
+    def _step_log_probs(self, states: Tensor, tokens: Tensor, state: DecoderState) -> Tensor:
+        """Decoder states [N, D] of ``tokens`` [N] -> log-probabilities [N, V], with the state's transposed output
+        weight."""
         output = None if state.step_weights is None else state.step_weights.output
         if output is None:
-            return self.output_log_probs(states)
-        weight_t, bias = output
-        return F.log_softmax(torch.addmm(bias, states, weight_t), dim=-1)  # (N, V)
+            logits = self.output_logits(states)
+        else:
+            weight_t, bias = output
+            logits = torch.addmm(bias, states, weight_t)  # (N, V)
+        if self.copy_attention is None:
+            return F.log_softmax(logits, dim=-1)
+        copy = self.copy_output(states.unsqueeze(1), tokens.unsqueeze(1), state, logits.unsqueeze(1))
+        return copy.log_probs.squeeze(1)  # (N, V)
 
     def static_step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
         """:meth:`step` over a fixed-size cache: attends over all of its positions (those not yet written
@@ -196,7 +229,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         """The work of :meth:`static_step` (what :meth:`compile_step` compiles): log p(next) [N, V] of
         ``tokens`` [N] at ``position`` (long [1]), writing their keys/values into the state's cache."""
         states = self.decoder.static_forward(tokens.unsqueeze(1), state, position)  # (N, 1, D)
-        return self._step_log_probs(states.squeeze(1), state)
+        return self._step_log_probs(states.squeeze(1), tokens, state)
 
     def compile_step(self, **options: Any) -> None:
         """Compile :meth:`static_step`'s per-step call (once; later calls keep it) with :func:`torch.compile`
@@ -215,6 +248,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
     ) -> TeacherForcedOutput:
         """Teacher forcing, the one call: the logits [B, S, V] of every next token of ``tgt_in`` and the encoder's
         output (``.log_probs()``: the log-softmax). Row t of the logits scores the token after ``tgt_in[:, :t+1]``.
+        With ``model.copy_attention`` the logits are the log-probabilities of the copy mixture (``.copy``).
 
         src: long [B, P, T] ([B, L] flat); src_mask: bool, same shape, True = real token; tgt_in: long [B, S]
         (BOS first). Padding in ``tgt_in`` must come after the real tokens (causality keeps it out of earlier
@@ -222,8 +256,13 @@ class HierSum(nn.Module, SummarizerHubMixin):
         """
         encoded = self.encode(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention,
                               layout=layout)
-        out = self.decoder(tgt_in, self.init_decoder_state(encoded, cache_capacity=None))  # states (B, S, D)
-        return TeacherForcedOutput(logits=self.output_logits(out.states), encoded=encoded)
+        state = self.init_decoder_state(encoded, cache_capacity=None)
+        out = self.decoder(tgt_in, state)  # states (B, S, D)
+        logits = self.output_logits(out.states)  # (B, S, V)
+        if self.copy_attention is None:
+            return TeacherForcedOutput(logits=logits, encoded=encoded)
+        copy = self.copy_output(out.states, tgt_in, state, logits)
+        return TeacherForcedOutput(logits=copy.log_probs, encoded=encoded, copy=copy)
 
     def log_probs(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None

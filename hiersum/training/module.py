@@ -33,7 +33,9 @@ __all__ = ["HierSumModule", "NoamSchedule", "label_smoothed_nll", "module_hparam
 def label_smoothed_nll(logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
     """Label-smoothed NLL of ``labels`` [B, S] (IGNORE_INDEX at padding) under ``logits`` [B, S, V], summed
     over the real target tokens and divided by their number (a tensor: no value read into Python, so a compiled
-    step does not break on it); the one log-softmax runs inside ``F.cross_entropy``."""
+    step does not break on it); the one log-softmax runs inside ``F.cross_entropy``. With ``model.copy_attention``
+    the logits are the copy mixture's log-probabilities (``TeacherForcedOutput.logits``), which it leaves as they
+    are: the loss is the mixture's."""
     n_tokens = labels.ne(IGNORE_INDEX).sum().clamp(min=1)
     return F.cross_entropy(
         logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX, label_smoothing=smoothing,

@@ -1,4 +1,4 @@
-"""The flat baseline, graph-informed attention and the pooling penalty through ``train(cfg)`` of
+"""The flat baseline, graph-informed attention, the pooling penalty and copy attention through ``train(cfg)`` of
 ``hiersum-train`` (in process): each run shows that its option acted, not only that it ran."""
 
 from __future__ import annotations
@@ -29,6 +29,14 @@ def test_flat_encoder_trains_on_flat_batches(tiny_cfg, tmp_path):
     assert probe["encoder"] == "FlatEncoder"
     assert len(probe["src_shape"]) == 2  # [B, L]: the paragraphs joined
     assert probe["graph_shape"] is None
+
+
+@pytest.mark.parametrize("model", ["tiny", "flat_tiny"])
+def test_copy_attention_trains_decodes_and_scores(model, tiny_cfg, tmp_path):
+    metrics, probe = train_with(tiny_cfg, tmp_path, "debug=fast_dev_run", f"model={model}", "model.copy_attention=true")
+    assert probe["copy_attention"] is True
+    assert len(probe["src_shape"]) == (3 if model == "tiny" else 2)
+    assert all(math.isfinite(value) for value in metrics["test"]["model"].values() if isinstance(value, float))
 
 
 @pytest.mark.parametrize("graph", ["similarity", "discourse"])

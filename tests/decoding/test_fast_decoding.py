@@ -1,5 +1,6 @@
 """The decoding step's fast paths give the outputs of the plain one: the step weights (stacked q/k/v,
-transposed output weight), the static cache step and its compiled form (``decode.compile_step``)."""
+transposed output weight), the static cache step and its compiled form (``decode.compile_step``), with copy
+attention (``model.copy_attention``) as well."""
 
 from __future__ import annotations
 
@@ -43,17 +44,19 @@ def hypotheses(out) -> list[list[list[int]]]:
     return [[h.tokens for h in hs] for hs in out.n_best]
 
 
-def eos_biased_model(bias: float):
-    model = make_model(seed=3)
+def eos_biased_model(bias: float, *, copy: bool = False):
+    model = make_model(seed=3, copy_attention=copy)
     with torch.no_grad():
         model.generator.bias[EOS] += bias
     return model
 
 
-@pytest.fixture(scope="module", params=[1.0, 2.0], ids=["long", "ragged"])
+@pytest.fixture(scope="module", params=[(1.0, False), (2.0, False), (3.0, True)], ids=["long", "ragged", "copy"])
 def model(request):
-    """EOS bias 1: every hypothesis runs to max_length; 2: examples finish at different steps (2 to 10)."""
-    return eos_biased_model(request.param)
+    """EOS bias 1: every hypothesis runs to max_length; 2: examples finish at different steps (2 to 10); copy: with
+    copy attention (EOS bias 3: examples finish at different steps)."""
+    bias, copy = request.param
+    return eos_biased_model(bias, copy=copy)
 
 
 @pytest.mark.parametrize("settings", SETTINGS)
@@ -82,7 +85,7 @@ def test_step_weights_follow_the_parameters_they_are_made_from(model):
     """Made when decoding starts, so loading other weights (or training) changes the next decoding."""
     src, mask, _ = make_batch(1)
     options = GenerationOptions.official(beam_size=3, max_length=10)
-    other = make_model(seed=11)
+    other = make_model(seed=11, copy_attention=model.copy_attention is not None)
     before = generate(other, src, mask, options)
     other.load_state_dict(model.state_dict())
     after = generate(other, src, mask, options)
@@ -91,7 +94,7 @@ def test_step_weights_follow_the_parameters_they_are_made_from(model):
 
 
 def test_step_weights_add_no_state_dict_key(model):
-    keys = set(make_model(seed=3).state_dict())
+    keys = set(model.state_dict())
     generate(model, *make_batch(1)[:2], GenerationOptions.official(beam_size=2, max_length=3))
     assert set(model.state_dict()) == keys
     assert {k for k in keys if ".self_attn." in k} >= {"decoder.layers.0.self_attn.query.weight",
@@ -118,12 +121,14 @@ def test_static_step_without_room_raises(model):
 
 
 @pytest.mark.slow
-def test_compiled_step_graphs_give_the_hypotheses_of_eager_decoding():
+@pytest.mark.parametrize("copy", [False, True], ids=["plain", "copy"])
+def test_compiled_step_graphs_give_the_hypotheses_of_eager_decoding(copy):
     """``compile_step`` as dynamo captures it (``aot_eager``: the graphs without inductor's code generation):
     the hypotheses of eager decoding, examples finishing at different steps (the rows shrink); at most three
     graphs (the first example count, a dynamic count, and a count of 1, which dynamo always specialises)."""
     src, mask, _ = make_batch(1)
-    model, compiled_model = eos_biased_model(2.0), eos_biased_model(2.0)
+    bias = 3.0 if copy else 2.0  # examples end at different steps
+    model, compiled_model = eos_biased_model(bias, copy=copy), eos_biased_model(bias, copy=copy)
     options = GenerationOptions.official(max_length=10, **SETTINGS[2])
     eager = generate(model, src, mask, options)
     torch._dynamo.utils.counters.clear()
@@ -136,10 +141,11 @@ def test_compiled_step_graphs_give_the_hypotheses_of_eager_decoding():
 
 
 @pytest.mark.slow
-def test_inductor_compiled_step_gives_the_hypotheses_of_eager_decoding():
+@pytest.mark.parametrize("copy", [False, True], ids=["plain", "copy"])
+def test_inductor_compiled_step_gives_the_hypotheses_of_eager_decoding(copy):
     """What ``decode.compile_step=true`` runs (inductor), on one example (one graph: compiling takes long on CPU)."""
     src, mask, _ = make_batch(1)
-    model, compiled_model = eos_biased_model(1.0), eos_biased_model(1.0)
+    model, compiled_model = eos_biased_model(1.0, copy=copy), eos_biased_model(1.0, copy=copy)
     options = GenerationOptions.official(max_length=8, beam_size=3, stopping="full", alpha=0.6, n_best=3)
     eager = generate(model, src[:1], mask[:1], options)
     compiled = generate(compiled_model, src[:1], mask[:1], replace(options, compile_step=True))

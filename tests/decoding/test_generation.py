@@ -11,14 +11,14 @@ from torch.testing import assert_close
 
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.decoding.search import greedy_search, length_penalty
-from tests.helpers.model import BOS, EOS, make_batch, make_model, repeated_ngrams
+from tests.helpers.model import BOS, EOS, make_batch, make_flat_batch, make_model, repeated_ngrams
 
 official = GenerationOptions.official
 """The official hiersumm search with changes: what these tests were written against."""
 
 
-def eos_biased_model(bias: float, device: torch.device):
-    model = make_model(device=device)
+def eos_biased_model(bias: float, device: torch.device, **changes):
+    model = make_model(device=device, **changes)
     with torch.no_grad():
         model.generator.bias[EOS] += bias
     return model
@@ -128,9 +128,12 @@ def test_ngram_blocking_on_the_model_holds_for_every_returned_hypothesis(device,
         dict(greedy=True, min_length=2),
     ],
 )
-def test_cached_decoding_equals_recomputing_the_prefix(batch, device, settings):
-    model = eos_biased_model(1.5, device)
-    src, mask, _ = batch
+@pytest.mark.parametrize("changes", [{}, {"copy_attention": True},
+                                     {"copy_attention": True, "encoder": "flat", "inter_layers": []}],
+                         ids=["plain", "copy", "flat-copy"])
+def test_cached_decoding_equals_recomputing_the_prefix(batch, device, settings, changes):
+    model = eos_biased_model(1.5, device, **changes)
+    src, mask, _ = make_flat_batch(device=device) if changes.get("encoder") == "flat" else batch
     cached = generate(model, src, mask, official(max_length=9, **settings))
     recomputed = generate(model, src, mask, official(max_length=9, **settings), use_cache=False)
     assert cached.sequences == recomputed.sequences
@@ -178,8 +181,11 @@ def test_max_steps_caps_decoding_over_max_and_min_length(batch, device):
         generate(model, src, mask, official(max_steps=0))
 
 
-def test_grouped_state_steps_equal_per_row_memory(model, batch, device):
-    """Beams reading their example's memory entry give what a per-row copy of the memory gives."""
+@pytest.mark.parametrize("copy", [False, True], ids=["plain", "copy"])
+def test_grouped_state_steps_equal_per_row_memory(batch, device, copy):
+    """Beams reading their example's memory entry give what a per-row copy of the memory gives (the copy
+    attention's memory included)."""
+    model = make_model(device=device, copy_attention=copy)
     src, mask, tgt = batch
     start = model.init_decoder_state(model.encode(src, mask))
     K = 3

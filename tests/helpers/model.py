@@ -50,6 +50,29 @@ def make_batch(seed: int = 0, *, device: torch.device | str = "cpu") -> tuple[to
     return src.to(device), mask.to(device), tgt.to(device)
 
 
+def make_flat_batch(seed: int = 0, *, device: torch.device | str = "cpu") -> tuple[torch.Tensor, ...]:
+    """The source of :func:`make_batch` joined for a flat model: src [3, 12] (12, 7 and 4 real tokens), its mask,
+    and the same tgt_in [3, 7], on ``device``."""
+    src, mask, tgt = make_batch(seed)
+    flat = torch.full((3, 12), PAD)
+    flat_mask = torch.zeros(3, 12, dtype=torch.bool)
+    for b, length in enumerate((12, 7, 4)):
+        flat[b, :length] = src[b][mask[b]][:length]
+        flat_mask[b, :length] = True
+    return flat.to(device), flat_mask.to(device), tgt.to(device)
+
+
+def stepped_log_probs(model: HierSum, tgt: torch.Tensor, state) -> tuple[torch.Tensor, object]:
+    """Feed ``tgt`` [B, S] one column at a time through :meth:`HierSum.step` from ``state``: the log-probabilities
+    [B, S, V] of the steps, stacked, and the last state."""
+    steps = []
+    for t in range(tgt.size(1)):
+        out = model.step(tgt[:, t], state)
+        state = out.state
+        steps.append(out.log_probs)
+    return torch.stack(steps, 1), state
+
+
 def random_graph(src_mask: torch.Tensor, seed: int = 0) -> torch.Tensor:
     """[B, P, P] symmetric weights in [0, 1], zero diagonal and zero at empty paragraphs, on the device of
     ``src_mask`` (drawn on the CPU: the same weights on every device)."""

@@ -15,9 +15,10 @@ import torch
 
 
 class RunProbe(pl.Callback):
-    """Records the world size and rank, the encoder's class, the first training batch's ``src`` and
-    ``paragraph_graph`` shapes, how much that batch's graph moves the inter-paragraph attention (max
-    absolute difference to an all-zero graph, i.e. to no graph bias), the steps trained and some Trainer settings."""
+    """Records the world size and rank, the encoder's class, whether the network copies (``model.copy_attention``),
+    the first training batch's ``src`` and ``paragraph_graph`` shapes, how much that batch's graph moves the
+    inter-paragraph attention (max absolute difference to an all-zero graph, i.e. to no graph bias), the steps
+    trained and some Trainer settings."""
 
     def __init__(self, folder: str):
         self.folder = Path(folder)
@@ -29,7 +30,8 @@ class RunProbe(pl.Callback):
             return
         model = pl_module.model
         graph = batch.paragraph_graph
-        self.seen = {"encoder": type(model.encoder).__name__, "src_shape": list(batch.src.shape),
+        self.seen = {"encoder": type(model.encoder).__name__, "copy_attention": model.copy_attention is not None,
+                     "src_shape": list(batch.src.shape),
                      "graph_shape": None if graph is None else list(graph.shape), "graph_effect": None}
         if graph is not None:
             training = model.training

@@ -1,4 +1,5 @@
-"""Decoder: shapes, causality, cached decoding equals the teacher-forced recompute."""
+"""Decoder: shapes, causality, cached decoding equals the teacher-forced recompute; each of them with copy
+attention (``model.copy_attention``) as well, whose state carries per-example memory that reorders with the rows."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from tests.helpers.model import VOCAB
+from tests.helpers.model import VOCAB, make_model, stepped_log_probs
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "copy"])
+def model(request, device):
+    """The model tests' network, without and with copy attention."""
+    return make_model(copy_attention=request.param, device=device)
 
 
 def test_log_probs_shape_and_normalisation(model, batch, device):
@@ -29,15 +36,10 @@ def test_decoder_is_causal(model, batch):
 def test_cached_steps_equal_teacher_forcing(model, batch):
     src, mask, tgt = batch
     full = model(src, mask, tgt).log_probs()
-    state = model.init_decoder_state(model.encode(src, mask))
-    steps = []
-    for t in range(tgt.size(1)):
-        out = model.step(tgt[:, t], state)
-        state = out.state
-        steps.append(out.log_probs)
+    steps, state = stepped_log_probs(model, tgt, model.init_decoder_state(model.encode(src, mask)))
     assert state.length == tgt.size(1)
     assert state.self_attn.layer(0, state.length).keys.shape[2] == tgt.size(1)
-    assert_close(torch.stack(steps, 1), full, atol=1e-5, rtol=0)
+    assert_close(steps, full, atol=1e-5, rtol=0)
 
 
 def test_chunked_decoding_equals_teacher_forcing(model, batch):
@@ -47,7 +49,7 @@ def test_chunked_decoding_equals_teacher_forcing(model, batch):
     state = model.init_decoder_state(model.encode(src, mask))
     first = model.decoder(tgt[:, :3], state)
     second = model.decoder(tgt[:, 3:], first.state)
-    chunked = model.output_log_probs(torch.cat([first.states, second.states], 1))
+    chunked = model.next_log_probs(torch.cat([first.states, second.states], 1), tgt, state)
     assert_close(chunked, full, atol=1e-5, rtol=0)
 
 
@@ -70,12 +72,8 @@ def test_preallocated_cache_is_written_in_place(model, batch):
     for capacity in (tgt.size(1), 2):
         state = model.init_decoder_state(encoded, cache_capacity=capacity)
         first_buffer = state.self_attn.buffers[0].data_ptr()
-        steps = []
-        for t in range(tgt.size(1)):
-            out = model.step(tgt[:, t], state)
-            state = out.state
-            steps.append(out.log_probs)
-        assert_close(torch.stack(steps, 1), full, atol=1e-5, rtol=0)
+        steps, state = stepped_log_probs(model, tgt, state)
+        assert_close(steps, full, atol=1e-5, rtol=0)
         assert (state.self_attn.buffers[0].data_ptr() == first_buffer) == (capacity == tgt.size(1))
         assert state.self_attn.capacity >= tgt.size(1)
 

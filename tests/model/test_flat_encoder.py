@@ -7,22 +7,12 @@ import torch
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from tests.helpers.model import PAD, make_batch, make_model
-
-
-def flat_batch():
-    src, mask, tgt = make_batch()
-    flat = torch.full((3, 12), PAD)
-    flat_mask = torch.zeros(3, 12, dtype=torch.bool)
-    for b, length in enumerate((12, 7, 4)):
-        flat[b, :length] = src[b][mask[b]][:length]
-        flat_mask[b, :length] = True
-    return flat, flat_mask, tgt
+from tests.helpers.model import PAD, make_batch, make_flat_batch, make_model
 
 
 def test_flat_model_shapes_and_padding_invariance(device):
     model = make_model(encoder="flat", inter_layers=[], device=device)
-    src, mask, tgt = (tensor.to(device) for tensor in flat_batch())
+    src, mask, tgt = make_flat_batch(device=device)
     out = model.encode(src, mask)
     assert out.token_states.shape == (3, 12, 32)
     assert torch.equal(out.memory_mask, mask) and out.memory[~mask].abs().sum() == 0

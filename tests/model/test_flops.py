@@ -38,7 +38,8 @@ def counted_step(model: HierSum, src: torch.Tensor, src_mask: torch.Tensor, tgt:
     return counter.get_total_flops()
 
 
-@pytest.mark.parametrize("changes", [{}, {"inter_layers": [1], "decoder_layers": 1, "ff_size": 48}])
+@pytest.mark.parametrize("changes", [{}, {"inter_layers": [1], "decoder_layers": 1, "ff_size": 48},
+                                     {"copy_attention": True}])
 def test_the_count_agrees_with_the_flop_counter_without_padding(changes):
     config = tiny_model_config(**changes)
     torch.manual_seed(0)

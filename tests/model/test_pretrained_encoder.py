@@ -164,6 +164,23 @@ def test_paragraphs_longer_than_the_position_table_are_cut_and_counted(tmp_path,
     assert unwrapped.encode(src, mask).token_states.shape[2] == 16
 
 
+def test_copy_attention_copies_the_kept_tokens_of_cut_paragraphs(tmp_path):
+    """``model.copy_attention``: the memory's ids are the tokens the encoder kept (a cut paragraph's first 14), in
+    the memory's order; the mixture is a distribution."""
+    short_dir = make_tiny_bert(tmp_path / "bert16", max_position_embeddings=16)
+    tokenizer = load_tokenizer(short_dir)
+    model = network(short_dir, tokenizer, copy_attention=True)
+    src, mask = grid(tokenizer, [["one two three four five six seven", "ab"], ["abc"]])
+    with torch.no_grad():
+        encoded = model.encode(src, mask)
+        log_probs = model(src, mask, target(tokenizer)).log_probs()
+    kept = mask.clone()
+    kept[..., 14:] = False
+    for b in range(2):
+        assert torch.equal(encoded.memory_ids[b][encoded.memory_mask[b]], src[b][kept[b]])
+    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(log_probs.shape[:2]))
+
+
 def test_each_paragraph_is_encoded_alone_wrapped_in_cls_and_sep(bert_dir, tokenizer):
     from transformers import AutoModel
 

@@ -24,6 +24,7 @@ from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.inference import autocast
 from hiersum.model import HierSum
 from hiersum.model.cache import SelfAttentionCache, write_key_value_at
+from hiersum.model.copy_attention import CopyAttention
 from hiersum.model.layers import KeyValue
 from hiersum.model.pooling import MultiHeadPooling
 from hiersum.training.module import label_smoothed_nll
@@ -51,10 +52,11 @@ def step(model: HierSum, batch, context: contextlib.AbstractContextManager) -> t
     return float(loss.detach()), grads
 
 
-def test_a_bf16_mixed_training_step_matches_fp32():
+@pytest.mark.parametrize("copy_attention", [False, True], ids=["plain", "copy"])
+def test_a_bf16_mixed_training_step_matches_fp32(copy_attention):
     device = require_device()
     data = batch(device)
-    fp32 = make_model().train().to(device)
+    fp32 = make_model(copy_attention=copy_attention).train().to(device)
     bf16 = copy.deepcopy(fp32)
     loss, grads = step(fp32, data, contextlib.nullcontext())
     plugin = MixedPrecision("bf16-mixed", device.type)
@@ -71,10 +73,10 @@ def test_a_bf16_mixed_training_step_matches_fp32():
     assert sum(n * n for n in bf16_grads.values()) ** 0.5 == pytest.approx(total, rel=1e-2)
 
 
-def fitted_model(device: torch.device, data, steps: int = 25) -> HierSum:
+def fitted_model(device: torch.device, data, steps: int = 25, **changes) -> HierSum:
     """The tiny model after ``steps`` Adam steps on the batch (fp32): peaked next-token distributions."""
     src, mask, tgt, labels = data
-    model = make_model().train().to(device)
+    model = make_model(**changes).train().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     for _ in range(steps):
         optimizer.zero_grad()
@@ -83,10 +85,11 @@ def fitted_model(device: torch.device, data, steps: int = 25) -> HierSum:
     return model.eval()
 
 
-def test_a_bf16_decode_matches_fp32():
+@pytest.mark.parametrize("copy_attention", [False, True], ids=["plain", "copy"])
+def test_a_bf16_decode_matches_fp32(copy_attention):
     device = require_device()
     data = batch(device)
-    model = fitted_model(device, data)
+    model = fitted_model(device, data, copy_attention=copy_attention)
     src, mask = data[:2]
     options = GenerationOptions(beam_size=3, max_length=8, min_length=2)
     with torch.no_grad():
@@ -127,3 +130,24 @@ def test_the_compiled_steps_cache_takes_bf16_keys_into_buffers_made_like_an_fp32
     stored = write_key_value_at(cache.buffers[0], torch.tensor([3]), KeyValue(keys, values))
     assert stored.keys.dtype == torch.float32
     assert torch.equal(stored.keys[:, :, 3:4], keys.float()) and torch.equal(stored.values[:, :, 3:4], values.float())
+
+
+@pytest.mark.parametrize("weights", [torch.float32, torch.bfloat16], ids=["autocast", "bf16-weights"])
+def test_the_copy_mixture_is_an_fp32_distribution_whatever_dtypes_it_is_given(weights):
+    """Under CUDA autocast the decoder's final states and the memory are fp32 (layer norms) and the logits and
+    projections bf16; the embeddings fp32 (a CPU's autocast gives other mixtures; bf16-true weights give bf16
+    everywhere). The copy attention casts what it mixes (``scatter_add_`` takes one dtype): an fp32 distribution."""
+    torch.manual_seed(0)
+    attention = CopyAttention(8).to(weights)
+    memory = torch.randn(2, 3, 8).to(weights)  # (B', M, D)
+    ids = torch.tensor([[9, 11, 9], [12, 13, 0]])  # (B', M); the last position of entry 1 is padding
+    mask = torch.tensor([[True, True, True], [True, True, False]]).view(2, 1, 1, 3)
+    states, inputs = torch.randn(4, 1, 8).to(weights), torch.randn(4, 1, 8).to(weights)  # 2 beams per entry
+    logits = torch.randn(4, 1, 16).to(torch.bfloat16)  # (N, L, V)
+    context = torch.autocast("cpu", torch.bfloat16) if weights == torch.float32 else contextlib.nullcontext()
+    with context:
+        out = attention(states, inputs, logits, attention.init_memory(memory, ids), mask)
+    assert out.log_probs.dtype == torch.float32 and torch.isfinite(out.log_probs).all()
+    torch.testing.assert_close(out.log_probs.exp().sum(-1), torch.ones(4, 1))
+    assert torch.all(out.attention[2:, :, 2] == 0)  # no mass on entry 1's padding
+
