@@ -78,8 +78,10 @@ class Responder:
         self.device = device
         config = summarizer.model_config
         self.attention_top_k = cfg.attention_top_k if encoder_spec(config.encoder).inter_paragraph else 0
-        corpus = summarizer.data_config.path if summarizer.data_config is not None else None
+        data = summarizer.data_config
+        corpus = data.path if data is not None else None
         self.model = {"checkpoint": cfg.checkpoint, "corpus": corpus,
+                      "corpus_format": str(data.format) if data is not None else None,
                       "sample_corpus": corpus is not None and is_sample_corpus(corpus), "encoder": str(config.encoder),
                       "parameters": sum(p.numel() for p in summarizer.model.parameters()),
                       "hiersum": importlib.metadata.version("hiersum")}

@@ -64,7 +64,9 @@ def _answer() -> dict[str, Any]:
                 "n_best": {"type": "array", "items": scored},
                 "top_paragraphs": {"type": "array", "items": attended},
                 "paragraphs": {"type": "array", "items": paragraph},
-                "model": {"type": "object", "required": ["checkpoint", "corpus", "sample_corpus", "encoder",
-                                                         "parameters", "hiersum", "decode"],
-                          "properties": {"corpus": {"type": ["string", "null"]}, "sample_corpus": {"type": "boolean"}}},
+                "model": {"type": "object", "required": ["checkpoint", "corpus", "corpus_format", "sample_corpus",
+                                                         "encoder", "parameters", "hiersum", "decode"],
+                          "properties": {"corpus": {"type": ["string", "null"]},
+                                         "corpus_format": {"type": ["string", "null"]},
+                                         "sample_corpus": {"type": "boolean"}}},
             }}

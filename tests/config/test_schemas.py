@@ -338,6 +338,28 @@ def test_wikisum_paper_experiment_has_the_papers_settings(tmp_path):
     assert OmegaConf.to_object(flat.model).encoder == "flat"
 
 
+@pytest.mark.parametrize("experiment, data_format", [("cnndm_cpu", "cnndm"), ("aeslc_cpu", "aeslc")])
+def test_the_real_text_cpu_recipes_copy_count_steps_train_their_tokenizer_and_keep_the_best_validation_rouge(
+        experiment, data_format, tmp_path):
+    cfg = compose_config("train", [f"experiment={experiment}", "data.path=/data/x"], tmp_path)
+    typed = OmegaConf.to_object(cfg)
+    assert (typed.model.copy_attention, typed.data.format, typed.tokenizer.path) == (True, data_format, None)
+    assert typed.trainer.max_steps > 0 and typed.trainer.max_time is None  # bounded by steps, not wall time
+    assert (typed.eval_split, cfg.callbacks.model_checkpoint.monitor, cfg.callbacks.model_checkpoint.mode) == (
+        "test", "val/rougeL", "max")
+    assert cfg.callbacks.val_rouge.n_examples >= 100
+    if data_format == "cnndm":
+        assert (typed.data.paragraphs, typed.decode.no_repeat_ngram_size) == ("sentences", 3)
+
+
+def test_the_cnndm_gpu_recipe_is_paper_size_bf16_for_ten_minutes(tmp_path):
+    typed = OmegaConf.to_object(compose_config("train", ["experiment=cnndm_gpu", "data.path=/data/x"], tmp_path))
+    assert (typed.model.d_model, typed.model.decoder_layers, typed.model.copy_attention) == (256, 6, True)
+    assert (typed.trainer.accelerator, typed.trainer.precision, typed.trainer.max_time) == (
+        "gpu", "bf16-mixed", "00:00:10:00")
+    assert (typed.data.format, typed.data.paragraphs) == ("cnndm", "sentences")
+
+
 # --- dataclass validation and enums ----------------------------------------------------------------
 
 

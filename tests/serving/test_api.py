@@ -79,14 +79,17 @@ def test_a_batch_of_mixed_options_is_answered_in_order_with_the_summarize_lines(
 def test_the_model_block_names_the_corpus_and_whether_it_is_the_synthetic_sample(responder, cfg):
     model = responder.answer(requests(BODIES[:1]))[0]["model"]
     assert (model["corpus"], model["sample_corpus"]) == ("x", False)  # the tiny checkpoint's data.path
+    assert model["corpus_format"] == "jsonl"
     for path in ["/repo/data/sample", "/home/u/.cache/hiersum/sample-0123456789ab"]:
         summarizer = load_summarizer(cfg.checkpoint)
         summarizer = replace(summarizer, data_config=replace(summarizer.data_config, path=path))
         model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
         assert (model["corpus"], model["sample_corpus"]) == (path, True)
+    cnndm = replace(load_summarizer(cfg.checkpoint), data_config=replace(summarizer.data_config, format="cnndm"))
+    assert Responder(cfg, cnndm, device="cpu").answer(requests(BODIES[:1]))[0]["model"]["corpus_format"] == "cnndm"
     summarizer = replace(load_summarizer(cfg.checkpoint), data_config=None)  # an old checkpoint: not recorded
     model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
-    assert (model["corpus"], model["sample_corpus"]) == (None, False)
+    assert (model["corpus"], model["corpus_format"], model["sample_corpus"]) == (None, None, False)
 
 
 def test_a_service_of_an_exported_model_directory_answers_as_the_checkpoint_it_came_from(responder, cfg, tmp_path):

@@ -91,4 +91,4 @@ def test_with_a_key_the_page_asks_for_it_once_and_warns_of_a_model_of_the_sample
     finally:
         stop_server(process)
     assert len(dialogs) == 1 and "X-API-Key" in dialogs[0]
-    assert results == [("", True, "model trained on: /somewhere/data/sample")] * 2
+    assert results == [("", True, "model trained on: /somewhere/data/sample (data.format=jsonl)")] * 2
