@@ -34,14 +34,14 @@ def to_base64_png(figure: Figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def read_curves(path: str | Path) -> dict[str, list[tuple[float, float]]]:
-    """(step, value) points of each column of :data:`CURVE_COLUMNS` in a Lightning CSV log
+def read_curves(path: str | Path, columns: Sequence[str] = CURVE_COLUMNS) -> dict[str, list[tuple[float, float]]]:
+    """(step, value) points of each of ``columns`` (default :data:`CURVE_COLUMNS`) in a Lightning CSV log
     (``<run>/csv/metrics.csv``, one row per logging call, empty cells where not logged)."""
     curves: dict[str, list[tuple[float, float]]] = {}
     with open(path, newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             step = row.get("step")
-            for column in CURVE_COLUMNS:
+            for column in columns:
                 value = row.get(column)
                 if step not in (None, "") and value not in (None, ""):
                     curves.setdefault(column, []).append((float(step), float(value)))
