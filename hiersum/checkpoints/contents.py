@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hiersum.checkpoints.kinds import SUMMARIZER, CheckpointError, CheckpointKind, one_line
-from hiersum.config import DataConfig, ModelConfig
+from hiersum.config import DataConfig, DecodeConfig, ModelConfig
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.summarizer import HierSum
 
@@ -44,6 +44,13 @@ def data_config_from_hparams(hparams: Mapping[str, Any]) -> DataConfig | None:
     return DataConfig(**data) if data else None
 
 
+def decode_config_from_hparams(hparams: Mapping[str, Any]) -> DecodeConfig | None:
+    """The search settings of the run that wrote a checkpoint (an experiment's ``decode``), or None (a checkpoint
+    of an earlier version, or of another tool)."""
+    decode = hparams.get("decode")
+    return DecodeConfig(**decode) if decode else None
+
+
 @dataclass
 class Summarizer:
     """A trained network with what decoding needs from its checkpoint."""
@@ -53,6 +60,8 @@ class Summarizer:
     data_config: DataConfig | None
     """The data settings it was trained with (paragraph selection), when recorded."""
     tokenizer_json: str | None
+    decode_config: DecodeConfig | None = None
+    """The search settings of its training run, when recorded: ``hiersum evaluate``'s defaults for it."""
 
     @property
     def model_config(self) -> ModelConfig:

@@ -107,12 +107,17 @@ def load_model_directory(path: str | Path, *, map_location: str | torch.device =
                               DIRECTORY.expected) from error
     with rebuilding(path / CONFIG_FILE, DIRECTORY, "settings"):
         data_config = data_config_from_hparams(config)
+    decode_config = None
+    if (path / GENERATION_FILE).is_file():  # the run's search settings, as a checkpoint records them
+        with rebuilding(path / GENERATION_FILE, DIRECTORY, "decoding options"):
+            decode_config = DecodeConfig(**json.loads((path / GENERATION_FILE).read_text(encoding="utf-8")))
     try:
         model = HierSum.from_pretrained(path, map_location=str(map_location))
     except (RuntimeError, ValueError, TypeError) as error:  # what load_model and the constructors raise
         raise CheckpointError(path / WEIGHTS_FILE, f"its weights do not fit the model {CONFIG_FILE} describes "
                                                    f"({one_line(error)})", DIRECTORY.expected) from error
-    return Summarizer(model=model.eval(), data_config=data_config, tokenizer_json=tokenizer_json)
+    return Summarizer(model=model.eval(), data_config=data_config, tokenizer_json=tokenizer_json,
+                      decode_config=decode_config)
 
 
 def read_config(path: Path) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from hiersum.checkpoints.contents import (
     Summarizer,
     checkpoint_tokenizer_json,
     data_config_from_hparams,
+    decode_config_from_hparams,
 )
 from hiersum.checkpoints.directory import load_model_directory
 from hiersum.checkpoints.kinds import (
@@ -183,9 +184,11 @@ def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu
     with rebuilding(path, SUMMARIZER, "'hyper_parameters'"):
         model = network_from_hparams(hparams, pretrained_weights=False)
         data_config = data_config_from_hparams(hparams)
+        decode_config = decode_config_from_hparams(hparams)
     weights = {
         name[len(MODEL_PREFIX):]: tensor
         for name, tensor in checkpoint["state_dict"].items() if name.startswith(MODEL_PREFIX)
     }
     load_weights(path, model, weights, SUMMARIZER)
-    return Summarizer(model=model.eval(), data_config=data_config, tokenizer_json=checkpoint_tokenizer_json(checkpoint))
+    return Summarizer(model=model.eval(), data_config=data_config, tokenizer_json=checkpoint_tokenizer_json(checkpoint),
+                      decode_config=decode_config)

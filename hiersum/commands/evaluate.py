@@ -23,7 +23,7 @@ from omegaconf import DictConfig
 from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
-from hiersum.config import DataConfig, EvaluateConfig, UsageError, config_dict
+from hiersum.config import DataConfig, DecodeConfig, EvaluateConfig, UsageError, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.formats.registry import format_spec
@@ -170,21 +170,33 @@ class _System:
     """The records of the split left out (``data.on_error=skip``), when some were."""
 
 
-def _with_checkpoint(cfg: EvaluateConfig, data_given: Collection[str]) -> _System:
+def effective_decode_config(trained: DecodeConfig | None, given: DecodeConfig,
+                            decode_given: Collection[str]) -> DecodeConfig:
+    """The search settings the checkpoint's training run used (``trained``: an experiment's, e.g. trigram blocking
+    and 35 to 100 tokens for CNN/DailyMail), with the fields named in ``decode_given`` (those the command line gave:
+    ``decode.<field>=``; ``decode=<preset>`` gives them all) taken from ``given``; ``given`` alone where the
+    checkpoint records none."""
+    if trained is None:
+        return given
+    return replace(trained, **{name: getattr(given, name) for name in decode_given})
+
+
+def _with_checkpoint(cfg: EvaluateConfig, data_given: Collection[str], decode_given: Collection[str]) -> _System:
     """Checkpoint mode: the split decoded by ``cfg.checkpoint``."""
     summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
     model, tokenizer = summarizer.model, checkpoint_tokenizer(summarizer, cfg.checkpoint)
     data = effective_data_config(summarizer.data_config, cfg.data, data_given)
+    decode = effective_decode_config(summarizer.decode_config, cfg.decode, decode_given)
     _refuse_overwriting_inputs(cfg, data)
     splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused
     examples, encoded = splits.evaluation_split(cfg.split)
     errors_file = splits.write_errors(Path(cfg.paths["output_dir"]))
-    outputs = decode_split(model, encoded, tokenizer, cfg.decode, split=cfg.split, batch_tokens=data.batch_tokens,
+    outputs = decode_split(model, encoded, tokenizer, decode, split=cfg.split, batch_tokens=data.batch_tokens,
                            device=cfg.device)
     token_scores = reference_token_scores(model, encoded, tokenizer, batch_tokens=data.batch_tokens,
                                           device=cfg.device)
     attention = attention_maps(model, encoded[: cfg.attention_examples], tokenizer, device=cfg.device)
-    return _System(data, examples, outputs, {"checkpoint": str(cfg.checkpoint), "decode": config_dict(cfg.decode)},
+    return _System(data, examples, outputs, {"checkpoint": str(cfg.checkpoint), "decode": config_dict(decode)},
                    curves=cfg.run_dir or Path(cfg.checkpoint).resolve().parent.parent, attention=attention,
                    token_scores=token_scores, errors_file=errors_file)
 
@@ -210,21 +222,25 @@ def _matched(path: str, examples: Sequence[Example], data: DataConfig) -> list[s
                              allow_extra=bool(data.limit_eval_examples))
 
 
-def evaluate(cfg: EvaluateConfig | DictConfig, data_given: Collection[str] = ()) -> dict[str, Any]:
+def evaluate(cfg: EvaluateConfig | DictConfig, data_given: Collection[str] = (),
+             decode_given: Collection[str] = ()) -> dict[str, Any]:
     """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics.
     ``cfg``: the typed config, or the composed Hydra config it is converted from; ``data_given``: the ``data``
-    fields the command line gave (:func:`hiersum.cli.evaluate.given_data_fields`): a paragraph-selection field
-    among them replaces the checkpoint's, the others come from the checkpoint."""
+    fields the command line gave (:func:`hiersum.cli.evaluate.given_fields`): a paragraph-selection field
+    among them replaces the checkpoint's, the others come from the checkpoint; ``decode_given``: the same for the
+    ``decode`` fields and the search settings the checkpoint's training run recorded."""
     cfg = command_config(cfg, EvaluateConfig, usage=USAGE)
     validate_choices(cfg)
     scoring = _scoring(cfg)
     with output_lock(cfg.paths["output_dir"], what="run directory"):  # one writer of its report files
-        return _evaluate_into(cfg, scoring, data_given)
+        return _evaluate_into(cfg, scoring, data_given, decode_given)
 
 
-def _evaluate_into(cfg: EvaluateConfig, scoring: ScoringConfig, data_given: Collection[str]) -> dict[str, Any]:
+def _evaluate_into(cfg: EvaluateConfig, scoring: ScoringConfig, data_given: Collection[str],
+                   decode_given: Collection[str]) -> dict[str, Any]:
     """:func:`evaluate` once it holds the lock of the run directory."""
-    system = _with_checkpoint(cfg, data_given) if cfg.checkpoint is not None else _with_predictions(cfg)
+    system = (_with_checkpoint(cfg, data_given, decode_given) if cfg.checkpoint is not None
+              else _with_predictions(cfg))
     systems = {cfg.name: system.outputs}
     compare = []
     if cfg.compare:

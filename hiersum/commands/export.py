@@ -64,7 +64,7 @@ def export(cfg: ExportConfig | DictConfig) -> ExportResult:
         refuse_output(output, checkpoint, run_dir, overwrite=cfg.overwrite)
         summarizer = load_checkpoint(str(checkpoint))
         checkpoint_tokenizer(summarizer, str(checkpoint))  # a checkpoint without a tokenizer cannot be used: refused
-        notes = ModelNotes(generation=run_decode_config(run_dir),
+        notes = ModelNotes(generation=summarizer.decode_config or run_decode_config(run_dir),
                            text=model_card(summarizer, checkpoint, run_dir, export_command(cfg)))
         with staging_directory(output) as staged:
             save_model_directory(summarizer, staged, notes)

@@ -154,7 +154,7 @@ def fit(cfg: TrainConfig) -> FitResult:
     # them there, and a missing file or a malformed record is reported in one line
     datamodule.splits.prepare(["train", "validation", *([cfg.eval_split] if cfg.eval_split else [])])
     datamodule.splits.write_errors(run_dir)
-    module = HierSumModule(**module_hparams(model_config, cfg.optim, data, tokenizer))
+    module = HierSumModule(**module_hparams(model_config, cfg.optim, data, tokenizer, cfg.decode))
     if cfg.compile:
         module.model.compile()
     loggers = instantiate_group(cfg.logger)

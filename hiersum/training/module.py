@@ -19,7 +19,7 @@ from hiersum.checkpoints.contents import (
 )
 from hiersum.checkpoints.io import network_from_hparams
 from hiersum.checkpoints.migration import optim_config
-from hiersum.config import DataConfig, ModelConfig, OptimConfig, TrainingDiverged, config_dict
+from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, TrainingDiverged, config_dict
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.flops import FORWARD_AND_BACKWARD, training_flops
@@ -59,6 +59,7 @@ class HierSumModule(pl.LightningModule):
         bos_id: int,
         eos_id: int,
         data: dict[str, Any] | None = None,
+        decode: dict[str, Any] | None = None,
         tokenizer_json: str | None = None,
     ) -> None:
         super().__init__()
@@ -231,14 +232,17 @@ class HierSumModule(pl.LightningModule):
 
 
 def module_hparams(
-    model: ModelConfig, optim: OptimConfig, data: DataConfig, tokenizer: SubwordTokenizer
+    model: ModelConfig, optim: OptimConfig, data: DataConfig, tokenizer: SubwordTokenizer,
+    decode: DecodeConfig | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of :class:`HierSumModule` from typed configs and a tokenizer; the configs
-    as plain values (no enum members: checkpoints load with ``weights_only=True``)."""
+    as plain values (no enum members: checkpoints load with ``weights_only=True``). ``decode``: the run's search
+    settings, which its checkpoints record as the defaults of ``hiersum evaluate``."""
     return {
         "model": config_dict(model),
         "optim": config_dict(optim),
         "data": config_dict(data),
+        **({"decode": config_dict(decode)} if decode is not None else {}),
         "vocab_size": tokenizer.vocab_size,
         "pad_id": tokenizer.special.pad,
         "bos_id": tokenizer.special.bos,
