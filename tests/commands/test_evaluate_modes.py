@@ -59,7 +59,7 @@ def test_predictions_mode_scores_given_outputs_against_the_split(run_evaluate, t
     assert f"run directory: {run_dir}" in capsys.readouterr().out
     assert json.loads((run_dir / "metrics.json").read_text()) == json.loads(json.dumps(metrics))
     assert metrics["n_examples"] == 8 and metrics["split"] == "validation"
-    assert set(metrics["validation"]) == {"model", "same", "lead", "oracle", "lexrank"}
+    assert set(metrics["validation"]) == {"model", "same", "lead", "lead3", "oracle", "lexrank"}
     scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
     predictions = data["_predictions"]
     for name in ROUGE_TYPES:
@@ -70,7 +70,7 @@ def test_predictions_mode_scores_given_outputs_against_the_split(run_evaluate, t
     assert "perplexity" not in metrics["validation"]["model"]
     assert {"rouge-score", "sacrebleu"} <= set(metrics["versions"])
     with open(run_dir / "scores.csv", newline="") as handle:
-        assert len(list(csv.DictReader(handle))) == 8 * 5
+        assert len(list(csv.DictReader(handle))) == 8 * 6
     assert "data:image/png;base64," in (run_dir / "report.html").read_text()
 
 
@@ -124,7 +124,7 @@ def test_checkpoint_mode_reports_token_scores_curves_and_attention(run_evaluate,
     metrics = run_evaluate(f"checkpoint={checkpoint}", "split=validation", "decode=greedy", "attention_examples=2",
                            *FAST)
     assert metrics["n_examples"] == 8 and metrics["split"] == "validation"
-    assert set(metrics["validation"]) == {"model", "lead", "oracle", "lexrank"}
+    assert set(metrics["validation"]) == {"model", "lead", "lead3", "oracle", "lexrank"}
     model = metrics["validation"]["model"]
     assert model["perplexity"] > 1.0 and 0.0 <= model["token_accuracy"] <= 100.0
     page = (tmp_path / "eval" / "report.html").read_text()

@@ -35,7 +35,7 @@ def test_train_writes_the_test_report_with_the_best_checkpoint(trained):
     assert (run_dir / "report.html").is_file()
     with open(run_dir / "scores.csv", newline="") as handle:
         systems = Counter(row["system"] for row in csv.DictReader(handle))
-    assert systems == {"model": 4, "lead": 4, "oracle": 4, "lexrank": 4}
+    assert systems == {"model": 4, "lead": 4, "lead3": 4, "oracle": 4, "lexrank": 4}
     assert (run_dir / "tokenizer" / "tokenizer.json").is_file()
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from hiersum.commands.evaluate import evaluate
+from hiersum.commands import evaluate as evaluate_command
 from hiersum.config import DataConfig, OnError
 from hiersum.data.corpus_splits import CorpusSplits, read_corpus_split, read_text_split
 from hiersum.data.formats import read_records
@@ -61,7 +61,7 @@ def test_the_highlights_reach_the_prepared_split_and_the_scorer_one_sentence_a_l
                                    (("a1", "the man denies it police arrest a man"), ("a2", "two paragraphs ."))))
     cfg = compose_config("evaluate", [f"data.path={folder}", "data=cnndm", f"predictions={predictions}",
                                       "baselines=[]", "bootstrap.samples=0"], tmp_path / "eval")
-    model = evaluate(cfg)["test"]["model"]
+    model = evaluate_command.evaluate(cfg)["test"]["model"]  # predictions mode: no model, so no device to follow
     assert model["rougeLsum"] == pytest.approx(100.0) and model["rougeL"] == pytest.approx(75.0)  # (50 + 100) / 2
     lines = [json.loads(line) for line in (tmp_path / "eval" / "predictions.jsonl").read_text().splitlines()]
     assert lines[0]["reference"] == "police arrest a man\nthe man denies it"
