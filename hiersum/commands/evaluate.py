@@ -173,7 +173,7 @@ class _System:
 def effective_decode_config(trained: DecodeConfig | None, given: DecodeConfig,
                             decode_given: Collection[str]) -> DecodeConfig:
     """The search settings the checkpoint's training run used (``trained``: an experiment's, e.g. trigram blocking
-    and 35 to 100 tokens for CNN/DailyMail), with the fields named in ``decode_given`` (those the command line gave:
+    and 55 to 120 tokens for CNN/DailyMail), with the fields named in ``decode_given`` (those the command line gave:
     ``decode.<field>=``; ``decode=<preset>`` gives them all) taken from ``given``; ``given`` alone where the
     checkpoint records none."""
     if trained is None:
