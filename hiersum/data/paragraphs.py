@@ -15,10 +15,9 @@ from and the encoder reads as rows of its [P, T] grid.
     tokenizer. A sentence longer than the budget is a paragraph of its own (cut to T when encoded). Sentences never
     join across given paragraphs or documents.
 
-NLTK comes with rouge-score (its Porter stemmer), so the rule adds no dependency. Punkt was measured against
-pysbd (29 ms an article, too slow for a corpus: 20 CPU minutes for 39k articles), BlingFire and syntok (one and
-nine sentences an article on lower-cased text: they split on capitals) on 300 CNN/DailyMail validation articles:
-1.4 ms an article, 34 sentences. Its errors (an initial such as ``l.l.`` ends a sentence; a closing quote goes to
+NLTK comes with rouge-score (its Porter stemmer), so the rule adds no dependency. Splitters that look for
+capitals (BlingFire, syntok) find almost no sentence in lower-cased text; pysbd splits it well but is much slower.
+Punkt's errors (an initial such as ``l.l.`` ends a sentence; a closing quote goes to
 the next sentence) matter little once sentences are grouped into paragraphs.
 
 The rule is applied by :func:`hiersum.data.selection.encode_examples`, which every path from text to ids goes
@@ -34,11 +33,9 @@ from functools import cache
 
 from nltk.tokenize.punkt import PunktSentenceTokenizer
 
+from hiersum.config.choices import Paragraphs
 from hiersum.data.schema import Example
 from hiersum.data.tokenizer import SubwordTokenizer
-
-PARAGRAPH_RULES = ("given", "sentences")
-"""The values of ``data.paragraphs`` (:class:`hiersum.config.choices.Paragraphs`)."""
 
 
 @cache
@@ -75,7 +72,7 @@ def apply_paragraph_rule(examples: Sequence[Example], tokenizer: SubwordTokenize
     if rule == "given":
         return list(examples)
     if rule != "sentences":
-        raise ValueError(f"data.paragraphs must be one of {', '.join(PARAGRAPH_RULES)}, found {rule!r}")
+        Paragraphs.coerce(rule, "data.paragraphs")  # an unknown rule: its one-line ValueError
     split = [[[split_sentences(paragraph) for paragraph in document] for document in example.documents]
              for example in examples]
     # one batch for every sentence of every example: the tokenizer's batch encoding pays its fixed cost once

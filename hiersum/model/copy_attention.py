@@ -12,8 +12,8 @@ One dedicated head, not the decoder's cross-attention: scaled_dot_product_attent
 its own lets the copy distribution learn what to point at apart from what the last layer reads. The keys W_k m are
 projected once per encoding (:meth:`CopyAttention.init_memory`, kept in the decoder state). The mixture is computed
 in fp32 (whatever autocast made of its inputs) as probabilities, the copy mass added in place onto the generator's
-(one [N, L, V] softmax, product, scatter and log: at 32 x 100 targets and 8,000 entries these full-vocabulary passes
-are what copying costs, half that of the same mixture in log space with logaddexp), then log(P + tiny): an entry
+(one [N, L, V] softmax, product, scatter and log: these full-vocabulary passes are what copying costs, fewer than
+the same mixture in log space with logaddexp), then log(P + tiny): an entry
 of probability 0 gets a finite log-probability (-87.3), which label smoothing reads.
 
 The tokenizer is subword: every source token is in the vocabulary, so copying scatters onto vocabulary ids (no
