@@ -5,8 +5,8 @@ the tokenizer, and :class:`Summarizer`, the network with both.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,18 @@ def decode_config_from_hparams(hparams: Mapping[str, Any]) -> DecodeConfig | Non
     return DecodeConfig(**decode) if decode else None
 
 
+def effective_decode_config(trained: DecodeConfig | None, given: DecodeConfig,
+                            decode_given: Collection[str]) -> DecodeConfig:
+    """The search settings the checkpoint's training run used (``trained``: an experiment's, e.g. trigram blocking
+    and 55 to 120 tokens for CNN/DailyMail), with the fields named in ``decode_given`` (those the command line gave,
+    ``decode.<field>=`` with ``decode=<preset>`` giving them all, or the Python call's keywords) taken from
+    ``given``; ``given`` alone where the checkpoint records none. What evaluate, summarize, serve and the Python
+    call decode with."""
+    if trained is None:
+        return given
+    return replace(trained, **{name: getattr(given, name) for name in decode_given})
+
+
 @dataclass
 class Summarizer:
     """A trained network with what decoding needs from its checkpoint."""
@@ -61,7 +73,8 @@ class Summarizer:
     """The data settings it was trained with (paragraph selection), when recorded."""
     tokenizer_json: str | None
     decode_config: DecodeConfig | None = None
-    """The search settings of its training run, when recorded: ``hiersum evaluate``'s defaults for it."""
+    """The search settings of its training run, when recorded: the defaults of every front end that decodes with it
+    (:func:`effective_decode_config`)."""
 
     @property
     def model_config(self) -> ModelConfig:

@@ -8,15 +8,12 @@ answers at once). ``hiersum evaluate --help`` describes the action (``conf/hydra
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import fields
-
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
+from hiersum.cli.overrides import given_data_fields, given_decode_fields
 
 PROG = "hiersum-evaluate"
 
@@ -27,26 +24,9 @@ __getattr__ = lazy_attributes("hiersum.commands.evaluate", "evaluate")
 def _run(cfg: DictConfig) -> None:
     with task(PROG):
         from hiersum.commands.evaluate import evaluate
-        from hiersum.config import DecodeConfig
 
         overrides = HydraConfig.get().overrides.task
-        decode_fields = {field.name for field in fields(DecodeConfig)}
-        evaluate(cfg, given_data_fields(overrides), given_fields(overrides, "decode", preset=decode_fields))
-
-
-def given_fields(overrides: Sequence[str], group: str, *, preset: Collection[str]) -> frozenset[str]:
-    """The fields of ``group`` a command line sets (``data.max_paragraphs=40``, ``+data.x=``, ``++data.x=``), read by
-    Hydra's own override parser; choosing the group's preset (``data=scitldr``) sets ``preset``."""
-    parsed = OverridesParser.create().parse_overrides(list(overrides))
-    keys = [override.key_or_group.split(".") for override in parsed]
-    chosen = set(preset) if [group] in keys else set()
-    return frozenset(chosen | {key[1] for key in keys if len(key) == 2 and key[0] == group})
-
-
-def given_data_fields(overrides: Sequence[str]) -> frozenset[str]:
-    """The ``data`` fields a command line sets (:func:`given_fields`); a preset (``data=scitldr``) gives the
-    ``format``."""
-    return given_fields(overrides, "data", preset={"format"})
+        evaluate(cfg, given_data_fields(overrides), given_decode_fields(overrides))
 
 
 def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:

@@ -12,6 +12,7 @@ import hydra
 from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, UsageError, run_entry_point, task
+from hiersum.cli.overrides import given_decode_fields
 
 PROG = "hiersum-serve"
 
@@ -29,7 +30,7 @@ def _run(cfg: DictConfig) -> None:
         from hiersum.commands.composed import command_config
         from hiersum.config import ServeConfig
 
-        serve(command_config(cfg, ServeConfig, usage=USAGE))
+        serve(command_config(cfg, ServeConfig, usage=USAGE), given_decode_fields())
 
 
 def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:

@@ -13,6 +13,7 @@ import hydra
 from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, EXIT_RECORD_ERRORS, lazy_attributes, run_entry_point, task
+from hiersum.cli.overrides import given_decode_fields
 
 PROG = "hiersum-summarize"
 
@@ -24,7 +25,7 @@ def _run(cfg: DictConfig) -> None:
     with task(PROG):
         from hiersum.commands.summarize import summarize
 
-        result = summarize(cfg)
+        result = summarize(cfg, given_decode_fields())
     if result.errors:
         sys.exit(EXIT_RECORD_ERRORS)
 

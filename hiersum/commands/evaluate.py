@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.contents import checkpoint_tokenizer
+from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
 from hiersum.config import DataConfig, DecodeConfig, EvaluateConfig, UsageError, config_dict
@@ -170,17 +170,6 @@ class _System:
     """The records of the split left out (``data.on_error=skip``), when some were."""
 
 
-def effective_decode_config(trained: DecodeConfig | None, given: DecodeConfig,
-                            decode_given: Collection[str]) -> DecodeConfig:
-    """The search settings the checkpoint's training run used (``trained``: an experiment's, e.g. trigram blocking
-    and 55 to 120 tokens for CNN/DailyMail), with the fields named in ``decode_given`` (those the command line gave:
-    ``decode.<field>=``; ``decode=<preset>`` gives them all) taken from ``given``; ``given`` alone where the
-    checkpoint records none."""
-    if trained is None:
-        return given
-    return replace(trained, **{name: getattr(given, name) for name in decode_given})
-
-
 def _with_checkpoint(cfg: EvaluateConfig, data_given: Collection[str], decode_given: Collection[str]) -> _System:
     """Checkpoint mode: the split decoded by ``cfg.checkpoint``."""
     summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
@@ -226,7 +215,7 @@ def evaluate(cfg: EvaluateConfig | DictConfig, data_given: Collection[str] = (),
              decode_given: Collection[str] = ()) -> dict[str, Any]:
     """Score ``cfg.split`` (checkpoint or predictions mode) and write the report; return the metrics.
     ``cfg``: the typed config, or the composed Hydra config it is converted from; ``data_given``: the ``data``
-    fields the command line gave (:func:`hiersum.cli.evaluate.given_fields`): a paragraph-selection field
+    fields the command line gave (:func:`hiersum.cli.overrides.given_fields`): a paragraph-selection field
     among them replaces the checkpoint's, the others come from the checkpoint; ``decode_given``: the same for the
     ``decode`` fields and the search settings the checkpoint's training run recorded."""
     cfg = command_config(cfg, EvaluateConfig, usage=USAGE)

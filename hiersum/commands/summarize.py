@@ -36,12 +36,13 @@ checkpoint, unreadable input, bad option) raises :class:`hiersum.config.UsageErr
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict
+from collections.abc import Collection
+from dataclasses import asdict, replace
 from typing import Any
 
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.contents import checkpoint_tokenizer
+from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.common import rerun_command
 from hiersum.commands.composed import command_config
@@ -69,22 +70,34 @@ SummarizeResult = OutputResult
 """What :func:`summarize` returns (``written``, ``already_done``, ``errors``), the result of ``hiersum rank`` too."""
 
 
-def summarize(cfg: SummarizeConfig | DictConfig) -> SummarizeResult:
+def summarize(cfg: SummarizeConfig | DictConfig, decode_given: Collection[str] | None = None) -> SummarizeResult:
     """Summarize ``cfg.input`` into ``cfg.output`` (see the module docstring); ``cfg``: the typed config,
-    or the composed Hydra config it is converted from."""
+    or the composed Hydra config it is converted from. ``decode_given``: the ``decode`` fields the command line
+    gave (:func:`hiersum.cli.overrides.given_decode_fields`); the others are the search settings the checkpoint's
+    training run recorded, where it recorded them. None: ``cfg.decode`` whole."""
     cfg = command_config(cfg, SummarizeConfig, usage=USAGE)
     refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "checkpoint": cfg.checkpoint})
     if cfg.devices > 1:
+        if decode_given is not None:  # resolved once here: each shard's process decodes with cfg.decode whole
+            cfg = _with_run_decode(cfg, load_checkpoint(cfg.checkpoint), decode_given)
         return _summarize_on_devices(cfg)
     shard, output = shard_target(cfg)
     with output_lock(output):  # one writer: a second process on this output is refused here
-        return _summarize_into(output, shard, cfg)
+        return _summarize_into(output, shard, cfg, decode_given)
 
 
-def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig) -> SummarizeResult:
+def _with_run_decode(cfg: SummarizeConfig, summarizer: Summarizer, decode_given: Collection[str]) -> SummarizeConfig:
+    """``cfg`` decoding with the checkpoint's recorded search settings but for the fields in ``decode_given``."""
+    return replace(cfg, decode=effective_decode_config(summarizer.decode_config, cfg.decode, decode_given))
+
+
+def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
+                    decode_given: Collection[str] | None) -> SummarizeResult:
     """:func:`summarize` of one process into ``output`` (the output, or the file of ``shard``), whose lock it holds."""
     checked_device(cfg.device, cfg.precision)
     summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
+    if decode_given is not None:
+        cfg = _with_run_decode(cfg, summarizer, decode_given)
     tokenizer = _tokenizer(summarizer, cfg)
     selection = record_selection(cfg, summarizer)
     options = {**_output_options(cfg), **({"shard": str(shard)} if shard else {})}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import shlex
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
@@ -83,8 +82,7 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
             print(skipped)
             log.info(skipped)
         if missing is not None:
-            checkpoint = fitted.best_checkpoint or run_dir / "checkpoints" / "last.ckpt"
-            line = _skipped_scoring(str(eval_split), missing, checkpoint, cfg.data.path)
+            line = _skipped_scoring(str(eval_split), missing, fitted.best_checkpoint, cfg.data.path)
             print(line)
             log.info(line)
     return metrics
@@ -104,8 +102,12 @@ def missing_eval_split(cfg: TrainConfig) -> str | None:
     return None
 
 
-def _skipped_scoring(split: str, missing: str, checkpoint: str | Path, data_path: str) -> str:
-    """The one line a run without its evaluation split ends with: why, and the command that scores it later."""
+def _skipped_scoring(split: str, missing: str, checkpoint: str | None, data_path: str) -> str:
+    """The one line a run without its evaluation split ends with: why, and the command that scores it later with
+    ``checkpoint`` (the run's best; None: the run saved none, as with ``callbacks=none``)."""
+    if checkpoint is None:
+        return (f"skipped the {split} scoring: {missing}; this run saved no checkpoint to score it with "
+                "(its callbacks have no model_checkpoint)")
     command = shlex.join(["hiersum", "evaluate", f"checkpoint={checkpoint}", f"data.path={data_path}",
                           f"split={split}"])
     return f"skipped the {split} scoring: {missing}; score it once it is there: {command}"

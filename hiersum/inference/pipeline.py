@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 import hiersum.checkpoints.ranker  # noqa: F401  (registers SCORERS["ranker"]: a checkpoint's selection=ranker)
-from hiersum.checkpoints.contents import checkpoint_tokenizer
+from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.checkpoints.io import Summarizer
 from hiersum.checkpoints.io import load_summarizer as load_checkpoint_network
 from hiersum.config import DecodeConfig, RecordConfig, UsageError
@@ -94,13 +94,14 @@ class TextSummarizer(Summarizer):
 
         ``max_paragraphs``, ``max_paragraph_tokens``, ``selection``: the paragraph selection (None: the
         checkpoint's); ``decode_options``: the fields of :class:`hiersum.config.DecodeConfig` (``beam_size``,
-        ``alpha``, ``min_length``, ``max_length``, ``n_best``, ``greedy``, ...; the others keep the command
-        line's defaults). A malformed input raises :class:`hiersum.data.schema.RecordError` (a ``ValueError``)
+        ``alpha``, ``min_length``, ``max_length``, ``n_best``, ``greedy``, ...; the others are the search settings
+        the checkpoint's training run recorded, or the command line's defaults where it recorded none). A malformed input raises :class:`hiersum.data.schema.RecordError` (a ``ValueError``)
         naming its position and field, an unknown option a ``TypeError``, a value out of range a ``ValueError``."""
         examples = [self._example(item, position) for position, item in enumerate(_as_list(inputs), start=1)]
         config = RecordConfig(precision=self.precision, batch_tokens=self.batch_tokens, max_paragraphs=max_paragraphs,
                               max_paragraph_tokens=max_paragraph_tokens, selection=selection,
-                              decode=DecodeConfig(**decode_options))
+                              decode=effective_decode_config(self.decode_config, DecodeConfig(**decode_options),
+                                                             decode_options))
         tokenizer = self.text_tokenizer
         selection = record_selection(config, self)
         encoded = encode_examples(examples, tokenizer, selection)

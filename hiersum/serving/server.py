@@ -21,6 +21,8 @@ import signal
 import socket
 import sys
 import tempfile
+from collections.abc import Collection
+from dataclasses import replace
 from typing import Any
 
 import litserve
@@ -29,7 +31,7 @@ from fastapi.exception_handlers import http_exception_handler
 from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from hiersum.checkpoints.contents import checkpoint_tokenizer
+from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.config import ServeConfig, Terminated, UsageError
 from hiersum.inference.pipeline import checked_device, load_checkpoint
 from hiersum.inference.records import record_selection
@@ -121,16 +123,28 @@ def _metrics() -> Response:
     return Response(text, media_type=content_type)
 
 
-def serve(cfg: ServeConfig) -> None:
-    """Serve ``cfg.checkpoint`` until Ctrl-C or SIGTERM (see the module docstring); a checkpoint that does not
-    load is a :class:`hiersum.config.UsageError` before anything starts (``hiersum serve`` turns its composed
-    config into ``cfg``, a bad option a usage error there)."""
-    key = server_key(cfg)
+def checked_serve_config(cfg: ServeConfig, decode_given: Collection[str] | None = None) -> ServeConfig:
+    """``cfg`` once its checkpoint is checked here (a worker that fails to load says it less clearly): it loads on
+    the device, carries a tokenizer and its paragraph selection is valid; with ``decode_given``, the requests'
+    defaults (in the HTTP process's checks and in each worker) are the checkpoint's recorded search settings but for
+    those fields."""
     checked_device("cuda" if cfg.accelerator == "cuda" else "cpu", cfg.precision)
-    summarizer = load_checkpoint(cfg.checkpoint)  # checked here: a worker that fails to load says it less clearly
+    summarizer = load_checkpoint(cfg.checkpoint)
     checkpoint_tokenizer(summarizer, cfg.checkpoint)
     record_selection(cfg, summarizer)
-    del summarizer
+    if decode_given is None:
+        return cfg
+    return replace(cfg, decode=effective_decode_config(summarizer.decode_config, cfg.decode, decode_given))
+
+
+def serve(cfg: ServeConfig, decode_given: Collection[str] | None = None) -> None:
+    """Serve ``cfg.checkpoint`` until Ctrl-C or SIGTERM (see the module docstring); a checkpoint that does not
+    load is a :class:`hiersum.config.UsageError` before anything starts (``hiersum serve`` turns its composed
+    config into ``cfg``, a bad option a usage error there). ``decode_given``: the ``decode`` fields the command
+    line gave; the other defaults of a request are the search settings the checkpoint's training run recorded,
+    where it recorded them (None: ``cfg.decode`` whole)."""
+    key = server_key(cfg)
+    cfg = checked_serve_config(cfg, decode_given)
     with tempfile.TemporaryDirectory(prefix="hiersum-serve-metrics-") as folder:
         os.environ[MULTIPROCESS_DIR] = folder  # read by prometheus_client in each process of the server
         server = build_server(cfg, key=key)

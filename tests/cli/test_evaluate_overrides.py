@@ -1,6 +1,6 @@
 """``hiersum evaluate``'s entry reads the ``data`` fields of its command line with Hydra's override parser."""
 
-from hiersum.cli.evaluate import given_data_fields
+from hiersum.cli.overrides import given_data_fields
 
 
 def test_every_spelling_of_a_data_override_counts_as_given():

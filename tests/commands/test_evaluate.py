@@ -3,7 +3,7 @@ import json
 import torch
 
 from hiersum.checkpoints import load_summarizer
-from hiersum.cli.evaluate import given_fields
+from hiersum.cli.overrides import given_fields
 from hiersum.commands.evaluate import effective_data_config, effective_decode_config, evaluate
 from hiersum.config import DataConfig, DecodeConfig
 from tests.helpers.config import compose_config

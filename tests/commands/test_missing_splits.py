@@ -101,3 +101,12 @@ def test_the_missing_test_split_is_found_before_the_fit(eval_split, fitted_eval_
     if warned:
         assert "split 'test'" in warnings[0] and warnings[0].endswith("training and validating, without the test "
                                                                       "scoring")
+
+
+def test_a_run_that_saved_no_checkpoint_names_none_to_score(tmp_path, device, capsys):
+    folder = cnndm_corpus(tmp_path / "corpus", "train", "validation")
+    train(train_config(folder, tmp_path / "run", device, "debug=fast_dev_run", "callbacks=none"))
+    lines = [line for line in capsys.readouterr().out.splitlines() if "scoring" in line]
+    assert len(lines) == 1 and lines[0].startswith("skipped the test scoring: ")
+    assert lines[0].endswith("this run saved no checkpoint to score it with (its callbacks have no model_checkpoint)")
+    assert "last.ckpt" not in lines[0]

@@ -1,0 +1,38 @@
+"""What a command line gave: the fields of a config group its overrides set, read by Hydra's own override parser.
+
+A checkpoint records the paragraph selection and the search settings of its training run; the commands that
+decode with it (evaluate, summarize, serve) take those, except the fields the command line sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import fields
+
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+
+
+def given_fields(overrides: Sequence[str], group: str, *, preset: Collection[str]) -> frozenset[str]:
+    """The fields of ``group`` a command line sets (``data.max_paragraphs=40``, ``+data.x=``, ``++data.x=``), read by
+    Hydra's own override parser; choosing the group's preset (``data=scitldr``) sets ``preset``."""
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
+    keys = [override.key_or_group.split(".") for override in parsed]
+    chosen = set(preset) if [group] in keys else set()
+    return frozenset(chosen | {key[1] for key in keys if len(key) == 2 and key[0] == group})
+
+
+def given_data_fields(overrides: Sequence[str]) -> frozenset[str]:
+    """The ``data`` fields a command line sets (:func:`given_fields`); a preset (``data=scitldr``) gives the
+    ``format``."""
+    return given_fields(overrides, "data", preset={"format"})
+
+
+def given_decode_fields(overrides: Sequence[str] | None = None) -> frozenset[str]:
+    """The ``decode`` fields a command line sets (:func:`given_fields`; ``decode=greedy`` gives them all), of the
+    running Hydra task's overrides when ``overrides`` is None."""
+    from hiersum.config import DecodeConfig  # the config package loads when the task starts, not for --help
+
+    if overrides is None:
+        overrides = HydraConfig.get().overrides.task
+    return given_fields(overrides, "decode", preset={field.name for field in fields(DecodeConfig)})
