@@ -23,7 +23,7 @@ from omegaconf import DictConfig
 from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
-from hiersum.config import DataConfig, DecodeConfig, EvaluateConfig, UsageError, config_dict
+from hiersum.config import DataConfig, EvaluateConfig, UsageError, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.formats.registry import format_spec

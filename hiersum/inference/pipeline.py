@@ -95,8 +95,9 @@ class TextSummarizer(Summarizer):
         ``max_paragraphs``, ``max_paragraph_tokens``, ``selection``: the paragraph selection (None: the
         checkpoint's); ``decode_options``: the fields of :class:`hiersum.config.DecodeConfig` (``beam_size``,
         ``alpha``, ``min_length``, ``max_length``, ``n_best``, ``greedy``, ...; the others are the search settings
-        the checkpoint's training run recorded, or the command line's defaults where it recorded none). A malformed input raises :class:`hiersum.data.schema.RecordError` (a ``ValueError``)
-        naming its position and field, an unknown option a ``TypeError``, a value out of range a ``ValueError``."""
+        the checkpoint's training run recorded, or the command line's defaults where it recorded none). A malformed
+        input raises :class:`hiersum.data.schema.RecordError` (a ``ValueError``) naming its position and field, an
+        unknown option a ``TypeError``, a value out of range a ``ValueError``."""
         examples = [self._example(item, position) for position, item in enumerate(_as_list(inputs), start=1)]
         config = RecordConfig(precision=self.precision, batch_tokens=self.batch_tokens, max_paragraphs=max_paragraphs,
                               max_paragraph_tokens=max_paragraph_tokens, selection=selection,

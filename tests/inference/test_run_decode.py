@@ -64,7 +64,8 @@ def test_summarize_takes_the_recorded_settings_but_the_fields_given(short_checkp
         summarize(tiny_cfg(f"checkpoint={short_checkpoint}", f"input={source}", f"output={output}", *overrides,
                            name="summarize", output_dir=tmp_path / name), decode_given)
         provenance = json.loads((tmp_path / f"{name}.provenance.json").read_text(encoding="utf-8"))
-        assert provenance["options"]["decode"]["max_length"] == (RECORDED if name == "recorded" else GIVEN)["max_length"]
+        expected = RECORDED if name == "recorded" else GIVEN
+        assert provenance["options"]["decode"]["max_length"] == expected["max_length"]
         return summaries(output)
 
     assert run("recorded", set()) == python_summaries(short_checkpoint)
