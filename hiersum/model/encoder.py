@@ -30,7 +30,7 @@ from torch import Tensor, nn
 from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
 from hiersum.model.encoder_contract import EncoderOutput
-from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention, sinusoid_table
+from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention, sinusoid_rows, sinusoid_table
 from hiersum.model.pooling import MultiHeadPooling
 
 
@@ -229,21 +229,14 @@ class HierarchicalEncoder(nn.Module):
         self.layers = hierarchical_layers(config, D)
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
 
-    def check_positions(self, P: int, T: int) -> None:
-        """Refuse a grid wider than the position table."""
-        if max(P, T) > self.positions.size(0):
-            raise ValueError(
-                f"src has P={P} paragraphs of T={T} tokens; the position table holds "
-                f"{self.positions.size(0)} (model.max_positions)"
-            )
-
     def embed(self, ids: Tensor, layout: PackedGrid) -> Tensor:
         """The input states of the real tokens of a grid, ``ids`` [N] (``layout.pack(src)``): packed rows [N, D]
-        (after dropout)."""
-        self.check_positions(*layout.shape[1:])
+        (after dropout). Positions past the table (``model.max_positions``: paragraphs or tokens) are computed
+        (:func:`sinusoid_rows`)."""
+        P, T = layout.shape[1:]
         positions = torch.cat(
-            [self.positions.index_select(0, layout.token_position),
-             self.positions.index_select(0, layout.paragraph_position)], -1
+            [sinusoid_rows(self.positions, layout.token_position, T),
+             sinusoid_rows(self.positions, layout.paragraph_position, P)], -1
         )  # (N, D)
         return self.dropout(self.embeddings(ids) * math.sqrt(self.d_model) + positions)
 
@@ -309,7 +302,9 @@ class FlatEncoder(nn.Module):
             )
         B, L = src.shape
         if L > self.positions.size(0):
-            raise ValueError(f"src has L={L} tokens; the position table holds {self.positions.size(0)}")
+            raise ValueError(f"the flat encoder reads at most model.max_positions={self.positions.size(0)} tokens; "
+                             f"found a source of L={L}: raise model.max_positions (its attention costs L^2), "
+                             "or use the hierarchical encoder")
         x = self.embeddings(src) * math.sqrt(self.d_model) + self.positions[:L]  # (B, L, D)
         x = self.dropout(x)
         for layer in self.layers:

@@ -41,6 +41,20 @@ def sinusoid_table(length: int, dim: int) -> Tensor:
     return table
 
 
+def sinusoid_rows(table: Tensor, positions: Tensor, end: int) -> Tensor:
+    """The sinusoid rows [N, dim] of ``positions`` [N] (long), all below ``end`` (a bound known on the host: no
+    device sync). Below the end of ``table`` ([length, dim], :func:`sinusoid_table`) they are its rows; past it
+    (more paragraphs than ``model.max_positions``) every row is computed from the same formula, which is defined
+    at any position: the table only caches its first rows."""
+    if end <= table.size(0):
+        return table.index_select(0, positions)
+    dim = table.size(1)
+    frequency = torch.exp(torch.arange(0, dim, 2, dtype=torch.float, device=table.device)
+                          * -(math.log(10000.0) / dim))  # (dim/2,)
+    angle = positions.to(torch.float).unsqueeze(1) * frequency  # (N, dim/2)
+    return torch.stack([torch.sin(angle), torch.cos(angle)], -1).flatten(1).to(table.dtype)  # (N, dim) interleaved
+
+
 @dataclass
 class KeyValue:
     """Projected keys and values of one attention, split into heads."""

@@ -57,7 +57,7 @@ from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
 from hiersum.model.encoder import check_grid, hierarchical_layers, run_packed_layers
 from hiersum.model.encoder_contract import EncoderOutput
-from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_table
+from hiersum.model.layers import LAYER_NORM_EPS, sinusoid_rows, sinusoid_table
 
 log = logging.getLogger(__name__)
 
@@ -282,7 +282,7 @@ class PretrainedEncoder(nn.Module):
         states = self.encode_paragraphs(src, src_mask)  # (B, P, T, D)
         layout = PackedGrid.from_mask(src_mask)
         x = states.view(-1, states.size(-1)).index_select(0, layout.grid_index)  # (N, D): the real tokens
-        x = x + self.positions.index_select(0, layout.paragraph_position)  # (N, D)
+        x = x + sinusoid_rows(self.positions, layout.paragraph_position, src.size(1))  # (N, D)
         return run_packed_layers(self.layers, self.final_norm, x, layout, ids=layout.pack(src),
                                  paragraph_graph=paragraph_graph, return_attention=return_attention)
 
@@ -290,10 +290,6 @@ class PretrainedEncoder(nn.Module):
         """``src`` and ``src_mask`` [B, P, T] checked and cut to :attr:`max_tokens` (:meth:`cut_paragraphs`)."""
         check_grid(src, src_mask)
         src, src_mask = self.cut_paragraphs(src, src_mask)
-        P = src.size(1)
-        if P > self.positions.size(0):
-            raise ValueError(f"src has P={P} paragraphs; the position table holds {self.positions.size(0)} "
-                             f"(model.max_positions)")
         return src, src_mask
 
 
