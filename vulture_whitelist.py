@@ -19,8 +19,8 @@ _.post_processor  # tokenizers.Tokenizer
 _.metrics_keys  # Lightning's CSV ExperimentWriter (hiersum/training/resume.py)
 _.render  # rich's ProgressColumn (hiersum/inference/batched.py)
 _._missing_  # enum.Enum (hiersum/config.py ConfigEnum)
-_._child_processes  # Lightning's _ChildProcessObserver reads it (hiersum/training/lost_ranks.py)
-_._from_pretrained  # huggingface_hub's PyTorchModelHubMixin.from_pretrained calls it (hiersum/model/hub.py)
+_._child_processes  # Lightning's _ChildProcessObserver reads it (hiersum/private_apis.py)
+_._from_pretrained  # huggingface_hub's PyTorchModelHubMixin.from_pretrained calls it (hiersum/private_apis.py ModelHubLoadHook)
 _.openapi_extra  # FastAPI merges it into the route's OpenAPI operation (hiersum/serving/server.py)
 
 # config fields and enum values read through Hydra / OmegaConf (hiersum/config.py)
@@ -43,6 +43,6 @@ _.mtime_ns  # part of functools.lru_cache's key (hiersum/checkpoints/ranker.py _
 _.out_shape  # torch's flop counter calls the registered formulas with it (scripts/bench_train.py)
 
 # methods a base class calls
-_._compute  # ThroughputMonitor calls it after each batch (hiersum/training/callbacks.py Throughput)
+_._compute  # ThroughputMonitor calls it after each batch (hiersum/private_apis.py ThroughputMonitorHooks)
 _.__module__  # the derived TrainerConfig is named after its module for pickling and docs (hiersum/config/trainer.py)
 __dir__  # dir(hiersum.config) lists the lazily imported names (hiersum/config/__init__.py)

@@ -4,9 +4,11 @@ errors <- {config, registry} <- data <- model <- checkpoints <- decoding <- infe
 commands <- serving <- cli: a module imports only from its own stage or the stages left of it; training and
 evaluation never import each other; Lightning is imported only by ``hiersum/training/`` and the datamodule; Hydra
 and OmegaConf only by commands/, serving/ and cli/ (and Hydra's ``instantiate`` by training/); decoding knows no
-checkpoints.
+checkpoints. ``private_apis`` (every private API of another library, fenced) sits below every stage and may import
+any library, each inside the function that uses it.
 Within a stage too, the imports draw no circle (:func:`test_the_imports_draw_no_circle`, which counts the imports
-inside functions as well). ``atomic`` and ``deprecation``, like ``errors``, import nothing of hiersum.
+inside functions as well). ``atomic``, ``deprecation`` and ``private_apis``, like ``errors``, import nothing of
+hiersum.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
-STAGES = {"errors": -1, "atomic": -1, "deprecation": -1, "config": 0, "registry": 0, "data": 1, "model": 2,
-          "checkpoints": 3, "decoding": 4, "inference": 5, "training": 6, "evaluation": 6, "commands": 7, "serving": 8,
-          "cli": 9}
+STAGES = {"errors": -1, "atomic": -1, "deprecation": -1, "private_apis": -1, "config": 0, "registry": 0, "data": 1,
+          "model": 2, "checkpoints": 3, "decoding": 4, "inference": 5, "training": 6, "evaluation": 6, "commands": 7,
+          "serving": 8, "cli": 9}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""
 ALIASES = {"convert": "deprecation", "__main__": "cli"}
 """Top-level modules that are no stage of their own: ``convert`` is an old name kept as lazy attributes
@@ -36,6 +38,10 @@ configs (:mod:`hiersum.config`, which imports neither)."""
 INSTANTIATE = ("hiersum.training", "hydra.utils")
 """The one exception: training builds the Trainer, its callbacks and loggers and the optimizer from their
 ``_target_`` nodes with ``hydra.utils.instantiate`` (a checkpoint's optimizer node is rebuilt the same way)."""
+FENCE = "hiersum.private_apis"
+"""The one module that touches private APIs of other libraries: it imports each library inside the function that
+uses it, so that importing it loads none (``tests/test_private_apis.py``), and the rules of which stages import
+Lightning, Hydra and OmegaConf do not apply to it."""
 FORBIDDEN = {"hiersum.decoding": ("omegaconf", "hydra", "hiersum.checkpoints", "hiersum.data.batching",
                                   "hiersum.data.selection"),
              "hiersum.serving": ("hiersum.commands",)}
@@ -81,7 +87,8 @@ def violations(source: str, module: str) -> list[str]:
     problems = []
     own = stage_of(module)
     for line, name in imported_modules(source, module):
-        if name.split(".")[0] in LIGHTNING and not module.startswith(LIGHTNING_USERS):
+        fenced = module == FENCE
+        if name.split(".")[0] in LIGHTNING and not module.startswith(LIGHTNING_USERS) and not fenced:
             problems.append(f"{module}:{line} imports {name}: Lightning is for training/ and the datamodule only")
         for package, forbidden in FORBIDDEN.items():
             if module.startswith(package) and name.startswith(forbidden):
@@ -89,7 +96,7 @@ def violations(source: str, module: str) -> list[str]:
                                 f"({WHY_FORBIDDEN[package]})")
         below_hydra = own is not None and STAGES[own] < STAGES[HYDRA_STAGE]
         instantiates = module.startswith(INSTANTIATE[0]) and name.startswith(INSTANTIATE[1])
-        if below_hydra and name.split(".")[0] in HYDRA and not instantiates:
+        if below_hydra and name.split(".")[0] in HYDRA and not instantiates and not fenced:
             problems.append(f"{module}:{line} imports {name}: Hydra and OmegaConf are for commands/, serving/ and cli/")
         target = stage_of(name)
         if own is None or target is None or target == own:
@@ -241,15 +248,29 @@ def test_the_checker_allows_the_right_arrows():
     assert violations("from hiersum.commands.train import train", "hiersum.cli.train") == []
     assert violations("from hydra.utils import instantiate", "hiersum.training.fit") == []
     assert violations("from omegaconf import OmegaConf", "hiersum.commands.composed") == []
+    assert violations("def f():\n    from pytorch_lightning.strategies import launchers\n    from omegaconf import "
+                      "DictConfig", FENCE) == []
+    assert violations("from hiersum.config import UsageError", FENCE) != []
+
+
+def loaded_libraries(modules: list[str], libraries: set[str]) -> list[str]:
+    """Which of ``libraries`` importing ``modules`` in a fresh interpreter loads."""
+    code = f"import sys, {', '.join(modules)}; print(sorted({{m.split('.')[0] for m in sys.modules}} & {libraries!r}))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return ast.literal_eval(result.stdout)
 
 
 def test_decoding_and_the_configs_load_no_hydra_omegaconf_or_lightning():
     """``import hiersum.decoding`` (and the schemas it reads) in a fresh interpreter loads none of them."""
-    code = ("import sys, hiersum.decoding, hiersum.config.decode, hiersum.config.summarize; "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'hydra', 'omegaconf', 'pytorch_lightning', "
-            "'lightning', 'lightning_fabric'}))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
+    assert loaded_libraries(["hiersum.decoding", "hiersum.config.decode", "hiersum.config.summarize"],
+                            {"hydra", "omegaconf", "pytorch_lightning", "lightning", "lightning_fabric"}) == []
+
+
+def test_importing_the_fence_loads_no_library():
+    """``hiersum.private_apis`` imports every library inside the function that uses it: importing it loads none
+    (so that every stage may import it)."""
+    assert loaded_libraries([FENCE], {"torch", "pytorch_lightning", "lightning_fabric", "omegaconf", "hydra",
+                                      "rouge_score", "sacrebleu", "litserve", "huggingface_hub"}) == []
 
 
 TEST_HELPERS = "helpers"

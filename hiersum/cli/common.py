@@ -32,6 +32,7 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 from hiersum.cli.config_store import register_configs
 from hiersum.cli.resolvers import register_resolvers
 from hiersum.config import RunStopped, UsageError, interruption_status
+from hiersum.private_apis import config_option_names
 
 # The configs ship in the package as ``hiersum.conf`` (pyproject.toml maps it to the top-level conf/):
 # importlib.resources finds the repository's conf/ in an editable install and site-packages/hiersum/conf
@@ -267,21 +268,11 @@ def nearest_options(unknown: ConfigAttributeError | ConfigKeyError) -> list[str]
     parent = unknown.parent_node
     if not isinstance(parent, DictConfig) or not unknown.full_key:
         return []
-    options = [key for key in _dotted_keys(parent._get_root()) if not key.startswith("hydra.")]
+    options = [key for key in config_option_names(parent) if not key.startswith("hydra.")]
     typed = str(unknown.full_key)
     name = typed.rsplit(".", 1)[-1]
     as_a_word = [key for key in options if name in key.rsplit(".", 1)[-1].split("_")]
     return as_a_word[:3] or difflib.get_close_matches(typed, options, n=3, cutoff=0.8)
-
-
-def _dotted_keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
-    """The dotted name of every option below ``node`` (values left unresolved)."""
-    for key in node.keys():
-        child = node._get_node(key)
-        if isinstance(child, DictConfig) and not child._is_none() and not child._is_missing():
-            yield from _dotted_keys(child, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}"
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -10,8 +10,9 @@
     Greedy extractive oracle (Nallapati et al. 2017, as in PreSumm): source sentences are added one
     at a time, each time the one that most raises the mean of ROUGE-1 and ROUGE-2 F1 against the
     best-matching reference, until no sentence raises it (or ``max_sentences``); sentences are output
-    in source order. n-grams and scores come from rouge-score (its stemming tokenizer,
-    ``_create_ngrams`` and ``_score_ngrams``), so the objective is exactly rouge-score's.
+    in source order. n-grams and scores come from rouge-score (its stemming tokenizer, its n-gram counts and
+    scores: :func:`hiersum.private_apis.rouge_ngrams`, :func:`~hiersum.private_apis.rouge_ngram_score`), so the
+    objective is exactly rouge-score's.
 ``lexrank``
     LexRank (Erkan & Radev 2004, continuous version): PageRank (networkx, damping 0.85) over the
     graph of tf-idf cosine similarities between the source sentences
@@ -31,11 +32,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 import networkx as nx
-from rouge_score import rouge_scorer
 
 from hiersum.data.graph import similarity_graph
 from hiersum.data.schema import Example
-from hiersum.evaluation.metrics import lead_baseline, rouge_scorer_instance, split_sentences
+from hiersum.evaluation.metrics import lead_baseline, rouge_tokenizer, split_sentences
+from hiersum.private_apis import rouge_ngram_score, rouge_ngrams
 
 BASELINES = ("lead", "lead3", "oracle", "lexrank")
 LEAD_SENTENCES = 3
@@ -60,20 +61,19 @@ def lead3(example: Example) -> str:
 
 
 def _ngram_counts(tokens: Sequence[str]) -> tuple[Counter, Counter]:
-    return rouge_scorer._create_ngrams(tokens, 1), rouge_scorer._create_ngrams(tokens, 2)
+    return rouge_ngrams(tokens, 1), rouge_ngrams(tokens, 2)
 
 
 def oracle(example: Example, *, max_sentences: int = ORACLE_MAX_SENTENCES) -> str:
     """Greedy selection of source sentences maximizing (ROUGE-1 F1 + ROUGE-2 F1) / 2."""
-    tokenizer = rouge_scorer_instance()._tokenizer  # the stemming tokenizer ROUGE is computed with
+    tokenizer = rouge_tokenizer()  # the stemming tokenizer ROUGE is computed with
     sentences = source_sentences(example)
     sentence_grams = [_ngram_counts(tokenizer.tokenize(s)) for s in sentences]
     reference_grams = [_ngram_counts(tokenizer.tokenize(r)) for r in example.references]
 
     def objective(unigrams: Counter, bigrams: Counter) -> float:
         return max(
-            (rouge_scorer._score_ngrams(ref_uni, unigrams).fmeasure
-             + rouge_scorer._score_ngrams(ref_bi, bigrams).fmeasure) / 2
+            (rouge_ngram_score(ref_uni, unigrams).fmeasure + rouge_ngram_score(ref_bi, bigrams).fmeasure) / 2
             for ref_uni, ref_bi in reference_grams
         )
 

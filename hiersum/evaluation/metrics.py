@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from collections.abc import Sequence
 
 from nltk.stem import porter
 from rouge_score import rouge_scorer, scoring, tokenize, tokenizers
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.base import Metric
+
+from hiersum.private_apis import rouge_ngrams
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 ROUGE_MEASURES = ("precision", "recall", "fmeasure")
@@ -117,10 +118,16 @@ class _CachedTokenizer(tokenizers.Tokenizer):
 
 
 @functools.cache
+def rouge_tokenizer() -> tokenizers.Tokenizer:
+    """The stemming tokenizer every ROUGE figure is computed with (:func:`rouge_scorer_instance`'s), built once."""
+    return _CachedTokenizer()
+
+
+@functools.cache
 def rouge_scorer_instance() -> rouge_scorer.RougeScorer:
     """The one scorer every ROUGE figure comes from, built once: rouge-score's
-    ``RougeScorer(ROUGE_TYPES, use_stemmer=True)`` with its tokenizer's results cached."""
-    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), tokenizer=_CachedTokenizer())
+    ``RougeScorer(ROUGE_TYPES, use_stemmer=True)`` with its tokenizer's results cached (:func:`rouge_tokenizer`)."""
+    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), tokenizer=rouge_tokenizer())
 
 
 def rouge_reference_scores(
@@ -220,18 +227,14 @@ def tokens(text: str) -> list[str]:
     return tokenize.tokenize(text, None)
 
 
-def _ngrams(words: Sequence[str], n: int) -> Counter:
-    return rouge_scorer._create_ngrams(words, n)
-
-
 def novel_ngram_ratio(summary: str | Sequence[str], source: str | Sequence[str], n: int) -> float:
     """Share (0-100) of the summary's n-grams (with repeats) that never occur in ``source``;
     0 for a summary shorter than n tokens. Each text as a string or as its :func:`tokens`."""
-    summary_ngrams = _ngrams(_tokens_of(summary), n)
+    summary_ngrams = rouge_ngrams(_tokens_of(summary), n)
     total = sum(summary_ngrams.values())
     if not total:
         return 0.0
-    source_ngrams = _ngrams(_tokens_of(source), n)
+    source_ngrams = rouge_ngrams(_tokens_of(source), n)
     return 100.0 * sum(count for gram, count in summary_ngrams.items() if gram not in source_ngrams) / total
 
 
@@ -239,7 +242,7 @@ def repeated_ngram_ratio(summary: str | Sequence[str], n: int) -> float:
     """Share (0-100) of the summary's n-grams that repeat an earlier n-gram of the summary
     (``(count - distinct) / count``); 0 for a summary shorter than n tokens. The summary as a string or as
     its :func:`tokens`."""
-    summary_ngrams = _ngrams(_tokens_of(summary), n)
+    summary_ngrams = rouge_ngrams(_tokens_of(summary), n)
     total = sum(summary_ngrams.values())
     return 100.0 * (total - len(summary_ngrams)) / total if total else 0.0
 

@@ -45,6 +45,7 @@ from hiersum.evaluation.stats import (
     percentile_interval,
     sacrebleu_from_statistics,
 )
+from hiersum.private_apis import sacrebleu_statistics
 
 TEXT_KEYS = ("length", "reference_length", *(f"{kind}_{n}gram" for kind in ("novel", "repeated")
                                                for n in NGRAM_ORDERS))
@@ -114,7 +115,7 @@ def _per_example(part: tuple[Sequence[str], Sequence[str], list[list[str]]]) -> 
     text_rows = [text_statistics(output, source, refs) for output, source, refs in zip(outputs, sources, references,
                                                                                        strict=True)]
     streams = reference_streams(references)
-    statistics = {name: metric_class()._extract_corpus_statistics(list(outputs), streams)
+    statistics = {name: sacrebleu_statistics(metric_class(), outputs, streams)
                   for name, metric_class in SACREBLEU_METRICS.items()}
     return _PerExample(max_rows, mean_rows, text_rows, statistics)
 

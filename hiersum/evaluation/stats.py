@@ -5,9 +5,9 @@ that computes it on resampled corpora given as index rows. Two kinds exist:
 
 * :func:`mean_metric`: the mean of per-example values (ROUGE, lengths, n-gram ratios);
 * :func:`sacrebleu_metric`: a sacrebleu corpus metric (BLEU, chrF). The per-sentence sufficient
-  statistics are extracted once with sacrebleu (``Metric._extract_corpus_statistics``); a resampled
-  corpus sums the statistics of its rows and sacrebleu turns the sum into a score
-  (``Metric._compute_score_from_stats``). This is what ``sacrebleu --confidence`` and
+  statistics are extracted once with sacrebleu (:func:`hiersum.private_apis.sacrebleu_statistics`); a
+  resampled corpus sums the statistics of its rows and sacrebleu turns the sum into a score
+  (:func:`hiersum.private_apis.sacrebleu_score_of_sums`). This is what ``sacrebleu --confidence`` and
   ``--paired-bs`` do (``sacrebleu.significance``), with our own seeded indices instead of its
   environment-variable seed, so that every metric and every system of a report is resampled with
   the same rows.
@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from sacrebleu.metrics.base import Metric
+
+from hiersum.private_apis import sacrebleu_corpus_score, sacrebleu_score_of_sums, sacrebleu_statistics
 
 
 @dataclass(frozen=True)
@@ -66,19 +68,20 @@ def sacrebleu_metric(
 ) -> Resamplable:
     """A sacrebleu corpus metric (e.g. ``BLEU()``, ``CHRF()``) over ``predictions`` and reference
     ``streams`` (:func:`hiersum.evaluation.metrics.reference_streams`); ``point`` equals ``corpus_score``."""
-    return sacrebleu_from_statistics(metric, metric._extract_corpus_statistics(list(predictions), streams))
+    return sacrebleu_from_statistics(metric, sacrebleu_statistics(metric, predictions, streams))
 
 
 def sacrebleu_from_statistics(metric: Metric, statistics: Sequence[Sequence[float]]) -> Resamplable:
     """:func:`sacrebleu_metric` from the per-sentence statistics of ``metric`` (one row per example, in corpus
-    order, as its ``_extract_corpus_statistics`` gives them: computed in parts, they are the same rows)."""
-    point = metric._aggregate_and_compute(list(statistics)).score
+    order, as :func:`hiersum.private_apis.sacrebleu_statistics` gives them: computed in parts, they are the same
+    rows)."""
+    point = sacrebleu_corpus_score(metric, statistics).score
     table = np.asarray(statistics, dtype=np.float64)  # (N, number of statistics)
 
     def resample(indices: np.ndarray) -> np.ndarray:
         # each row's statistics summed as how often it drew each example times that example's statistics:
         # integer counts, so the sums are exact (as table[row].sum(axis=0) gives them) and need no [N, C] copy
-        return np.array([metric._compute_score_from_stats(np.bincount(row, minlength=len(table)) @ table).score
+        return np.array([sacrebleu_score_of_sums(metric, np.bincount(row, minlength=len(table)) @ table).score
                          for row in indices])
 
     return Resamplable(float(point), resample, len(statistics))

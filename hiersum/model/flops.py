@@ -40,6 +40,7 @@ from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, 
 from hiersum.config import ModelConfig
 from hiersum.data.jsonl_output import write_json_atomically
 from hiersum.data.sample_location import cache_root
+from hiersum.private_apis import cpu_flash_attention_ops
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +100,8 @@ def _cpu_attention_backward_flops(grad_out, query, key, value, *args, out_shape=
     return sdpa_backward_flop_count(grad_out, query, key, value)
 
 
-CPU_ATTENTION_FLOPS = {
-    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _cpu_attention_flops,
-    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: _cpu_attention_backward_flops,
-}
+CPU_ATTENTION_FLOPS = dict(zip(cpu_flash_attention_ops(), (_cpu_attention_flops, _cpu_attention_backward_flops),
+                               strict=True))
 """The CPU kernels of ``scaled_dot_product_attention``, which ``FlopCounterMode`` does not know: counted as
 its other attention kernels are (the whole [L, M] score matrix, masked positions included)."""
 

@@ -16,9 +16,11 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+import safetensors.torch
 from huggingface_hub import PyTorchModelHubMixin, constants
 
 from hiersum.config import ModelConfig
+from hiersum.private_apis import ModelHubLoadHook
 
 WEIGHTS_FILE = constants.SAFETENSORS_SINGLE_FILE
 """``model.safetensors``."""
@@ -38,7 +40,7 @@ def portable_config(config: ModelConfig) -> ModelConfig:
     return replace(config, pretrained_encoder=None, pretrained_cache_states=False)
 
 
-class SummarizerHubMixin(PyTorchModelHubMixin, library_name="hiersum",
+class SummarizerHubMixin(ModelHubLoadHook, PyTorchModelHubMixin, library_name="hiersum",
                          tags=["summarization", "multi-document-summarization"]):
     """``save_pretrained(directory)`` / ``cls.from_pretrained(directory)`` for :class:`hiersum.model.HierSum`
     (module docstring). ``from_pretrained`` loads with ``strict=True``: a weight missing from the file, or one the
@@ -67,10 +69,12 @@ class SummarizerHubMixin(PyTorchModelHubMixin, library_name="hiersum",
         return super().from_pretrained(directory, local_files_only=True, **kwargs)
 
     @classmethod
-    def _from_pretrained(cls, *, model_id: str, config: dict[str, Any], map_location: str = "cpu",
-                         **model_kwargs: Any) -> Any:
-        """The mixin's hook: build the network from ``config.json`` (its ``config`` a :class:`ModelConfig`), then
-        load ``model.safetensors`` into it with ``strict=True`` (the mixin's own safetensors loader)."""
+    def load_from_directory(cls, *, model_id: str, config: dict[str, Any], map_location: str = "cpu",
+                            **model_kwargs: Any) -> Any:
+        """The mixin's loading hook (:class:`hiersum.private_apis.ModelHubLoadHook`): build the network from
+        ``config.json`` (its ``config`` a :class:`ModelConfig`), then load ``model.safetensors`` into it with
+        ``strict=True`` onto ``map_location``, in eval mode (as the mixin's own safetensors loader does)."""
         arguments = {key: model_kwargs[key] for key in INIT_KEYS[1:]}
         network = cls(ModelConfig(**config), **arguments)
-        return cls._load_as_safetensor(network, str(Path(model_id) / WEIGHTS_FILE), map_location, True)
+        safetensors.torch.load_model(network, str(Path(model_id) / WEIGHTS_FILE), strict=True, device=map_location)
+        return network.eval()

@@ -35,6 +35,7 @@ from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_
 from hiersum.config import ServeConfig, Terminated, UsageError
 from hiersum.inference.pipeline import checked_device, load_checkpoint
 from hiersum.inference.records import record_selection
+from hiersum.private_apis import KeepsServerSockets
 from hiersum.serving.api import API_PATH, RequestChecks, SummarizeAPI
 from hiersum.serving.schema import summarize_operation
 
@@ -68,18 +69,14 @@ def server_key(cfg: ServeConfig) -> str | None:
     return key
 
 
-class Server(litserve.LitServer):
+class Server(KeepsServerSockets, litserve.LitServer):
     """LitServe's server, which also keeps the listening sockets it binds in this process (:attr:`sockets`), so
     that a stop can shut them down: the kernel then refuses new connections at once. Closing them would not do:
     LitServe's manager process, forked after they are bound, holds them open, and new connections would wait in
     their queue, accepted by nobody, until the drain ends."""
 
     sockets: list[socket.socket] = []
-
-    def _start_server(self, port, num_uvicorn_servers, log_level, sockets, uvicorn_worker_type,  # noqa: ANN001
-                      **kwargs):  # noqa: ANN003 - LitServe's signature
-        self.sockets = sockets
-        return super()._start_server(port, num_uvicorn_servers, log_level, sockets, uvicorn_worker_type, **kwargs)
+    """The listening sockets, kept as LitServe binds them (:class:`hiersum.private_apis.KeepsServerSockets`)."""
 
 
 def build_server(cfg: ServeConfig, *, key: str | None = None) -> Server:

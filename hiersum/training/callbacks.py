@@ -33,6 +33,7 @@ from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import summarize_encoded
 from hiersum.model.flops import Peak, device_peak
+from hiersum.private_apis import ThroughputMonitorHooks, log_to_loggers, logs_update_now
 from hiersum.training.module import HierSumModule
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ def batch_real_tokens(batch: Batch) -> int:
     return int(batch.src_mask.sum()) + int(batch.tgt_mask.sum())
 
 
-class Throughput(ThroughputMonitor):
+class Throughput(ThroughputMonitorHooks, ThroughputMonitor):
     """Lightning's ``ThroughputMonitor`` on hiersum batches: examples/s (``samples_per_sec``), real tokens/s
     (``items_per_sec``, source and target, padding not counted), FLOP/s of the model on the real tokens
     (:mod:`hiersum.model.flops`, the module's ``flops_per_batch``) and MFU (``device/mfu``) against the peak
@@ -164,7 +165,7 @@ class Throughput(ThroughputMonitor):
         if self.peak is not None and trainer.is_global_zero:
             log.info("throughput: MFU against %.1f GFLOP/s per device (%s)", self.peak.flops / 1e9, self.peak.source)
         self.available_flops = None if self.peak is None else self.peak.flops
-        for throughput in self._throughputs.values():
+        for throughput in self.throughputs.values():
             throughput.available_flops = self.available_flops
         if trainer.strategy.root_device.type == "cpu" and hasattr(os, "getloadavg"):
             self._load_averages = []
@@ -187,12 +188,13 @@ class Throughput(ThroughputMonitor):
         trainer.strategy.barrier("hiersum-cpu-roof")
         return peak or device_peak(device, dtype)
 
-    def _compute(self, trainer: pl.Trainer, iter_num: int | None = None) -> None:
-        """As Lightning's, less an MFU above 100%."""
-        if not trainer._logger_connector.should_update_logs:
+    def log_window(self, trainer: pl.Trainer, iter_num: int | None = None) -> None:
+        """What Lightning's monitor logs at the end of a batch (its ``_compute``, :class:`ThroughputMonitorHooks`),
+        less an MFU above 100%."""
+        if not logs_update_now(trainer):
             return
         stage = trainer.state.stage
-        throughput = self._throughputs[stage]
+        throughput = self.throughputs[stage]
         metrics = throughput.compute()
         mfu_key = f"device{throughput.separator}mfu"
         if metrics.get(mfu_key, 0.0) > 1.0:
@@ -206,8 +208,7 @@ class Throughput(ThroughputMonitor):
                             self.peak.source)
         if self._load_averages is not None and stage == RunningStage.TRAINING:
             self._load_averages.append(os.getloadavg()[0])
-        trainer._logger_connector.log_metrics(
-            {f"{stage.value}{throughput.separator}{k}": v for k, v in metrics.items()}, step=iter_num)
+        log_to_loggers(trainer, {f"{stage.value}{throughput.separator}{k}": v for k, v in metrics.items()}, iter_num)
 
 
 MATMUL_DTYPES = {"bf16-mixed": torch.bfloat16, "bf16-true": torch.bfloat16, "16-mixed": torch.float16,

@@ -23,10 +23,8 @@ small buffers. ``make gpu-check`` records the estimate beside the peak a real st
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import multiprocessing
-from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -34,8 +32,6 @@ from typing import Any
 
 import torch
 from pytorch_lightning.plugins.precision import HalfPrecision, MixedPrecision, Precision
-from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.distributed._tools.mem_tracker import MemTracker
 
 from hiersum.config import TrainConfig
 from hiersum.data.batching import collate
@@ -43,6 +39,7 @@ from hiersum.data.jsonl_output import write_json_atomically
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
 from hiersum.model.encoder_registry import batch_layout, run_tokenizer_config
+from hiersum.private_apis import StepPeakOnly, compiling, fake_tensor_mode, mem_tracker_class
 from hiersum.training.module import HierSumModule, module_hparams
 
 GPU_SIZES_GB = (16, 24, 40, 80)
@@ -56,21 +53,12 @@ KINDS = {"parameters": "Parameter", "gradients": "Gradient", "optimizer": "Optst
 """The columns of a :class:`StepMemory` and the keys of ``MemTracker``'s snapshot they read."""
 
 
-class StepPeakTracker(MemTracker):
+class StepPeakTracker(StepPeakOnly, mem_tracker_class()):
     """``MemTracker`` keeping only what the table reads: the step's peak over all modules. After every operator,
     ``MemTracker`` also updates the peak of each module being run, a walk over every module tracked so far (241
-    in ``model=paper``): that walk was over half of a dry run's time (issue 31). The totals and their
-    breakdown are ``MemTracker``'s own (``tests/training/test_dry_run.py`` compares the two); a PyTorch whose
-    ``MemTracker`` lacks the fields read here gets its full bookkeeping instead."""
-
-    def _update_peak_stats(self, peak_state: Any) -> None:
-        if not hasattr(self, "_curr_mem_snap") or not hasattr(self, "_peak_mem"):
-            super()._update_peak_stats(peak_state)
-            return
-        for device, snapshot in self._curr_mem_snap.items():
-            if self._peak_mem.get(device, 0) < snapshot[KINDS["total"]]:
-                self._peak_mem[device] = snapshot[KINDS["total"]]
-                self._peak_mem_snap[device] = dict(snapshot)
+    in ``model=paper``): that walk was over half of a dry run's time (issue 31); :class:`StepPeakOnly` skips it.
+    The totals and their breakdown are ``MemTracker``'s own (``tests/training/test_dry_run.py`` compares the
+    two); a PyTorch whose ``MemTracker`` lacks the fields read there gets its full bookkeeping instead."""
 
 
 @dataclass(frozen=True)
@@ -148,15 +136,15 @@ def fake_cpu_tensors(module: torch.nn.Module, dtype: torch.dtype | None = None) 
     swap fake tensors in, which a tied weight refuses.)"""
     replaced: dict[int, torch.Tensor] = {}
     for submodule in module.modules():
-        for store in (submodule._parameters, submodule._buffers):
-            for name, tensor in store.items():
-                if tensor is not None:
-                    if id(tensor) not in replaced:
-                        empty = torch.empty_like(tensor, device="cpu",
-                                                 dtype=dtype if dtype and tensor.is_floating_point() else None)
-                        replaced[id(tensor)] = torch.nn.Parameter(empty, tensor.requires_grad) \
-                            if isinstance(tensor, torch.nn.Parameter) else empty
-                    store[name] = replaced[id(tensor)]
+        tensors = [*submodule.named_parameters(recurse=False, remove_duplicate=False),
+                   *submodule.named_buffers(recurse=False, remove_duplicate=False)]
+        for name, tensor in tensors:
+            if id(tensor) not in replaced:
+                empty = torch.empty_like(tensor, device="cpu",
+                                         dtype=dtype if dtype and tensor.is_floating_point() else None)
+                replaced[id(tensor)] = torch.nn.Parameter(empty, tensor.requires_grad) \
+                    if isinstance(tensor, torch.nn.Parameter) else empty
+            setattr(submodule, name, replaced[id(tensor)])
     return module
 
 
@@ -166,7 +154,8 @@ class FakeTraining:
     :func:`step_memory` steps. The precisions of one weight dtype (fp32: ``32-true`` and ``bf16-mixed``) share
     one; a step leaves it as it found it (no gradients, the same state tensors)."""
 
-    fake: FakeTensorMode
+    fake: Any
+    """The ``FakeTensorMode`` they were made under (:func:`hiersum.private_apis.fake_tensor_mode`)."""
     module: HierSumModule
     optimizer: torch.optim.Optimizer
 
@@ -178,7 +167,7 @@ def fake_training(cfg: TrainConfig, tokenizer: SubwordTokenizer, vocab_size: int
                "tokenizer_json": None}
     with torch.device("meta"):  # shapes only (torchmetrics' states cannot be built as fake tensors)
         module = HierSumModule(**hparams)
-    with FakeTensorMode(allow_non_fake_inputs=True) as fake:
+    with fake_tensor_mode(allow_non_fake_inputs=True) as fake:
         module = fake_cpu_tensors(module, weight_dtype).train()
         optimizer = module.configure_optimizers()["optimizer"]
         for parameter in module.parameters():  # an update on zero gradients creates the optimizer's state
@@ -186,23 +175,6 @@ def fake_training(cfg: TrainConfig, tokenizer: SubwordTokenizer, vocab_size: int
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
     return FakeTraining(fake, module, optimizer)
-
-
-@contextlib.contextmanager
-def compiling() -> Iterator[None]:
-    """``torch.compiler.is_compiling()`` reads True inside: torch's ``_compile_session_context`` where it has one
-    (2.13), else the module flag that function reads (torch 2.11, the GPU machines' build, lacks the context)."""
-    session = getattr(torch.compiler, "_compile_session_context", None)
-    if session is not None:
-        with session():
-            yield
-        return
-    before = torch.compiler._is_compiling_flag
-    torch.compiler._is_compiling_flag = True
-    try:
-        yield
-    finally:
-        torch.compiler._is_compiling_flag = before
 
 
 def step_memory(training: FakeTraining, batch: Batch, precision: str) -> tuple[int, StepMemory]:

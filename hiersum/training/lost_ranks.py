@@ -3,7 +3,7 @@ fail (gloo as soon as the connection closes, NCCL after the strategy's timeout, 
 :func:`lost_rank` tells which rank was lost, so that the job ends with one line rather than a backend
 traceback, and with no process of it left running.
 
-- Rank 0 of Lightning's own launcher started the other ranks of its node (``_SubprocessScriptLauncher.procs``):
+- Rank 0 of Lightning's own launcher started the other ranks of its node (:func:`hiersum.private_apis.launched_ranks`):
   a child that has exited is the lost rank, and the others are killed (Lightning's launcher kills them the
   same way on Ctrl-C).
 - A rank that Lightning's launcher started and whose parent (rank 0) is gone was orphaned: rank 0 was lost.
@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 
 import pytorch_lightning as pl
 import torch.distributed as dist
-from lightning_fabric.strategies.launchers.subprocess_script import _ChildProcessObserver
-from pytorch_lightning.strategies.launchers import _SubprocessScriptLauncher
+
+from hiersum.private_apis import launched_ranks, stop_child_process_observers
 
 EXIT_WAIT_SECONDS = 5.0
 """How long a survivor waits for the dead process to be seen as ended (its sockets close as it exits)."""
@@ -38,10 +37,9 @@ def lost_rank(trainer: pl.Trainer, error: BaseException, parent_pid: int) -> str
     Lightning's launcher, the ranks still running are killed before it returns."""
     if trainer.world_size < 2 or not _is_communication_failure(error):
         return None
-    launcher = trainer.strategy.launcher
-    children = launcher.procs if isinstance(launcher, _SubprocessScriptLauncher) else []
-    if children:
-        _stop_observers()
+    children = launched_ranks(trainer.strategy.launcher)
+    if children:  # Lightning's observer would SIGKILL every rank within 5 s: this function ends the job, in order
+        stop_child_process_observers()
     deadline = time.monotonic() + EXIT_WAIT_SECONDS
     found = _lost(children, parent_pid)
     while found is None and time.monotonic() < deadline:
@@ -79,12 +77,3 @@ def _is_communication_failure(error: BaseException) -> bool:
         return True
     message = str(error).lower()
     return isinstance(error, RuntimeError) and any(text in message for text in _COMMUNICATION_FAILURES)
-
-
-def _stop_observers() -> None:
-    """Lightning's child-process observer (a thread of rank 0) SIGKILLs every rank, rank 0 included, within
-    5 s of a child's death; :func:`lost_rank` ends the job itself, in order (the children killed, then one
-    line and the exit status), so the observer is given no children to watch."""
-    for thread in threading.enumerate():
-        if isinstance(thread, _ChildProcessObserver):
-            thread._child_processes = []

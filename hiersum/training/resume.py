@@ -10,6 +10,7 @@ optimizer, the LR scheduler, the loops (epoch, global step, batches done) and ev
 from __future__ import annotations
 
 import csv
+import random
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,11 @@ import numpy as np
 import pytorch_lightning as pl
 import torch
 import torch.distributed as dist
-from lightning_fabric.utilities.seed import _collect_rng_states, _set_rng_states
 from pytorch_lightning.loggers import CSVLogger
 from pytorch_lightning.plugins.io import TorchCheckpointIO
 
 from hiersum.atomic import write_atomically
+from hiersum.private_apis import csv_logger_started
 
 LAST = "last"
 """``ckpt_path=last``: the newest checkpoint of the run directory, or a fresh start when there is none."""
@@ -51,7 +52,7 @@ class RandomState(pl.Callback):
         self._pending: dict[str, Any] | None = None
 
     def state_dict(self) -> dict[str, Any]:
-        state = _portable(_collect_rng_states(include_cuda=torch.cuda.is_available()))
+        state = _portable(random_states())
         if dist.is_available() and dist.is_initialized():  # every rank saves; rank 0 writes them all
             states: list[Any] = [None] * dist.get_world_size()
             dist.all_gather_object(states, state)
@@ -69,8 +70,28 @@ class RandomState(pl.Callback):
     def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any,
                              batch_idx: int) -> None:
         if self._pending is not None:
-            _set_rng_states(self._pending)
+            set_random_states(self._pending)
             self._pending = None
+
+
+def random_states() -> dict[str, Any]:
+    """The torch, Python, numpy and (on a GPU machine) CUDA random states of this process, under the keys of
+    Lightning's checkpoints (``lightning_fabric.utilities.seed``'s, whose own functions are private)."""
+    states = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state()}
+    if torch.cuda.is_available():
+        states["torch.cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def set_random_states(states: dict[str, Any]) -> None:
+    """Restore :func:`random_states` (the CUDA states when saved, numpy's when present)."""
+    torch.set_rng_state(states["torch"])
+    if "torch.cuda" in states:
+        torch.cuda.set_rng_state_all(states["torch.cuda"])
+    if "numpy" in states:
+        np.random.set_state(states["numpy"])
+    version, state, gauss = states["python"]
+    random.setstate((version, tuple(state), gauss))
 
 
 def _portable(state: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +143,7 @@ class ResumableCSVLogger(CSVLogger):
 
     @property
     def experiment(self) -> Any:
-        fresh = self._experiment is None
+        fresh = not csv_logger_started(self)
         writer = super().experiment
         if fresh and writer is not None and self._kept_rows:
             writer.metrics_keys = sorted(set(self._kept_keys))
