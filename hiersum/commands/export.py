@@ -5,20 +5,16 @@ it -> the output checked (not an input, writable, empty unless ``overwrite``; ch
 its lock, :mod:`hiersum.data.output_lock`: a second export to it is refused) -> the summarizer loaded as
 ``hiersum summarize`` loads it -> its decoding defaults and model card from the run (``.hydra/config.yaml``,
 ``.hydra/overrides.yaml``, ``metrics.json``) -> every file written into a temporary folder beside the output,
-renamed into place at the end (a failed or interrupted export leaves no partial directory, and an existing one
-unchanged). The files: :mod:`hiersum.checkpoints.directory`.
+renamed into place at the end (:func:`hiersum.atomic.publishing_directory`: a failed or interrupted export leaves
+no partial directory, and an existing one unchanged). The files: :mod:`hiersum.checkpoints.directory`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
-import shutil
 import sys
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +22,7 @@ from typing import Any
 from huggingface_hub import ModelCardData
 from omegaconf import DictConfig, OmegaConf
 
+from hiersum.atomic import publishing_directory
 from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.directory import ModelNotes, save_model_directory
 from hiersum.checkpoints.io import Summarizer
@@ -66,8 +63,9 @@ def export(cfg: ExportConfig | DictConfig) -> ExportResult:
         checkpoint_tokenizer(summarizer, str(checkpoint))  # a checkpoint without a tokenizer cannot be used: refused
         notes = ModelNotes(generation=summarizer.decode_config or run_decode_config(run_dir),
                            text=model_card(summarizer, checkpoint, run_dir, export_command(cfg)))
-        with staging_directory(output) as staged:
+        with publishing_directory(output) as staged:  # an earlier directory (overwrite=true) replaced
             save_model_directory(summarizer, staged, notes)
+            give_plain_permissions(staged)
     print(f"exported {checkpoint} to {output}", file=sys.stderr)
     return ExportResult(directory=output, checkpoint=checkpoint)
 
@@ -108,33 +106,14 @@ def refuse_output(output: Path, checkpoint: Path, run_dir: Path | None, *, overw
                          "(nothing was written)")
 
 
-@contextlib.contextmanager
-def staging_directory(output: Path) -> Iterator[Path]:
-    """A temporary folder beside ``output`` to write into; renamed to ``output`` when the block ends without an
-    error (an existing ``output`` is moved aside first and deleted after), deleted when it raises."""
-    output = Path(os.path.abspath(output))  # normalised: a rename needs a real name (not ".")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".partial", dir=output.parent))
-    try:
-        yield staged
-        umask = os.umask(0)
-        os.umask(umask)
-        staged.chmod(0o777 & ~umask)  # mkdtemp makes it private, safetensors its file too
-        for file in staged.iterdir():
+def give_plain_permissions(folder: Path) -> None:
+    """Give the files of ``folder`` the permissions a plain write gives (the umask's): safetensors writes its file
+    private."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for file in folder.iterdir():
+        if file.is_file():
             file.chmod(0o666 & ~umask)
-        if not output.exists():
-            os.replace(staged, output)
-            return
-        old = staged.with_suffix(".replaced")
-        os.replace(output, old)
-        try:
-            os.replace(staged, output)
-        except BaseException:
-            os.replace(old, output)  # the earlier directory back in place
-            raise
-        shutil.rmtree(old)
-    finally:
-        shutil.rmtree(staged, ignore_errors=True)
 
 
 def run_decode_config(run_dir: Path | None) -> DecodeConfig:

@@ -6,8 +6,8 @@ folder with the wheel installed) it builds the corpus once with :mod:`hiersum.da
 generator of the committed files, with its defaults, so the bytes are the same) into
 ``$XDG_CACHE_HOME/hiersum/sample-<fingerprint>`` (``~/.cache/hiersum/...`` by default) and returns
 that folder. The fingerprint hashes the generator's source, so a changed generator gets a new
-folder. The corpus is written into a temporary folder that is then renamed, so a concurrent or
-interrupted run never sees a partial corpus.
+folder. The corpus is written into a temporary folder that is then renamed
+(:func:`hiersum.atomic.publishing_directory`), so a concurrent or interrupted run never sees a partial corpus.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
+from hiersum.atomic import publishing_directory
 from hiersum.data import sample_generator
 
 log = logging.getLogger(__name__)
@@ -46,18 +45,8 @@ def cached_sample_dir(root: str | Path | None = None) -> Path:
     if target.is_dir():
         return target
     log.info("generating the synthetic sample corpus into %s", target)
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{target.name}.", suffix=".tmp"))
-    try:
-        sample_generator.write_sample_corpus(tmp)
-        os.chmod(tmp, 0o755)  # mkdtemp makes the folder private
-        try:
-            os.rename(tmp, target)
-        except OSError:  # another process renamed its (identical) corpus first
-            if not target.is_dir():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # gone after a successful rename
+    with publishing_directory(target, if_exists="keep") as temporary:  # another process's (identical) corpus kept
+        sample_generator.write_sample_corpus(temporary)
     return target
 
 
