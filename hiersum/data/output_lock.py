@@ -2,13 +2,14 @@
 (:func:`output_lock`), so a second process on the same output is refused at once, in one line naming the
 process that holds it, before it touches anything.
 
-The lock is ``fcntl.flock`` on a lock file beside the output, ``.<name>.lock`` (an output file is replaced by a
-rename when it starts afresh or is merged, and a model directory as a whole, so the lock cannot be on the
-output itself). The kernel releases a ``flock`` when its process ends however it ends: a holder killed by
+The lock is ``flock`` on a lock file beside the output, ``.<name>.lock``, through filelock's ``UnixFileLock``
+(without its fallback to a soft lock, which the kernel would not release); an output file is replaced by a rename
+when it starts afresh or is merged, and a model directory as a whole, so the lock cannot be on the output
+itself. The kernel releases a ``flock`` when its process ends however it ends: a holder killed by
 SIGKILL leaves at most a stale lock file, which the next run locks as if it were new. The file holds one line
 saying who holds it (process id, host, command, start time), read by the process refused; it is deleted when
 the holder releases it. A process that locks a lock file deleted under it (by the holder releasing it between
-the open and the lock) finds it is no longer the file at that path, and starts again.
+the open and the lock) does not hold it (filelock checks), and starts again.
 
 ``flock`` locks are local to a machine on most network file systems (NFS: ``fcntl`` byte-range locks are
 forwarded, ``flock`` since Linux 2.6.12 is emulated with them): outputs written by jobs of several machines are
@@ -18,7 +19,6 @@ shards, one output each (:mod:`hiersum.commands.shards`).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shlex
 import socket
@@ -26,6 +26,8 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from hiersum.config import UsageError
 
@@ -58,7 +60,7 @@ def output_lock(output: str | os.PathLike[str], *, what: str = "output") -> Iter
                          "(nothing was written)")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = _acquire(path, output, what)
+        lock = _acquire(path, output, what)
     except OSError as error:
         raise UsageError(f"cannot write {what} {output}: its lock file {path} cannot be made "
                          f"({error.strerror or error}); choose another output (nothing was written)") from None
@@ -67,39 +69,29 @@ def output_lock(output: str | os.PathLike[str], *, what: str = "output") -> Iter
     finally:
         with contextlib.suppress(OSError):
             path.unlink()  # while still held: whoever opened it before now finds it deleted and starts again
-        os.close(fd)  # releases the lock
+        lock.release()
 
 
-def _acquire(path: Path, output: str | os.PathLike[str], what: str) -> int:
-    """The descriptor of ``path`` locked by this process (:func:`output_lock`)."""
+def _acquire(path: Path, output: str | os.PathLike[str], what: str) -> FileLock:
+    """The lock of ``path``, held by this process (:func:`output_lock`); :class:`OutputLocked` naming its holder
+    when another process holds it. filelock does not hold a file deleted under it after its open (by the holder
+    releasing it): this process then tries again, on the file now at that path."""
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        lock = FileLock(path, mode=0o644, blocking=False, fallback_to_soft=False, on_acquired=_write_holder_line)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _holder(fd)
-            os.close(fd)
+            lock.acquire()
+            return lock
+        except Timeout:
+            holder = _holder(path)
+        if holder is not None:
             raise OutputLocked(f"{what} {output} is being written by another process ({holder}); wait for it to "
                                "end or stop it, or choose another output (nothing was written)") from None
-        except BaseException:
-            os.close(fd)
-            raise
-        if _still_at(fd, path):
-            break
-        os.close(fd)  # the holder before deleted it after this open: lock the file now at that path
+
+
+def _write_holder_line(fd: int) -> None:
+    """Write :func:`_holder_line` into the lock file just locked (open as ``fd``)."""
     os.ftruncate(fd, 0)
     os.pwrite(fd, _holder_line().encode("utf-8"), 0)
-    return fd
-
-
-def _still_at(fd: int, path: Path) -> bool:
-    """Whether the file open as ``fd`` is the one at ``path``."""
-    try:
-        at_path = os.stat(path)
-    except FileNotFoundError:
-        return False
-    opened = os.fstat(fd)
-    return (opened.st_dev, opened.st_ino) == (at_path.st_dev, at_path.st_ino)
 
 
 def _holder_line() -> str:
@@ -109,11 +101,15 @@ def _holder_line() -> str:
     return f"pid {os.getpid()} on {socket.gethostname()} since {since}: {command}"
 
 
-def _holder(fd: int, *, attempts: int = 20) -> str:
-    """The holder line of the lock file open as ``fd``; the holder writes it just after locking, so an empty
-    file is read again a few times (20 ms apart) before it is reported as unknown."""
+def _holder(path: Path, *, attempts: int = 20) -> str | None:
+    """The holder line of the lock file at ``path``; None when there is none any more (its holder released it).
+    The holder writes its line just after locking, so an empty file is read again a few times (20 ms apart)
+    before it is reported as unknown."""
     for _ in range(attempts):
-        text = os.pread(fd, 4096, 0).decode("utf-8", errors="replace").strip()
+        try:
+            text = path.read_bytes()[:4096].decode("utf-8", errors="replace").strip()
+        except FileNotFoundError:
+            return None
         if text:
             return " ".join(text.split())
         time.sleep(0.02)

@@ -26,7 +26,8 @@ the same settings find the folder again and nothing is re-read. The folder holds
       record_offsets.bin      int64 [examples + 1]: the byte offset of each line of records.jsonl
 
 A split is written into a temporary folder, streamed (a chunk of :data:`ENCODE_CHUNK` examples, or one
-WikiSum shard, in memory at a time), and renamed into place once complete, under a file lock: a killed
+WikiSum shard, in memory at a time), and renamed into place once complete
+(:func:`hiersum.atomic.publishing_directory`), under a file lock (``flock``, through filelock): a killed
 preparation leaves no folder that looks complete, and the processes of a DDP run (or two runs) that
 want the same split wait for the first one instead of preparing it again. The tokenizer trained on a
 corpus (:func:`corpus_tokenizer`) and the ranker's labels (:func:`hiersum.data.ranker_data.split_labels`)
@@ -37,12 +38,10 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import fcntl
 import hashlib
 import json
 import multiprocessing
 import os
-import shutil
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
@@ -50,8 +49,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, overload
 
 import numpy as np
+from filelock import FileLock
 from torch.utils.data import Dataset
 
+from hiersum.atomic import publishing_directory
 from hiersum.config import DataConfig, OnError, TokenizerConfig, UsageError
 from hiersum.data.batching import LENGTH_FIELDS
 from hiersum.data.encoded_chunk import (
@@ -137,31 +138,13 @@ def split_folder(config: DataConfig, manifest: dict[str, Any]) -> Path:
     return prepared_root(config) / f"{corpus}-{manifest['split']}-{key_digest(manifest)}"
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``path`` (created) for the block: the other processes wait."""
+def _locked(folder: Path) -> FileLock:
+    """The exclusive lock of ``folder``'s preparation: ``flock`` on ``<folder>.lock`` (created; filelock's
+    ``UnixFileLock``), held for a ``with`` block, the other processes waiting; the kernel releases it when its
+    holder dies, however it dies."""
+    path = folder.with_name(folder.name + ".lock")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-@contextlib.contextmanager
-def _publishing(folder: Path) -> Iterator[Path]:
-    """A fresh temporary folder beside ``folder``, renamed to ``folder`` when the block ends without an
-    error, removed otherwise. Call under the lock of ``folder`` (its leftovers are removed first)."""
-    for stale in folder.parent.glob(f"{folder.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    temporary = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
-    temporary.mkdir(parents=True)
-    try:
-        yield temporary
-        os.replace(temporary, folder)
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
+    return FileLock(path, fallback_to_soft=False)
 
 
 def cached_text(folder: Path, name: str, key: dict[str, Any], make: Callable[[], str]) -> Path:
@@ -169,10 +152,10 @@ def cached_text(folder: Path, name: str, key: dict[str, Any], make: Callable[[],
     folder's name hashes) by the first process to ask, the others waiting for it; found there afterwards."""
     path = folder / name
     if not path.is_file():
-        with _locked(folder.with_name(folder.name + ".lock")):
+        with _locked(folder):
             if not path.is_file():
                 text = make()
-                with _publishing(folder) as temporary:
+                with publishing_directory(folder, remove_stale=True) as temporary:  # under the lock
                     (temporary / "key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
                     (temporary / name).write_text(text, encoding="utf-8")
     return path
@@ -350,7 +333,7 @@ def _write_split(
     selection = SelectionConfig(**manifest["selection"])
     with_text = manifest["with_text"]
     errors: list[RecordError] = []
-    with _publishing(folder) as temporary:
+    with publishing_directory(folder, remove_stale=True) as temporary:  # under the lock
         writer = _SplitWriter(temporary, shard_examples=shard_examples)
         try:
             for item in encoded_chunks(config, manifest["split"], tokenizer, selection, with_text=with_text,
@@ -382,7 +365,7 @@ def prepare_split(
     manifest = split_manifest(config, split, tokenizer, graph=graph)
     folder = split_folder(config, manifest)
     if not (folder / MANIFEST).is_file():
-        with _locked(folder.with_name(folder.name + ".lock")):
+        with _locked(folder):
             if not (folder / MANIFEST).is_file():
                 _write_split(folder, config, manifest, tokenizer, shard_examples=shard_examples)
     prepared = PreparedSplit(folder)
