@@ -32,6 +32,7 @@ from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
 from hiersum.evaluation.scoring import ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
@@ -241,7 +242,7 @@ def _evaluate_into(cfg: EvaluateConfig, scoring: ScoringConfig, data_given: Coll
     metrics = {
         cfg.split: scored.systems, "n_examples": len(system.examples), **system.metrics, "split": cfg.split,
         "data_path": system.data.path, "data_format": system.data.format,
-        "bootstrap": config_dict(cfg.bootstrap), "versions": library_versions(),
+        "bootstrap": config_dict(cfg.bootstrap), "versions": library_versions(), "machine": machine_description(),
     }
     if scored.comparisons:
         metrics["significance"] = {cfg.split: scored.comparisons}

@@ -337,7 +337,8 @@ def build_report(
     sacrebleu signatures; score bars with intervals), output vs reference lengths (``rows``, else
     ``predictions``), training curves (``curves_csv``: a Lightning ``csv/metrics.csv``), attention
     heatmaps, the paired bootstrap tests, the other run facts (checkpoint, decoding settings, ...),
-    library versions (``metrics["versions"]`` when recorded, else the installed ones) and, when
+    library versions (``metrics["versions"]`` when recorded, else the installed ones), the machine
+    (``metrics["machine"]``, :mod:`hiersum.evaluation.machine`) and, when
     ``predictions`` are given, the first few predictions next to their references.
     """
     sections = [_split_section(split, systems) for split, systems in metrics.items() if _is_split(systems)]
@@ -365,11 +366,13 @@ def build_report(
     if metrics.get("significance"):
         sections.append(_significance_section(metrics["significance"]))
     facts = [(str(key), _fact(value)) for key, value in metrics.items()
-             if key not in ("versions", "significance", "mfu_peak") and not _is_split(value)]
+             if key not in ("versions", "machine", "significance", "mfu_peak") and not _is_split(value)]
     if facts:
         sections.append(Section("Run", [Items(facts, code=True)]))
     versions = metrics.get("versions") or library_versions()
     sections.append(Section("Library versions", [Items([(str(k), str(v)) for k, v in versions.items()])]))
+    if metrics.get("machine"):
+        sections.append(Section("Machine", [Items([(str(k), _fact(v)) for k, v in metrics["machine"].items()])]))
     if predictions:
         sections.append(_examples_section(predictions))
     return Report("hiersum evaluation report", sections)

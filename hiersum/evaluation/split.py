@@ -13,6 +13,7 @@ from torchmetrics.text import Perplexity
 from hiersum.config import DecodeConfig
 from hiersum.data.schema import IGNORE_INDEX, EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.report import library_versions
 from hiersum.evaluation.scoring import ScoringConfig, score_split
 from hiersum.inference.batched import iter_batches, progress_bar, summarize_encoded
@@ -106,6 +107,7 @@ def evaluate_split(
         "n_examples": len(encoded),
         "decode": asdict(decode),
         "versions": library_versions(),
+        "machine": machine_description(),
     }
     records = [
         {"id": example.id, "summary": prediction, "reference": example.references[0]}

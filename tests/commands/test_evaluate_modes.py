@@ -19,6 +19,7 @@ from hiersum.cli import average_checkpoints
 from hiersum.cli.evaluate import PROG
 from hiersum.commands.evaluate import evaluate
 from hiersum.config import UsageError
+from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
 from tests.helpers.cli import assert_usage_error, run_cli, run_main
 from tests.helpers.paths import SHARED_DIR
@@ -69,6 +70,7 @@ def test_predictions_mode_scores_given_outputs_against_the_split(run_evaluate, t
     assert metrics["significance"]["validation"]["model vs same"]["rouge2"]["p_value"] == pytest.approx(1.0)
     assert "perplexity" not in metrics["validation"]["model"]
     assert {"rouge-score", "sacrebleu"} <= set(metrics["versions"])
+    assert metrics["machine"] == machine_description()  # the CPU, its kernel flags, the GPU
     with open(run_dir / "scores.csv", newline="") as handle:
         assert len(list(csv.DictReader(handle))) == 8 * 6
     assert "data:image/png;base64," in (run_dir / "report.html").read_text()

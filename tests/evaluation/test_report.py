@@ -106,7 +106,15 @@ def test_render_markdown_other_split_and_recorded_versions():
     assert "## Split: validation" in report
     assert "| model | 1.00 |  |  |  |  |  | 3.14 |  |" in report
     assert "- sacrebleu: 9.9.9" in report
-    assert "## Run" not in report
+    assert "## Run" not in report and "## Machine" not in report
+
+
+def test_the_report_names_the_machine_recorded():
+    metrics = {"validation": {"model": {"rouge1": 1.0}},
+               "machine": {"cpu": "AMD EPYC 7B13", "cpu_flags": ["avx2", "fma"], "gpu": None}}
+    report = render_markdown(build_report(metrics))
+    assert '## Machine' in report and "- cpu: AMD EPYC 7B13" in report and '- cpu_flags: ["avx2", "fma"]' in report
+    assert "## Run" not in report  # the machine is not a run fact
 
 
 def test_library_versions():
