@@ -21,21 +21,21 @@ def test_rows_past_the_table_continue_it_and_rows_within_are_the_tables_own():
                                rtol=0, atol=2e-6)
 
 
-def test_a_grid_of_more_paragraphs_than_the_table_encodes_as_with_a_longer_table():
+def test_a_grid_of_more_paragraphs_than_the_table_encodes_as_with_a_longer_table(device):
     generator = torch.Generator().manual_seed(0)
     P, T = 12, 6
     src = torch.randint(7, VOCAB, (2, P, T), generator=generator)
     mask = torch.rand(2, P, T, generator=generator) < 0.8
     mask[:, :, 0] = True
-    src = src.masked_fill(~mask, PAD)
-    short_table = make_model(max_positions=8).encoder(src, mask)  # paragraphs 8..11 past its table
-    long_table = make_model(max_positions=16).encoder(src, mask)  # the same weights (seed 0), every row tabled
+    src, mask = src.masked_fill(~mask, PAD).to(device), mask.to(device)
+    short_table = make_model(max_positions=8, device=device).encoder(src, mask)  # paragraphs 8..11 past its table
+    long_table = make_model(max_positions=16, device=device).encoder(src, mask)  # the same weights (seed 0)
     torch.testing.assert_close(short_table.memory, long_table.memory, rtol=0, atol=1e-5)
 
 
-def test_the_flat_encoders_limit_is_one_line_naming_the_option():
-    model = make_model(encoder="flat", inter_layers=[], max_positions=8)
-    src = torch.randint(7, VOCAB, (1, 9))
+def test_the_flat_encoders_limit_is_one_line_naming_the_option(device):
+    model = make_model(encoder="flat", inter_layers=[], max_positions=8, device=device)
+    src = torch.randint(7, VOCAB, (1, 9), device=device)
     with pytest.raises(ValueError, match=r"^the flat encoder reads at most model.max_positions=8 tokens; found a "
                                          r"source of L=9: raise model.max_positions") as error:
         model.encoder(src, torch.ones_like(src, dtype=torch.bool))
