@@ -35,6 +35,7 @@ checkpoint, unreadable input, bad option) raises :class:`hiersum.config.UsageErr
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Collection
 from dataclasses import asdict, replace
@@ -78,17 +79,10 @@ def summarize(cfg: SummarizeConfig | DictConfig, decode_given: Collection[str] |
     cfg = command_config(cfg, SummarizeConfig, usage=USAGE)
     refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "checkpoint": cfg.checkpoint})
     if cfg.devices > 1:
-        if decode_given is not None:  # resolved once here: each shard's process decodes with cfg.decode whole
-            cfg = _with_run_decode(cfg, load_checkpoint(cfg.checkpoint), decode_given)
-        return _summarize_on_devices(cfg)
+        return _summarize_on_devices(cfg, decode_given)
     shard, output = shard_target(cfg)
     with output_lock(output):  # one writer: a second process on this output is refused here
         return _summarize_into(output, shard, cfg, decode_given)
-
-
-def _with_run_decode(cfg: SummarizeConfig, summarizer: Summarizer, decode_given: Collection[str]) -> SummarizeConfig:
-    """``cfg`` decoding with the checkpoint's recorded search settings but for the fields in ``decode_given``."""
-    return replace(cfg, decode=effective_decode_config(summarizer.decode_config, cfg.decode, decode_given))
 
 
 def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
@@ -96,8 +90,8 @@ def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
     """:func:`summarize` of one process into ``output`` (the output, or the file of ``shard``), whose lock it holds."""
     checked_device(cfg.device, cfg.precision)
     summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
-    if decode_given is not None:
-        cfg = _with_run_decode(cfg, summarizer, decode_given)
+    if decode_given is not None:  # the checkpoint's recorded search settings but for the fields given
+        cfg = replace(cfg, decode=effective_decode_config(summarizer.decode_config, cfg.decode, decode_given))
     tokenizer = _tokenizer(summarizer, cfg)
     selection = record_selection(cfg, summarizer)
     options = {**_output_options(cfg), **({"shard": str(shard)} if shard else {})}
@@ -114,9 +108,10 @@ def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
     return out.finish()
 
 
-def _summarize_on_devices(cfg: SummarizeConfig) -> SummarizeResult:
-    """``devices=N``: the shards in N processes, merged into the output (:mod:`hiersum.commands.shards`)."""
-    merged = run_on_devices(cfg, summarize, "summarize")
+def _summarize_on_devices(cfg: SummarizeConfig, decode_given: Collection[str] | None) -> SummarizeResult:
+    """``devices=N``: the shards in N processes, merged into the output (:mod:`hiersum.commands.shards`); each shard
+    resolves ``decode_given`` against the checkpoint it loads anyway."""
+    merged = run_on_devices(cfg, functools.partial(summarize, decode_given=decode_given), "summarize")
     print(f"merged the {cfg.devices} shards ({merged} summaries) into {cfg.output}", file=sys.stderr)
     return SummarizeResult(written=merged, already_done=0, errors=0)
 

@@ -27,6 +27,11 @@ LAYER_NORM_EPS = 1e-6
 """LayerNorm epsilon of every sublayer, as in the official code."""
 
 
+def sinusoid_frequency(dim: int, device: torch.device | str | None = None) -> Tensor:
+    """The angular frequency [dim/2] of each sin/cos channel pair: 10000^(-2i/dim)."""
+    return torch.exp(torch.arange(0, dim, 2, dtype=torch.float, device=device) * -(math.log(10000.0) / dim))
+
+
 def sinusoid_table(length: int, dim: int) -> Tensor:
     """Sinusoid position table of shape [length, dim]: sin on even channels, cos on odd ones.
 
@@ -34,7 +39,7 @@ def sinusoid_table(length: int, dim: int) -> Tensor:
     concatenated).
     """
     position = torch.arange(length, dtype=torch.float).unsqueeze(1)  # (length, 1)
-    frequency = torch.exp(torch.arange(0, dim, 2, dtype=torch.float) * -(math.log(10000.0) / dim))
+    frequency = sinusoid_frequency(dim)  # (dim/2,)
     table = torch.zeros(length, dim)
     table[:, 0::2] = torch.sin(position * frequency)
     table[:, 1::2] = torch.cos(position * frequency)
@@ -48,10 +53,7 @@ def sinusoid_rows(table: Tensor, positions: Tensor, end: int) -> Tensor:
     at any position: the table only caches its first rows."""
     if end <= table.size(0):
         return table.index_select(0, positions)
-    dim = table.size(1)
-    frequency = torch.exp(torch.arange(0, dim, 2, dtype=torch.float, device=table.device)
-                          * -(math.log(10000.0) / dim))  # (dim/2,)
-    angle = positions.to(torch.float).unsqueeze(1) * frequency  # (N, dim/2)
+    angle = positions.to(torch.float).unsqueeze(1) * sinusoid_frequency(table.size(1), table.device)  # (N, dim/2)
     return torch.stack([torch.sin(angle), torch.cos(angle)], -1).flatten(1).to(table.dtype)  # (N, dim) interleaved
 
 

@@ -237,7 +237,7 @@ def module_hparams(
 ) -> dict[str, Any]:
     """Keyword arguments of :class:`HierSumModule` from typed configs and a tokenizer; the configs
     as plain values (no enum members: checkpoints load with ``weights_only=True``). ``decode``: the run's search
-    settings, which its checkpoints record as the defaults of ``hiersum evaluate``."""
+    settings, which its checkpoints record as the defaults of every front end that decodes with them."""
     return {
         "model": config_dict(model),
         "optim": config_dict(optim),
