@@ -117,6 +117,19 @@ class HierSum(nn.Module, SummarizerHubMixin):
         for block in self.compiled_blocks():
             block.compile(*args, **kwargs)
 
+    def recompute_encoder(self, enabled: bool = True) -> None:
+        """Activation checkpointing of the encoder's layers in training (``activation_checkpointing=true``): their
+        activations are recomputed in the backward pass, a run of whole paragraphs at a time past
+        :data:`hiersum.model.encoder.CHUNK_ROWS` rows, instead of kept; what lets a training step take hundreds of
+        thousands of source tokens (docs/model.md). Costs about one more forward of the encoder; the gradients are
+        unchanged (to float rounding past that size). An encoder whose layers cannot (the flat one) is refused."""
+        layers = [layer for layer in self.encoder.layers if hasattr(layer, "recompute")]
+        if not layers:
+            raise ValueError(f"model.encoder={self.config.encoder} has no layers that recompute their activations "
+                             "(activation_checkpointing=true is for the hierarchical and pretrained encoders)")
+        for layer in layers:
+            layer.recompute = enabled
+
     def compiled_blocks(self) -> list[nn.Module]:
         """What :meth:`compile` compiles: the encoder's ``layers`` (part of the encoder contract) and the
         decoder's."""

@@ -155,6 +155,8 @@ def fit(cfg: TrainConfig) -> FitResult:
     datamodule.splits.prepare(["train", "validation", *([cfg.eval_split] if cfg.eval_split else [])])
     datamodule.splits.write_errors(run_dir)
     module = HierSumModule(**module_hparams(model_config, cfg.optim, data, tokenizer, cfg.decode))
+    if cfg.activation_checkpointing:
+        module.model.recompute_encoder()
     if cfg.compile:
         module.model.compile()
     loggers = instantiate_group(cfg.logger)
