@@ -18,7 +18,8 @@ backward and an Adam step, as ``HierSumModule`` trains (``--activation-checkpoin
 Each case (model, part, size) runs in its own process, one warm-up call then ``--repeats`` timed ones:
 ``seconds`` is their median, ``peak_memory_mb`` the process's peak over those calls (maxrss on a CPU, the weights
 and the interpreter included; ``torch.cuda.max_memory_allocated`` on CUDA), read before the FLOPs are counted
-(one more call, whose counting mode keeps more tensors alive: it doubled a training step's peak). A size past the flat model's position table
+(one more call, whose counting mode keeps more tensors alive: it doubled a training step's peak).
+A size past the flat model's position table
 records its one-line error as ``limit``; a case whose process dies (out of memory: ``--memory-limit-gb`` caps the
 process's address space, 20 GB by default on this 24 GB machine) records ``failed``; the larger sizes of that
 model and part are not tried. ``exponents``: per model and part, the slope of the least-squares line through

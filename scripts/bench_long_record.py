@@ -44,10 +44,10 @@ with open(output, "w") as out:
 """
 
 
-def train_checkpoint(workdir: Path) -> Path:
-    """A checkpoint of ``model=small`` from one fast_dev_run step on the sample corpus."""
+def train_checkpoint(workdir: Path, model: str) -> Path:
+    """A checkpoint of ``model=<model>`` from one fast_dev_run step on the sample corpus."""
     run_dir = workdir / "train"
-    subprocess.run([sys.executable, "-m", "hiersum.cli.main", "train", "model=small", "debug=fast_dev_run",
+    subprocess.run([sys.executable, "-m", "hiersum.cli.main", "train", f"model={model}", "debug=fast_dev_run",
                     "eval_split=null", f"hydra.run.dir={run_dir}"], check=True, cwd=ROOT, capture_output=True)
     [checkpoint] = sorted(run_dir.glob("**/last.ckpt"))
     return checkpoint
@@ -88,7 +88,8 @@ def measure(command: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", type=Path, help="default: one trained here (fast_dev_run, model=small)")
+    parser.add_argument("--checkpoint", type=Path, help="default: one trained here (fast_dev_run, --model)")
+    parser.add_argument("--model", default="small", help="the model preset of the checkpoint trained here")
     parser.add_argument("--paragraphs", type=int, default=10000)
     parser.add_argument("--tokens", type=int, default=100, help="tokens per paragraph (max_paragraph_tokens)")
     parser.add_argument("--beam", type=int, default=4)
@@ -97,10 +98,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        checkpoint = args.checkpoint.resolve() if args.checkpoint else train_checkpoint(workdir)
+        checkpoint = args.checkpoint.resolve() if args.checkpoint else train_checkpoint(workdir, args.model)
         record = workdir / "record.jsonl"
         write_record(record, args.paragraphs, words=2 * args.tokens)  # cut at --tokens by max_paragraph_tokens
-        results = {"checkpoint": str(checkpoint) if args.checkpoint else "trained here (fast_dev_run, model=small)",
+        trained = f"trained here (fast_dev_run, model={args.model})"
+        results = {"checkpoint": str(checkpoint) if args.checkpoint else trained,
                    "paragraphs": args.paragraphs, "tokens": args.tokens,
                    "source_tokens": args.paragraphs * args.tokens, "beam": args.beam, "steps": args.steps}
         commands = {
