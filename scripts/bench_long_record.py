@@ -13,7 +13,8 @@ The record is one JSON line whose ``documents`` are P paragraphs of the sample c
 be cut at T tokens by ``max_paragraph_tokens``; ``max_paragraphs=P`` keeps them all. The search is the checkpoint's
 recorded one, but with beam ``--beam`` and exactly ``--steps`` tokens (``decode.min_length = decode.max_length``), as
 ``scripts/bench_length.py`` summarizes. ``seconds``: wall time of the whole process (start-up, loading, reading
-and tokenizing the record, selection, encoding, search, writing); ``peak_memory_mb``: its maximum resident set
+and tokenizing the record, selection, encoding, search, writing); ``cpu_seconds``: the CPU time of its threads
+(which another load on the machine moves less than the wall time); ``peak_memory_mb``: its maximum resident set
 (``ru_maxrss``).
 """
 
@@ -75,7 +76,8 @@ def write_record(path: Path, paragraphs: int, words: int) -> None:
 
 
 def measure(command: list[str]) -> dict:
-    """Wall seconds and peak resident memory of ``command``, run to its end."""
+    """Wall seconds, CPU seconds (user + system, all threads) and peak resident memory of ``command``, run to its
+    end."""
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(process.pid, 0)
@@ -83,7 +85,8 @@ def measure(command: list[str]) -> dict:
     stderr = process.stderr.read()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(command[:4])} ... failed: {stderr.strip().splitlines()[-1:]}")
-    return {"seconds": round(seconds, 2), "peak_memory_mb": round(usage.ru_maxrss / 1024, 1)}
+    return {"seconds": round(seconds, 2), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_memory_mb": round(usage.ru_maxrss / 1024, 1)}
 
 
 def main(argv: list[str] | None = None) -> None:
