@@ -250,7 +250,7 @@ def test_the_checker_allows_the_right_arrows():
     assert violations("from omegaconf import OmegaConf", "hiersum.commands.composed") == []
     assert violations("def f():\n    from pytorch_lightning.strategies import launchers\n    from omegaconf import "
                       "DictConfig", FENCE) == []
-    assert violations("from hiersum.config import UsageError", FENCE) != []
+    assert violations("from hiersum.errors import UsageError", FENCE) != []
 
 
 def loaded_libraries(modules: list[str], libraries: set[str]) -> list[str]:

@@ -2,7 +2,7 @@
 usage error (:func:`usage_error`: one line on stderr, exit status :data:`EXIT_USAGE`).
 
 A usage error is a problem with the command itself: an option Hydra or argparse refuses, a bad value
-(:class:`hiersum.config.UsageError`, raised by the code below the entry points), a missing or
+(:class:`hiersum.errors.UsageError`, raised by the code below the entry points), a missing or
 unreadable file, a malformed record of a split that must be read whole
 (:class:`hiersum.data.schema.RecordError`).
 """
@@ -31,7 +31,7 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 
 from hiersum.cli.config_store import register_configs
 from hiersum.cli.resolvers import register_resolvers
-from hiersum.config import RunStopped, UsageError, interruption_status
+from hiersum.errors import RunStopped, UsageError, interruption_status
 from hiersum.private_apis import config_option_names
 
 # The configs ship in the package as ``hiersum.conf`` (pyproject.toml maps it to the top-level conf/):

@@ -14,11 +14,11 @@ import hydra
 from omegaconf import DictConfig
 
 from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
-from hiersum.config import TrainingDiverged
+from hiersum.errors import TrainingDiverged
 
 PROG = "hiersum-train"
 EXIT_DIVERGED = 1
-"""Exit status when the divergence guard stopped training (:class:`hiersum.config.TrainingDiverged`)."""
+"""Exit status when the divergence guard stopped training (:class:`hiersum.errors.TrainingDiverged`)."""
 
 __getattr__ = lazy_attributes("hiersum.commands.train", "train")
 

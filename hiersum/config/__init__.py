@@ -37,8 +37,7 @@ module             schemas
 ``train_ranker``   :class:`RankerTrainConfig`
 =================  =====================================================================
 
-The run's exceptions and exit statuses (``UsageError``, ``RunStopped``...) live in :mod:`hiersum.errors` and are
-importable from here too.
+The run's exceptions and exit statuses (``UsageError``, ``RunStopped``...) live in :mod:`hiersum.errors`.
 """
 
 from __future__ import annotations
@@ -65,15 +64,13 @@ _HOMES = {
     "hiersum.config.serve": ("ServeLimits", "ServeConfig"),
     "hiersum.config.ranker": ("RankerModelConfig", "RankConfig"),
     "hiersum.config.train_ranker": ("RankerTrainConfig",),
-    "hiersum.errors": ("UsageError", "RunStopped", "Terminated", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
-                       "interruption_status", "TrainingDiverged"),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = sorted(_MODULE_OF)
 
 
 def __getattr__(name: str) -> Any:
-    """A schema (or error) by name, from the module that defines it, imported on first use."""
+    """A schema by name, from the module that defines it, imported on first use."""
     if name not in _MODULE_OF:
         raise AttributeError(f"module 'hiersum.config' has no attribute {name!r}")
     value = getattr(importlib.import_module(_MODULE_OF[name]), name)

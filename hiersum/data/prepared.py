@@ -53,7 +53,7 @@ from filelock import FileLock
 from torch.utils.data import Dataset
 
 from hiersum.atomic import publishing_directory
-from hiersum.config import DataConfig, OnError, TokenizerConfig, UsageError
+from hiersum.config import DataConfig, OnError, TokenizerConfig
 from hiersum.data.batching import LENGTH_FIELDS
 from hiersum.data.encoded_chunk import (
     OFFSET_DTYPE,
@@ -70,6 +70,7 @@ from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig, selection_config
 from hiersum.data.tokenizer import SPECIAL_TOKENS, SubwordTokenizer, load_tokenizer, train_tokenizer
+from hiersum.errors import UsageError
 
 PREPARED_VERSION = 1
 """Version of the on-disk layout (part of every key: a new layout never reads an old folder)."""

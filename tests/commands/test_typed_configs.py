@@ -34,8 +34,8 @@ from hiersum.config import (
     TokenizerConfig,
     TrainConfig,
     TrainerConfig,
-    UsageError,
 )
+from hiersum.errors import UsageError
 from tests.helpers.config import compose_config
 
 SMALL_DATA = {"max_paragraphs": 6, "max_paragraph_tokens": 24, "max_target_tokens": 32}
