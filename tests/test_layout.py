@@ -162,8 +162,8 @@ def test_the_imports_draw_no_circle():
     """No hiersum module imports, directly or through others, a module that imports it. Every import counts,
     module-level or inside a function (and under ``if TYPE_CHECKING:``): an import deferred into a function
     hides a circle from the interpreter, not from the reader, so a circle cannot be broken by moving an import
-    into a function. A name reached through ``importlib`` (the lazy ``hiersum.training`` names, the deprecated
-    old paths of :mod:`hiersum.deprecation`) is no import. Python's own import of a package's ``__init__``
+    into a function. A module reached through ``importlib`` (an action's entry module, which
+    :mod:`hiersum.cli.main` imports by name) is no import. Python's own import of a package's ``__init__``
     before its modules is no arrow either: ``from hiersum.x import N`` of a name ``N`` defined in (or
     re-exported by) ``hiersum/x/__init__.py`` is."""
     paths = {module_name(path): path for path in package_modules()}

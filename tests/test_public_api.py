@@ -86,7 +86,7 @@ def test_the_readme_example_runs_as_written_on_a_tiny_checkpoint(tmp_path, capsy
 def test_the_network_api_of_the_table_on_a_tiny_checkpoint(tmp_path, device):
     from hiersum.checkpoints import load_summarizer
     from hiersum.decoding import GenerationOptions, generate
-    from hiersum.training import HierSumModule, module_hparams
+    from hiersum.training.module import HierSumModule, module_hparams
 
     tokenizer = train_tokenizer(TEXTS * 5, vocab_size=80)
     config = tiny_model_config()
