@@ -7,8 +7,7 @@ and OmegaConf only by commands/, serving/ and cli/ (and Hydra's ``instantiate`` 
 checkpoints. ``private_apis`` (every private API of another library, fenced) sits below every stage and may import
 any library, each inside the function that uses it.
 Within a stage too, the imports draw no circle (:func:`test_the_imports_draw_no_circle`, which counts the imports
-inside functions as well). ``atomic``, ``deprecation`` and ``private_apis``, like ``errors``, import nothing of
-hiersum.
+inside functions as well). ``atomic`` and ``private_apis``, like ``errors``, import nothing of hiersum.
 """
 
 from __future__ import annotations
@@ -22,13 +21,12 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
-STAGES = {"errors": -1, "atomic": -1, "deprecation": -1, "private_apis": -1, "config": 0, "registry": 0, "data": 1,
+STAGES = {"errors": -1, "atomic": -1, "private_apis": -1, "config": 0, "registry": 0, "data": 1,
           "model": 2, "checkpoints": 3, "decoding": 4, "inference": 5, "training": 6, "evaluation": 6, "commands": 7,
           "serving": 8, "cli": 9}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""
-ALIASES = {"convert": "deprecation", "__main__": "cli"}
-"""Top-level modules that are no stage of their own: ``convert`` is an old name kept as lazy attributes
-(:mod:`hiersum.deprecation`, which imports the new module only when a name is used), ``__main__`` the command."""
+ALIASES = {"__main__": "cli"}
+"""Top-level modules that are no stage of their own: ``__main__`` is the command."""
 LIGHTNING = ("pytorch_lightning", "lightning")
 LIGHTNING_USERS = ("hiersum.training", "hiersum.data.datamodule")
 HYDRA = ("hydra", "omegaconf")

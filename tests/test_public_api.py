@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import re
 
-import pytest
 import torch
 
 from hiersum.config import DataConfig, OptimConfig
@@ -45,18 +44,6 @@ def test_every_name_of_the_api_table_imports():
     assert len(names) >= 10 and "hiersum.decoding.generate" in names
     for name in names:
         assert callable(resolve(name)), name
-
-
-@pytest.mark.parametrize(("old", "new", "name"), [
-    ("hiersum.convert", "hiersum.checkpoints.official", "load_official_hiersumm"),
-    ("hiersum.decoding.inference", "hiersum.inference", "summarize_encoded"),
-])
-def test_an_old_name_the_readme_gives_still_imports_with_a_deprecation_warning(old, new, name):
-    module = importlib.import_module(old)
-    with pytest.warns(DeprecationWarning, match=rf"^{old}\.{name} is deprecated: import it from {new}"):
-        assert getattr(module, name) is getattr(importlib.import_module(new), name)
-    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
-        module.nothing  # noqa: B018
 
 
 def readme_example() -> str:
