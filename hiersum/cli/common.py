@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
-import importlib
 import importlib.resources
 import os
 import re
@@ -51,8 +50,8 @@ EXIT_USAGE = 2
 EXIT_RECORD_ERRORS = 3
 """Exit status of ``summarize`` and ``rank`` when some input records were refused (the others are written)."""
 
-__all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "UsageError", "lazy_attributes",
-           "run_entry_point", "task", "usage_error", "usage_errors"]
+__all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "run_entry_point", "task", "usage_error",
+           "usage_errors"]
 
 _FULL_ERROR = "HYDRA_FULL_ERROR"
 
@@ -225,19 +224,6 @@ def _config_groups(cfg: Any) -> str:
         options = sorted(path.stem for path in Path(CONFIG_DIR, group).glob("*.yaml"))
         lines.append(f"{group}: {', '.join(options)}")
     return "\n".join(lines)
-
-
-def lazy_attributes(module: str, *names: str) -> Callable[[str], Any]:
-    """A module ``__getattr__`` importing ``names`` from ``module`` on first use: an entry module keeps the
-    names it used to hold importable (``from hiersum.cli.summarize import summarize``) while importing it,
-    as ``--help`` does, loads neither torch nor Lightning."""
-
-    def __getattr__(name: str) -> Any:
-        if name in names:
-            return getattr(importlib.import_module(module), name)
-        raise AttributeError(f"no attribute {name!r} (the names kept from {module}: {', '.join(names)})")
-
-    return __getattr__
 
 
 def _hydra_message(error: Exception) -> str:
