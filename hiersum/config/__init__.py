@@ -33,7 +33,8 @@ module             schemas
 ``evaluate``       :class:`EvaluateConfig`, :class:`EvaluateSelectionConfig`, :class:`BootstrapConfig`
 ``summarize``      :class:`SummarizeConfig`, :class:`ExportConfig`
 ``serve``          :class:`ServeConfig`, :class:`ServeLimits`
-``ranker``         :class:`RankerModelConfig`, :class:`RankConfig`
+``ranker_model``   :class:`RankerModelConfig` (the ``ranker_model`` group)
+``rank``           :class:`RankConfig`
 ``train_ranker``   :class:`RankerTrainConfig`
 =================  =====================================================================
 
@@ -64,7 +65,8 @@ from hiersum.config.evaluate import BootstrapConfig, EvaluateConfig, EvaluateSel
 from hiersum.config.model import ModelConfig
 from hiersum.config.optim import NOAM_SCHEDULER, OptimConfig, ParameterGroupConfig
 from hiersum.config.prepare import PrepareConfig
-from hiersum.config.ranker import RankConfig, RankerModelConfig
+from hiersum.config.rank import RankConfig
+from hiersum.config.ranker_model import RankerModelConfig
 from hiersum.config.record_output import RecordOutputConfig
 from hiersum.config.records import RecordConfig
 from hiersum.config.serve import ServeConfig, ServeLimits

@@ -7,13 +7,13 @@ from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
 from hiersum.config.data import DataConfig, TokenizerConfig
-from hiersum.config.ranker import RankerModelConfig
+from hiersum.config.ranker_model import RankerModelConfig
 from hiersum.config.trainer import TrainerConfig
 
 
 @dataclass
 class RankerTrainConfig:
-    """``conf/ranker.yaml`` (``hiersum train-ranker``): its top-level keys and groups."""
+    """``conf/train_ranker.yaml`` (``hiersum train-ranker``): its top-level keys and groups."""
 
     task_name: str = MISSING
     """The run directory's task folder (``outputs/<task_name>/...``); ``train_ranker``."""
