@@ -32,7 +32,7 @@ class RankerTrainConfig:
     """L' of the recall table written at the end of the run (the trained ranker against ``first`` and ``tfidf``
     on the validation split, ``<run>/selection.md``); ``top_k`` is always one of them. Each >= 1."""
     ranker_model: RankerModelConfig = MISSING
-    """The ranker's sizes and features (``ranker_model=features|paper|tiny``; ``small`` = ``paper``)."""
+    """The ranker's sizes and features (``ranker_model=features|paper|tiny``)."""
     tokenizer: TokenizerConfig = MISSING
     """The subword tokenizer, loaded or trained on the train split."""
     data: DataConfig = MISSING

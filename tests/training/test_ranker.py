@@ -134,12 +134,11 @@ def test_the_warning_compares_rouge_l_recall_at_top_k():
     assert warning is not None and "\n" not in warning and "25.00 < 26.60" in warning and "29.30" in warning
 
 
-def test_the_default_ranker_is_the_features_ranker_and_small_is_the_paper_s(tmp_path):
+def test_the_default_ranker_is_the_features_ranker(tmp_path):
     default = compose_config("train_ranker", [], tmp_path / "a")
     assert list(default.ranker_model.features) == ["length", "tfidf", "position"]
     paper = compose_config("train_ranker", ["ranker_model=paper"], tmp_path / "b")
-    small = compose_config("train_ranker", ["ranker_model=small"], tmp_path / "c")
-    assert list(paper.ranker_model.features) == [] and small.ranker_model == paper.ranker_model
+    assert list(paper.ranker_model.features) == []
     assert default.ranker_model.hidden_size == paper.ranker_model.hidden_size == 128
 
 
