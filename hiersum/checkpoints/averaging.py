@@ -17,7 +17,7 @@ import torch
 
 from hiersum.checkpoints.contents import CHECKPOINT_EXTRA_KEY
 from hiersum.checkpoints.io import read_checkpoint
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 
 DROPPED_KEYS = ("optimizer_states", "lr_schedulers", "callbacks", "loops")
 

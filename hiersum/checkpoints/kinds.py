@@ -20,7 +20,7 @@ from hiersum.data.torch_files import TorchFileError, file_problem
 class CheckpointError(TorchFileError):
     """Any failure to read a file as the hiersum checkpoint expected (missing, a directory, not a torch file,
     another kind of checkpoint, missing entries, weights that do not fit the model): one line naming the file,
-    what it is and what was expected (a :class:`~hiersum.config.UsageError`: the commands print it and exit
+    what it is and what was expected (a :class:`~hiersum.errors.UsageError`: the commands print it and exit
     with status 2); the original exception, if any, is its ``__cause__``."""
 
 

@@ -50,7 +50,7 @@ def register_configs() -> None:
     store.store(name="serve_schema", node=ServeConfig)
     store.store(name="prepare_schema", node=PrepareConfig)
     store.store(name="export_schema", node=ExportConfig)
-    store.store(name="ranker_schema", node=RankerTrainConfig)
+    store.store(name="train_ranker_schema", node=RankerTrainConfig)
     store.store(name="rank_schema", node=RankConfig)
     store.store(name="evaluate_selection_schema", node=EvaluateSelectionConfig)
     _registered.append(True)

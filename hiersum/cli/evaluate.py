@@ -12,12 +12,10 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
+from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 from hiersum.cli.overrides import given_data_fields, given_decode_fields
 
 PROG = "hiersum-evaluate"
-
-__getattr__ = lazy_attributes("hiersum.commands.evaluate", "evaluate")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="evaluate")

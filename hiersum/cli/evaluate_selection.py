@@ -12,11 +12,9 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
+from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 
 PROG = "hiersum-evaluate-selection"
-
-__getattr__ = lazy_attributes("hiersum.commands.evaluate_selection", "evaluate_selection_command")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="evaluate_selection")

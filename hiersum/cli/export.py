@@ -10,11 +10,9 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
+from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 
 PROG = "hiersum-export"
-
-__getattr__ = lazy_attributes("hiersum.commands.export", "export")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="export")

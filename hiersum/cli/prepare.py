@@ -11,11 +11,9 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
+from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 
 PROG = "hiersum-prepare"
-
-__getattr__ = lazy_attributes("hiersum.commands.prepare", "prepare")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="prepare")

@@ -12,11 +12,9 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, EXIT_RECORD_ERRORS, lazy_attributes, run_entry_point, task
+from hiersum.cli.common import CONFIG_DIR, EXIT_RECORD_ERRORS, run_entry_point, task
 
 PROG = "hiersum-rank"
-
-__getattr__ = lazy_attributes("hiersum.commands.rank", "rank")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="rank")

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, UsageError, run_entry_point, task
+from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
 from hiersum.cli.overrides import given_decode_fields
+from hiersum.errors import UsageError
 
 PROG = "hiersum-serve"
 

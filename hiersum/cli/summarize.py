@@ -12,12 +12,10 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, EXIT_RECORD_ERRORS, lazy_attributes, run_entry_point, task
+from hiersum.cli.common import CONFIG_DIR, EXIT_RECORD_ERRORS, run_entry_point, task
 from hiersum.cli.overrides import given_decode_fields
 
 PROG = "hiersum-summarize"
-
-__getattr__ = lazy_attributes("hiersum.commands.summarize", "summarize", "SummarizeResult")
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="summarize")

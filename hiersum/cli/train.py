@@ -13,14 +13,12 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, lazy_attributes, run_entry_point, task
-from hiersum.config import TrainingDiverged
+from hiersum.cli.common import CONFIG_DIR, run_entry_point, task
+from hiersum.errors import TrainingDiverged
 
 PROG = "hiersum-train"
 EXIT_DIVERGED = 1
-"""Exit status when the divergence guard stopped training (:class:`hiersum.config.TrainingDiverged`)."""
-
-__getattr__ = lazy_attributes("hiersum.commands.train", "train")
+"""Exit status when the divergence guard stopped training (:class:`hiersum.errors.TrainingDiverged`)."""
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="train")

@@ -6,7 +6,7 @@ the run directory (see :mod:`hiersum.evaluation.report` and :mod:`hiersum.evalua
 its lock throughout (:mod:`hiersum.data.output_lock`: a second evaluation into it is refused). A
 problem with the command itself (both or neither of ``checkpoint`` and ``predictions``, a missing file,
 predictions that do not match the split's ids, a report file that is one of the inputs) raises
-:class:`hiersum.config.UsageError`.
+:class:`hiersum.errors.UsageError`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from omegaconf import DictConfig
 from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
-from hiersum.config import DataConfig, EvaluateConfig, UsageError, config_dict
+from hiersum.config import DataConfig, EvaluateConfig, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.formats.registry import format_spec
@@ -32,6 +32,7 @@ from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
 from hiersum.evaluation.scoring import ScoringConfig, score_split

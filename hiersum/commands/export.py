@@ -27,9 +27,10 @@ from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.directory import ModelNotes, save_model_directory
 from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.composed import command_config
-from hiersum.config import DecodeConfig, ExportConfig, UsageError
+from hiersum.config import DecodeConfig, ExportConfig
 from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.errors import UsageError
 from hiersum.inference.pipeline import load_checkpoint
 from hiersum.inference.record_output import checkpoint_sha256
 

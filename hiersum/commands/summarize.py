@@ -30,7 +30,7 @@ Malformed records (bad JSON, missing or wrong-typed field, empty document, inval
 repeated ids (every occurrence after the first; see :mod:`hiersum.data.formats`) are reported on stderr and in
 ``<output stem>.errors.jsonl`` (``file``, ``line``, ``id``, ``field``, ``reason``) and counted in
 :attr:`SummarizeResult.errors`; the others are summarized. A problem with the command itself (missing
-checkpoint, unreadable input, bad option) raises :class:`hiersum.config.UsageError`.
+checkpoint, unreadable input, bad option) raises :class:`hiersum.errors.UsageError`.
 """
 
 from __future__ import annotations
@@ -48,11 +48,12 @@ from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.common import rerun_command
 from hiersum.commands.composed import command_config
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
-from hiersum.config import SummarizeConfig, UsageError
+from hiersum.config import SummarizeConfig
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import EncodedExample
 from hiersum.data.selection import encode_examples
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.errors import UsageError
 from hiersum.inference.pipeline import checked_device, load_checkpoint
 from hiersum.inference.record_output import (
     LineWriter,

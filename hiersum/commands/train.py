@@ -26,10 +26,11 @@ from omegaconf import DictConfig
 from hiersum.checkpoints.io import load_summarizer
 from hiersum.commands.common import count_skipped, rerun_command
 from hiersum.commands.composed import command_config
-from hiersum.config import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped, TrainConfig
+from hiersum.config import TrainConfig
 from hiersum.data.corpus_splits import DATA_ERRORS, existing_split_files
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped
 from hiersum.evaluation.report import report_outputs, write_report
 from hiersum.evaluation.split import evaluate_split
 from hiersum.training.dry_run import print_dry_run

@@ -1,6 +1,6 @@
 """One call from Python: ``load_summarizer(path).summarize(inputs, **decode_options)``, as Hugging Face's
 ``pipeline("summarization")`` gives its users; and loading a checkpoint on a device, every failure a one-line
-:class:`~hiersum.config.UsageError` (what ``hiersum summarize``, ``evaluate``, ``export`` and ``serve`` load
+:class:`~hiersum.errors.UsageError` (what ``hiersum summarize``, ``evaluate``, ``export`` and ``serve`` load
 through).
 
 The summaries are the lines ``hiersum summarize`` writes for the same records and options
@@ -27,10 +27,11 @@ import hiersum.checkpoints.ranker  # noqa: F401  (registers SCORERS["ranker"]: a
 from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.checkpoints.io import Summarizer
 from hiersum.checkpoints.io import load_summarizer as load_checkpoint_network
-from hiersum.config import DecodeConfig, RecordConfig, UsageError
+from hiersum.config import DecodeConfig, RecordConfig
 from hiersum.data.schema import Example
 from hiersum.data.selection import encode_examples, paragraphed
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.errors import UsageError
 from hiersum.inference.batched import PRECISIONS
 from hiersum.inference.records import attended_paragraphs, example_of, output_records, record_selection
 

@@ -15,12 +15,13 @@ from dataclasses import replace
 from typing import Any
 
 from hiersum.checkpoints.io import Summarizer
-from hiersum.config import DataConfig, DecodeConfig, RecordConfig, UsageError
+from hiersum.config import DataConfig, DecodeConfig, RecordConfig
 from hiersum.data.formats.native import parse_record
 from hiersum.data.formats.text import parse_text
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import TITLE_DOCUMENT, SelectionConfig, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.errors import UsageError
 from hiersum.inference.batched import Summary, summarize_encoded
 
 

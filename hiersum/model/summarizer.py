@@ -21,7 +21,6 @@ Masks are boolean with True = real token; every tensor is batch-first.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -276,22 +275,3 @@ class HierSum(nn.Module, SummarizerHubMixin):
             return TeacherForcedOutput(logits=logits, encoded=encoded)
         copy = self.copy_output(out.states, tgt_in, state, logits)
         return TeacherForcedOutput(logits=copy.log_probs, encoded=encoded, copy=copy)
-
-    def log_probs(
-        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None
-    ) -> Tensor:
-        """Deprecated: ``model(src, src_mask, tgt_in).log_probs()`` (:meth:`forward`), [B, S, V]."""
-        _deprecated("log_probs(src, src_mask, tgt_in)", "model(src, src_mask, tgt_in).log_probs()")
-        return self(src, src_mask, tgt_in, paragraph_graph=paragraph_graph).log_probs()
-
-    def logits(
-        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None,
-        layout: PackedGrid | None = None,
-    ) -> Tensor:
-        """Deprecated: ``model(src, src_mask, tgt_in).logits`` (:meth:`forward`), [B, S, V]."""
-        _deprecated("logits(src, src_mask, tgt_in)", "model(src, src_mask, tgt_in).logits")
-        return self(src, src_mask, tgt_in, paragraph_graph=paragraph_graph, layout=layout).logits
-
-
-def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"HierSum.{old} is deprecated and will be removed; use {new}", DeprecationWarning, stacklevel=3)

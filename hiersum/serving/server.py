@@ -5,7 +5,7 @@ checked before they are queued (:class:`hiersum.serving.api.RequestChecks`), the
 LitServe's key check (``X-API-Key``) on all but ``/health`` and the page when a key is set (:func:`server_key`).
 
 Stopping: SIGTERM and Ctrl-C (SIGINT, which a terminal sends to every process of the group) raise a
-:class:`hiersum.config.Terminated` in this process, on which LitServe stops its HTTP process gracefully, so the
+:class:`hiersum.errors.Terminated` in this process, on which LitServe stops its HTTP process gracefully, so the
 requests in flight are answered before the workers stop; then :func:`serve` returns. The processes it forked
 ignore SIGINT and leave the stopping to it.
 """
@@ -32,7 +32,8 @@ from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
-from hiersum.config import ServeConfig, Terminated, UsageError
+from hiersum.config import ServeConfig
+from hiersum.errors import Terminated, UsageError
 from hiersum.inference.pipeline import checked_device, load_checkpoint
 from hiersum.inference.records import record_selection
 from hiersum.private_apis import KeepsServerSockets
@@ -61,7 +62,7 @@ LOOPBACK = "127.0.0.1"
 
 def server_key(cfg: ServeConfig) -> str | None:
     """The key of ``cfg`` (``api_key``, else ``LIT_SERVER_API_KEY``), or None; a host other than 127.0.0.1
-    without one (and without ``allow_unauthenticated``) is a :class:`hiersum.config.UsageError`."""
+    without one (and without ``allow_unauthenticated``) is a :class:`hiersum.errors.UsageError`."""
     key = cfg.api_key or os.environ.get(KEY_VARIABLE) or None
     if key is None and cfg.host != LOOPBACK and not cfg.allow_unauthenticated:
         raise UsageError(f"host={cfg.host} would serve anyone who can reach this machine without a key: set "
@@ -136,7 +137,7 @@ def checked_serve_config(cfg: ServeConfig, decode_given: Collection[str] | None 
 
 def serve(cfg: ServeConfig, decode_given: Collection[str] | None = None) -> None:
     """Serve ``cfg.checkpoint`` until Ctrl-C or SIGTERM (see the module docstring); a checkpoint that does not
-    load is a :class:`hiersum.config.UsageError` before anything starts (``hiersum serve`` turns its composed
+    load is a :class:`hiersum.errors.UsageError` before anything starts (``hiersum serve`` turns its composed
     config into ``cfg``, a bad option a usage error there). ``decode_given``: the ``decode`` fields the command
     line gave; the other defaults of a request are the search settings the checkpoint's training run recorded,
     where it recorded them (None: ``cfg.decode`` whole)."""

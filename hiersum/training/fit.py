@@ -2,7 +2,7 @@
 LightningModule, the Trainer with its callbacks and loggers (:func:`fit`).
 
 A problem with the command itself (a bad value, a missing split, a malformed record) raises
-:class:`hiersum.config.UsageError` or :class:`hiersum.data.schema.RecordError`.
+:class:`hiersum.errors.UsageError` or :class:`hiersum.data.schema.RecordError`.
 """
 
 from __future__ import annotations

@@ -19,9 +19,10 @@ from hiersum.checkpoints.contents import (
 )
 from hiersum.checkpoints.io import network_from_hparams
 from hiersum.checkpoints.migration import optim_config
-from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, TrainingDiverged, config_dict
+from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, config_dict
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.errors import TrainingDiverged
 from hiersum.model.flops import FORWARD_AND_BACKWARD, training_flops
 from hiersum.model.pooling import pooling_penalty
 from hiersum.model.summarizer import TeacherForcedOutput

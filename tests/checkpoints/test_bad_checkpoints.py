@@ -16,9 +16,9 @@ from hiersum.checkpoints.io import CheckpointError, load_summarizer, read_traini
 from hiersum.checkpoints.official import load_official_hiersumm
 from hiersum.checkpoints.ranker import load_ranker, load_ranker_scorer
 from hiersum.cli.common import usage_errors
-from hiersum.config import UsageError
 from hiersum.data.formats.wikisum import shard_records
 from hiersum.data.torch_files import TorchFileError
+from hiersum.errors import UsageError
 from tests.helpers.checkpoints import (
     assert_one_line_error,
     digest,

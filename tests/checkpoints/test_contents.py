@@ -8,8 +8,8 @@ import pytest
 
 from hiersum.checkpoints.contents import CHECKPOINT_EXTRA_KEY, Summarizer, checkpoint_tokenizer
 from hiersum.checkpoints.kinds import RESUME, CheckpointError
-from hiersum.config import UsageError
 from hiersum.data.tokenizer import train_tokenizer
+from hiersum.errors import UsageError
 from tests.helpers.checkpoints import assert_one_line_error
 
 

@@ -14,9 +14,10 @@ import torch
 from hiersum.checkpoints import load_summarizer
 from hiersum.checkpoints.directory import FILES, ModelNotes, save_model_directory
 from hiersum.checkpoints.io import CheckpointError, Summarizer
-from hiersum.config import DecodeConfig, UsageError
+from hiersum.config import DecodeConfig
 from hiersum.data.tokenizer import load_tokenizer
 from hiersum.data.torch_files import PICKLE_PROTOCOL_2, ZIP_MAGIC
+from hiersum.errors import UsageError
 from hiersum.inference.record_output import checkpoint_sha256
 from hiersum.model import HierSum
 from tests.helpers import pretrained

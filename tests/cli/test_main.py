@@ -69,7 +69,7 @@ def test_each_hydra_action_has_its_own_help_page(action, capsys):
 
 
 ACTION_CONFIGS = {"train": "train", "evaluate": "evaluate", "summarize": "summarize", "prepare": "prepare",
-                  "rank": "rank", "train-ranker": "ranker", "evaluate-selection": "evaluate_selection",
+                  "rank": "rank", "train-ranker": "train_ranker", "evaluate-selection": "evaluate_selection",
                   "export": "export"}
 """The primary config (``conf/<name>.yaml``) of each Hydra action."""
 

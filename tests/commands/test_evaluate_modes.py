@@ -18,7 +18,7 @@ from hiersum.checkpoints.io import load_summarizer
 from hiersum.cli import average_checkpoints
 from hiersum.cli.evaluate import PROG
 from hiersum.commands.evaluate import evaluate
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
 from tests.helpers.cli import assert_usage_error, run_cli, run_main

@@ -15,7 +15,8 @@ import yaml
 import hiersum.commands.export as export_module
 from hiersum.checkpoints import load_summarizer
 from hiersum.commands.export import export
-from hiersum.config import ExportConfig, UsageError
+from hiersum.config import ExportConfig
+from hiersum.errors import UsageError
 from tests.helpers.checkpoints import digest, save_summarizer_checkpoint
 from tests.helpers.config import compose_config
 

@@ -18,7 +18,7 @@ from hiersum.commands.prepare import prepare
 from hiersum.commands.rank import rank
 from hiersum.commands.summarize import summarize
 from hiersum.commands.train import train
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 from tests.helpers.cli import assert_usage_error, run_cli
 from tests.helpers.config import compose_config
 

@@ -13,9 +13,10 @@ import torch
 
 from hiersum.checkpoints.ranker import save_ranker
 from hiersum.commands.rank import rank
-from hiersum.config import RankerModelConfig, UsageError
+from hiersum.config import RankerModelConfig
 from hiersum.data.corpus_splits import read_split
 from hiersum.data.tokenizer import train_tokenizer
+from hiersum.errors import UsageError
 from hiersum.model.ranker import ParagraphRanker
 from tests.helpers.cli import assert_usage_error, cli_env
 from tests.helpers.config import compose_config

@@ -18,7 +18,7 @@ import pytest
 import hiersum.cli.summarize as cli
 from hiersum.cli.summarize import PROG
 from hiersum.commands.summarize import summarize
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 from tests.helpers.cli import BIN, assert_usage_error, cli_env, run_cli, run_main
 from tests.helpers.paths import PROJECT_ROOT, SAMPLE_DIR
 

@@ -10,8 +10,8 @@ import pytest
 
 from hiersum.checkpoints import load_summarizer as load_network
 from hiersum.commands.summarize import summarize
-from hiersum.config import UsageError
 from hiersum.data.schema import RecordError
+from hiersum.errors import UsageError
 from hiersum.inference import TextSummarizer, load_summarizer
 from tests.helpers.checkpoints import save_summarizer_checkpoint
 

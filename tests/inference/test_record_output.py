@@ -20,8 +20,8 @@ import torch
 from hiersum.cli.summarize import PROG
 from hiersum.commands.rank import rank
 from hiersum.commands.summarize import summarize
-from hiersum.config import RunStopped, UsageError
 from hiersum.data import jsonl_output
+from hiersum.errors import RunStopped, UsageError
 from tests.helpers.cli import BIN, cli_env
 from tests.helpers.config import compose_config
 from tests.helpers.paths import PROJECT_ROOT, SAMPLE_DIR

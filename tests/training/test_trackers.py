@@ -12,7 +12,7 @@ import pytest
 from pytorch_lightning.loggers import CSVLogger
 
 from hiersum.commands.train import train
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 from hiersum.training.trackers import MLFLOW_FILE_STORE, TRACKERS, prepare_trackers, run_figures, tracker_of
 
 
