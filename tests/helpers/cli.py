@@ -7,10 +7,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from hiersum.cli import common
+from hiersum.cli.main import main
 from tests.helpers.config import train_overrides
 from tests.helpers.paths import PROJECT_ROOT
 
@@ -49,17 +50,22 @@ class TaskStarted(BaseException):
     """Raised where the task of an entry point would start (not an ``Exception``: nothing reports it)."""
 
 
-def run_main(cli: ModuleType, args: list[str], monkeypatch: pytest.MonkeyPatch,
+def run_main(action: str, args: list[str], monkeypatch: pytest.MonkeyPatch,
              capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """(exit status, stderr) of ``cli.main()`` (an entry point module of ``hiersum.cli``) run in process with
-    ``args`` as its command line, for options that Hydra refuses: should Hydra accept them, the task does not
-    run (:class:`TaskStarted` is raised) and Hydra configures no logging of this process."""
+    """(exit status, stderr) of the ``hiersum-<action>`` script (:func:`hiersum.cli.main.main` as that script)
+    run in process with ``args`` as its command line, for options that Hydra refuses: should Hydra accept them,
+    the task does not run (:class:`TaskStarted` is raised) and Hydra configures no logging of this process."""
 
     def task(prog: str):
         raise TaskStarted(f"{prog} {args}: Hydra composed the config")
 
-    monkeypatch.setattr(cli, "task", task)
-    monkeypatch.setattr(sys, "argv", [cli.PROG, *args, "hydra/job_logging=none", "hydra/hydra_logging=none"])
+    monkeypatch.setattr(common, "task", task)
+    monkeypatch.setattr(sys, "argv", [alias(action), *args, "hydra/job_logging=none", "hydra/hydra_logging=none"])
     with pytest.raises(SystemExit) as exit_info:
-        cli.main()
+        main()
     return exit_info.value.code, capsys.readouterr().err
+
+
+def alias(action: str) -> str:
+    """The console script of ``action``: ``hiersum-<action>``."""
+    return f"hiersum-{action}"
