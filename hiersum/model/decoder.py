@@ -32,6 +32,7 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.model.cache import DecoderState, SelfAttentionCache, StepWeights, write_key_value, write_key_value_at
+from hiersum.model.decoder_contract import DecoderOutput
 from hiersum.model.layers import (
     LAYER_NORM_EPS,
     FeedForward,
@@ -50,16 +51,6 @@ class DecoderStep:
     """[N, V] log p(next token | prefix, source)."""
     state: DecoderState
     """The state after consuming the fed tokens."""
-
-
-@dataclass
-class DecoderOutput:
-    """Result of :class:`TransformerDecoder`."""
-
-    states: Tensor
-    """[N, L, D] final LayerNorm output for the L new tokens."""
-    state: DecoderState
-    """The state after consuming them."""
 
 
 class DecoderLayer(nn.Module):

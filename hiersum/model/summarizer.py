@@ -1,9 +1,10 @@
-"""HierSum: an encoder of the registry (hierarchical, flat, ...) + transformer decoder + tied output layer
-(Liu & Lapata 2019).
+"""HierSum: an encoder of the registry (hierarchical, flat, ...) + a decoder of the registry (transformer) + tied
+output layer (Liu & Lapata 2019).
 
 The network knows nothing of the search: :func:`hiersum.decoding.generate` drives its :meth:`HierSum.step`. It
 knows its encoder only through :mod:`hiersum.model.encoder_contract` (the :class:`Encoder` protocol and the optional
-:class:`PretrainedWeights` capability). Teacher forcing is one call, ``model(src, src_mask, tgt_in)``
+:class:`PretrainedWeights` capability) and its decoder only through :mod:`hiersum.model.decoder_contract` (the
+:class:`Decoder` protocol). Teacher forcing is one call, ``model(src, src_mask, tgt_in)``
 (:meth:`HierSum.forward`), which gives a :class:`TeacherForcedOutput`.
 
 Dimensions
@@ -32,7 +33,8 @@ from torch import Tensor, nn
 from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
 from hiersum.model.copy_attention import CopyAttention, CopyOutput
-from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
+from hiersum.model.decoder import DecoderState, DecoderStep
+from hiersum.model.decoder_registry import build_decoder
 from hiersum.model.encoder_contract import EncoderOutput, PretrainedWeights
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
 from hiersum.model.hub import SummarizerHubMixin
@@ -71,7 +73,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
 
     Args:
         config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoder_registry.ENCODERS`,
-            which may complete it (:func:`resolve_model_config`; ``self.config`` is the completed one).
+            ``config.decoder`` one of :data:`hiersum.model.decoder_registry.DECODERS`; the encoder may complete it (:func:`resolve_model_config`; ``self.config`` is the completed one).
         vocab_size: V.
         pad_id: the padding token's id (official SentencePiece model: 6).
         bos_id: the begin-of-summary token's id (official: 4).
@@ -91,7 +93,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         embeddings = nn.Embedding(vocab_size, config.d_model, padding_idx=pad_id)
         self.encoder = build_encoder(config, embeddings=embeddings)
-        self.decoder = TransformerDecoder(config, embeddings=embeddings)
+        self.decoder = build_decoder(config, embeddings=embeddings)
         self.generator = nn.Linear(config.d_model, vocab_size)
         self.generator.weight = embeddings.weight
         self.copy_attention = CopyAttention(config.d_model) if config.copy_attention else None
