@@ -141,6 +141,19 @@ class TransformerDecoder(nn.Module):
         )
         self.final_norm = nn.LayerNorm(config.d_model, eps=LAYER_NORM_EPS)
 
+    def forward_flops(self, memory_lengths: Tensor, tgt_mask: Tensor) -> int:
+        """The forward FLOPs of the layers on the real tokens (the optional capability of the decoder contract):
+        ``memory_lengths`` long [B] real memory positions (M each), ``tgt_mask`` bool [B, S]. Per layer,
+        self-attention 8 S D^2 + 4 D sum(S^2), context attention 4 S D^2 + 4 M D^2 + 4 D sum(S M), feed-forward
+        4 S D F (:mod:`hiersum.model.flops`)."""
+        D, F = self.d_model, self.layers[0].feed_forward.w_in.out_features if len(self.layers) else 0
+        target = tgt_mask.sum(-1).long()  # (B,)
+        S, M = int(target.sum()), int(memory_lengths.sum())
+        layer = (8 * S * D * D + 4 * D * int((target * target).sum())  # self-attention
+                 + 4 * S * D * D + 4 * M * D * D + 4 * D * int((target * memory_lengths).sum())  # context attention
+                 + 4 * S * D * F)  # feed-forward
+        return len(self.layers) * layer
+
     def init_state(
         self, memory: Tensor, memory_mask: Tensor, *, cache_capacity: int | None = 0
     ) -> DecoderState:

@@ -71,6 +71,17 @@ class Decoder(Protocol):
         ...
 
 
+@runtime_checkable
+class CountsFlops(Protocol):
+    """An optional capability: the decoder counts the FLOPs of its forward pass on the real tokens
+    (:mod:`hiersum.model.flops`; a decoder without it is not counted)."""
+
+    def forward_flops(self, memory_lengths: Tensor, tgt_mask: Tensor) -> int:
+        """The forward FLOPs (2 a multiply-add, matrix products and attention only): ``memory_lengths`` long [B]
+        real memory positions of each example, ``tgt_mask`` bool [B, S]."""
+        ...
+
+
 CONTRACT_METHODS = ("init_state", "forward", "static_forward")
 """The methods :class:`Decoder` has (``HierSum`` calls each)."""
 

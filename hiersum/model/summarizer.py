@@ -35,6 +35,7 @@ from hiersum.data.packing import PackedGrid
 from hiersum.model.copy_attention import CopyAttention, CopyOutput
 from hiersum.model.decoder import DecoderState, DecoderStep
 from hiersum.model.decoder_registry import build_decoder
+from hiersum.model import decoder_contract, encoder_contract
 from hiersum.model.encoder_contract import EncoderOutput, PretrainedWeights
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
 from hiersum.model.hub import SummarizerHubMixin
@@ -135,6 +136,21 @@ class HierSum(nn.Module, SummarizerHubMixin):
         """What :meth:`compile` compiles: the encoder's ``layers`` (part of the encoder contract) and the
         decoder's."""
         return [*self.encoder.layers, *self.decoder.layers]
+
+    def forward_flops(self, src_mask: Tensor, tgt_mask: Tensor) -> int | None:
+        """The forward FLOPs on the real tokens (``src_mask`` bool [B, P, T], ``tgt_mask`` bool [B, S]): what the
+        encoder and the decoder count (their optional ``CountsFlops`` capability), the output projection 2 S D V and
+        the copy attention; None when the encoder or the decoder does not count (:mod:`hiersum.model.flops`)."""
+        if not (isinstance(self.encoder, encoder_contract.CountsFlops)
+                and isinstance(self.decoder, decoder_contract.CountsFlops)):
+            return None
+        memory_lengths = src_mask.flatten(1).sum(-1).long()  # (B,) one memory position per real source token
+        S = int(tgt_mask.sum())
+        total = (self.encoder.forward_flops(src_mask) + self.decoder.forward_flops(memory_lengths, tgt_mask)
+                 + 2 * S * self.generator.in_features * self.generator.out_features)
+        if self.copy_attention is not None:
+            total += self.copy_attention.forward_flops(memory_lengths, tgt_mask)
+        return total
 
     def pretrained_parameters(self) -> list[nn.Parameter]:
         """The parameters that come from a pretrained model: those of an encoder with the
