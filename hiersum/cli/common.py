@@ -51,8 +51,8 @@ EXIT_USAGE = 2
 EXIT_RECORD_ERRORS = 3
 """Exit status of ``summarize`` and ``rank`` when some input records were refused (the others are written)."""
 
-__all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "run_entry_point", "run_hydra_action", "task", "usage_error",
-           "usage_errors"]
+__all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "run_entry_point", "run_hydra_action",
+           "task", "usage_error", "usage_errors"]
 
 _FULL_ERROR = "HYDRA_FULL_ERROR"
 

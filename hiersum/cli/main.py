@@ -28,6 +28,8 @@ action's name (Lightning's DDP ranks run ``sys.argv`` again, which the action se
 def index() -> str:
     """The text of ``hiersum --help``."""
     width = max(map(len, ACTIONS))
+    *others, last = [name for name, action in ACTIONS.items() if action.config is None]
+    flagged = f"{', '.join(others)} and {last}" if others else last
     rows = "\n".join(f"  {name:<{width}}  {action.summary}" for name, action in ACTIONS.items())
     return (
         f"usage: {PROG} <action> [options]\n\n"
@@ -35,7 +37,7 @@ def index() -> str:
         f"actions:\n{rows}\n\n"
         f"'{PROG} <action> --help' tells what an action reads and writes, its main options and an example.\n"
         "Options are Hydra overrides (key=value, e.g. model=paper trainer.max_epochs=20), except for\n"
-        "average-checkpoints, import-hiersumm and make-sample, which take --flags.\n"
+        f"{flagged}, which take --flags.\n"
         "Exit status: 0 done, 2 usage error (one line on stderr), 3 some input records refused.\n"
     )
 

@@ -6,5 +6,6 @@ from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
 from hiersum.model.encoder_contract import Encoder, EncoderOutput, PretrainedWeights
 from hiersum.model.summarizer import HierSum, TeacherForcedOutput
 
-__all__ = ["Decoder", "DecoderOutput", "DecoderState", "Encoder", "EncoderOutput", "FlatEncoder", "HierSum", "HierarchicalEncoder",
+__all__ = ["Decoder", "DecoderOutput", "DecoderState", "Encoder",
+           "EncoderOutput", "FlatEncoder", "HierSum", "HierarchicalEncoder",
            "PretrainedWeights", "TeacherForcedOutput", "TransformerDecoder"]

@@ -88,8 +88,8 @@ CONTRACT_METHODS = ("init_state", "forward", "static_forward")
 
 def check_decoder(decoder: object, name: str) -> nn.Module:
     """``decoder`` if it satisfies :class:`Decoder`; else a one-line ``ValueError`` saying what it lacks. Not
-    ``isinstance(decoder, Decoder)``: from Python 3.12 that reads attributes statically and misses the
-    ``layers`` and ``embeddings`` a module registers in ``__init__`` (see :func:`hiersum.model.encoder_contract.check_encoder`)."""
+    ``isinstance(decoder, Decoder)``: from Python 3.12 that reads attributes statically and misses the ``layers``
+    and ``embeddings`` a module registers in ``__init__`` (see :func:`hiersum.model.encoder_contract.check_encoder`)."""
     expected = ("an nn.Module with init_state(memory, memory_mask, *, cache_capacity), forward(tokens, state), "
                 "static_forward(tokens, state, position), 'embeddings' and a 'layers' ModuleList "
                 "(hiersum.model.decoder_contract.Decoder)")

@@ -163,6 +163,7 @@ class InterLayer(nn.Module):
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
         self.graph_weight = nn.Parameter(torch.ones(heads)) if graph else None
         self.recompute = False
+        """Activation checkpointing in training, as :attr:`LocalLayer.recompute`."""
 
     def forward_flops(self, lengths: Tensor) -> int:
         """Forward FLOPs on the real tokens, ``lengths`` long [B, P] per paragraph (R real paragraphs, E = D / H):
@@ -176,7 +177,6 @@ class InterLayer(nn.Module):
         pooling = N * (2 * D * H + 2 * D * D)
         attention = 6 * R * H * E * E + 4 * E * H * int((paragraphs * paragraphs).sum()) + 2 * R * D * D
         return pooling + attention + 4 * N * D * F
-        """Activation checkpointing in training, as :attr:`LocalLayer.recompute`."""
 
     def graph_bias(self, graph: Tensor | None, B: int, P: int) -> Tensor | None:
         """The additive score bias [B*H, P, P] of a paragraph graph [B, P, P] (None without a graph)."""

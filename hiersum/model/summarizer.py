@@ -32,10 +32,10 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
+from hiersum.model import decoder_contract, encoder_contract
 from hiersum.model.copy_attention import CopyAttention, CopyOutput
 from hiersum.model.decoder import DecoderState, DecoderStep
 from hiersum.model.decoder_registry import build_decoder
-from hiersum.model import decoder_contract, encoder_contract
 from hiersum.model.encoder_contract import EncoderOutput, PretrainedWeights
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
 from hiersum.model.hub import SummarizerHubMixin
@@ -74,7 +74,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
 
     Args:
         config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoder_registry.ENCODERS`,
-            ``config.decoder`` one of :data:`hiersum.model.decoder_registry.DECODERS`; the encoder may complete it (:func:`resolve_model_config`; ``self.config`` is the completed one).
+            ``config.decoder`` one of :data:`hiersum.model.decoder_registry.DECODERS`; the encoder may complete it
+            (:func:`resolve_model_config`; ``self.config`` is the completed one).
         vocab_size: V.
         pad_id: the padding token's id (official SentencePiece model: 6).
         bos_id: the begin-of-summary token's id (official: 4).

@@ -6,17 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
 
-from hiersum.cli.common import CONFIG_DIR
 from hiersum.cli.actions import ACTIONS
+from hiersum.cli.common import CONFIG_DIR
 from hiersum.cli.main import main, script_action
-from tests.helpers.cli import BIN, assert_usage_error, cli_env, run_cli
-from tests.helpers.paths import PROJECT_ROOT
+from tests.helpers.cli import BIN, assert_usage_error, cli_env, console_scripts, run_cli
 
 HYDRA_ACTIONS = [name for name, action in ACTIONS.items() if action.config is not None]
 
@@ -41,7 +39,7 @@ def test_no_or_an_unknown_action_is_a_usage_error(argv, capsys):
 def test_every_action_has_an_alias_script_on_the_same_entry_point():
     """pyproject.toml's console scripts are ``hiersum`` and one ``hiersum-<action>`` per entry of the table, all
     :func:`hiersum.cli.main.main`."""
-    scripts = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    scripts = console_scripts()
     assert scripts == {"hiersum": "hiersum.cli.main:main",
                        **{f"hiersum-{name}": "hiersum.cli.main:main" for name in ACTIONS}}
 

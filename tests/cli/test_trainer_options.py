@@ -33,7 +33,8 @@ def test_a_refused_option_is_a_usage_error_after_another_command_ran_in_the_proc
               "hydra/hydra_logging=none"])
     assert exit_info.value.code == 2
     capsys.readouterr()
-    code, stderr = run_main("train", ["trainer.max_steps=abc", f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch, capsys)
+    code, stderr = run_main("train", ["trainer.max_steps=abc", f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch,
+                            capsys)
     assert_usage_error(code, stderr, "hiersum-train: error:", "trainer.max_steps=abc", "could not be converted")
 
 

@@ -19,7 +19,8 @@ SUGGESTED = [
 def test_a_mistyped_option_names_the_options_it_probably_meant(action, option, expected, tmp_path, monkeypatch,
                                                                capsys):
     code, stderr = run_main(action, [option, f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch, capsys)
-    assert_usage_error(code, stderr, f"hiersum-{action}: error:", f"Could not override '{option.split('=')[0]}'", expected)
+    assert_usage_error(code, stderr, f"hiersum-{action}: error:", f"Could not override '{option.split('=')[0]}'",
+                       expected)
     assert "To append to your config use +" not in stderr
 
 

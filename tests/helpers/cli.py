@@ -4,6 +4,7 @@ or an entry point's ``main`` in process (options that Hydra refuses before the t
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +65,13 @@ def run_main(action: str, args: list[str], monkeypatch: pytest.MonkeyPatch,
     with pytest.raises(SystemExit) as exit_info:
         main()
     return exit_info.value.code, capsys.readouterr().err
+
+
+def console_scripts() -> dict[str, str]:
+    """The ``[project.scripts]`` of pyproject.toml, ``{name: "module:function"}`` (no tomllib before Python 3.11)."""
+    text = (PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    section = text.split("[project.scripts]\n", 1)[1].split("\n[", 1)[0]
+    return dict(re.findall(r'^([\w-]+) = "([^"]+)"$', section, flags=re.M))
 
 
 def alias(action: str) -> str:
