@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 from omegaconf import DictConfig
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
+from hiersum.cli.actions import Action
 from hiersum.cli.config_store import register_configs
 from hiersum.cli.resolvers import register_resolvers
 from hiersum.errors import RunStopped, UsageError, interruption_status
@@ -50,8 +51,8 @@ EXIT_USAGE = 2
 EXIT_RECORD_ERRORS = 3
 """Exit status of ``summarize`` and ``rank`` when some input records were refused (the others are written)."""
 
-__all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "run_entry_point", "task", "usage_error",
-           "usage_errors"]
+__all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "run_entry_point", "run_hydra_action",
+           "task", "usage_error", "usage_errors"]
 
 _FULL_ERROR = "HYDRA_FULL_ERROR"
 
@@ -192,6 +193,20 @@ def run_entry_point(hydra_main: Callable[[], None], prog: str, argv: list[str] |
         _invocation.reset(token)
         sys.argv = saved_argv
         invocation.restore_full_error()
+
+
+def run_hydra_action(action: Action, argv: list[str] | None, *, prog: str) -> None:
+    """Run the Hydra action ``action`` as command ``prog`` on ``argv``: Hydra composes its primary config
+    (``conf/<action.config>.yaml``) with the command line, then its function runs on it inside :func:`task`
+    (imported only then, so that ``--help`` answers at once)."""
+    import hydra
+
+    @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name=action.config)
+    def run(cfg: DictConfig) -> None:
+        with task(prog):
+            action.load()(cfg)
+
+    run_entry_point(run, prog, argv, config_name=action.config)
 
 
 def print_help(config_name: str, overrides: list[str]) -> str:

@@ -117,6 +117,12 @@ class LocalLayer(SelfAttentionBlock):
         """x: [N, D], the real tokens in the order of ``layout``. Returns [N, D]."""
         return self.add_context(x, self.self_attn.self_attend_buckets(self.norm(x), layout))  # (N, D)
 
+    def forward_flops(self, lengths: Tensor) -> int:
+        """Forward FLOPs on the real tokens, ``lengths`` long [B, P] per paragraph: N (8 D^2 + 4 D F) + 4 D sum(L^2)
+        (:mod:`hiersum.model.flops`)."""
+        D, F = self.feed_forward.w_in.in_features, self.feed_forward.w_in.out_features
+        return int(lengths.sum()) * (8 * D * D + 4 * D * F) + 4 * D * int((lengths * lengths).sum())
+
 
 class SequenceLayer(SelfAttentionBlock):
     """Self-attention over whole sequences (the flat encoder's layer)."""
@@ -158,6 +164,19 @@ class InterLayer(nn.Module):
         self.graph_weight = nn.Parameter(torch.ones(heads)) if graph else None
         self.recompute = False
         """Activation checkpointing in training, as :attr:`LocalLayer.recompute`."""
+
+    def forward_flops(self, lengths: Tensor) -> int:
+        """Forward FLOPs on the real tokens, ``lengths`` long [B, P] per paragraph (R real paragraphs, E = D / H):
+        pooling N (2 D H + 2 D^2), paragraph attention 6 R H E^2 + 4 E H sum(P^2), output 2 R D^2, feed-forward
+        4 N D F (:mod:`hiersum.model.flops`)."""
+        D, F, H = self.out.in_features, self.feed_forward.w_in.out_features, self.heads
+        E = D // H
+        N = int(lengths.sum())
+        paragraphs = (lengths > 0).sum(-1)  # (B,) real paragraphs of each example
+        R = int(paragraphs.sum())
+        pooling = N * (2 * D * H + 2 * D * D)
+        attention = 6 * R * H * E * E + 4 * E * H * int((paragraphs * paragraphs).sum()) + 2 * R * D * D
+        return pooling + attention + 4 * N * D * F
 
     def graph_bias(self, graph: Tensor | None, B: int, P: int) -> Tensor | None:
         """The additive score bias [B*H, P, P] of a paragraph graph [B, P, P] (None without a graph)."""
@@ -319,6 +338,12 @@ class HierarchicalEncoder(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.layers = hierarchical_layers(config, D)
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
+
+    def forward_flops(self, src_mask: Tensor) -> int:
+        """The forward FLOPs of the layers on the real tokens of ``src_mask`` bool [B, P, T] (the optional
+        capability of the encoder contract that :mod:`hiersum.model.flops` counts with)."""
+        lengths = src_mask.sum(-1).long()  # (B, P) real tokens of each paragraph
+        return sum(layer.forward_flops(lengths) for layer in self.layers)
 
     def embed(self, ids: Tensor, layout: PackedGrid) -> Tensor:
         """The input states of the real tokens of a grid, ``ids`` [N] (``layout.pack(src)``): packed rows [N, D]

@@ -100,8 +100,7 @@ class HierSumModule(pl.LightningModule):
 
     def on_train_batch_start(self, batch: Batch, batch_idx: int) -> None:
         """The FLOPs of this step on its real tokens, for :class:`hiersum.training.callbacks.Throughput`."""
-        self.flops_per_batch = training_flops(self.model_config, self.model.generator.out_features,
-                                              *self.host_masks(batch))
+        self.flops_per_batch = training_flops(self.model, *self.host_masks(batch))
 
     @staticmethod
     def host_masks(batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -110,7 +109,7 @@ class HierSumModule(pl.LightningModule):
 
     def on_validation_batch_start(self, batch: Batch, batch_idx: int, dataloader_idx: int = 0) -> None:
         """Validation is a forward pass: its FLOPs are a third of a training step's."""
-        flops = training_flops(self.model_config, self.model.generator.out_features, *self.host_masks(batch))
+        flops = training_flops(self.model, *self.host_masks(batch))
         self.flops_per_batch = None if flops is None else flops // FORWARD_AND_BACKWARD
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:

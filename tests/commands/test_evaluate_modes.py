@@ -13,16 +13,16 @@ import pytest
 import torch
 from rouge_score import rouge_scorer
 
-import hiersum.cli.evaluate as cli
 from hiersum.checkpoints.io import load_summarizer
 from hiersum.cli import average_checkpoints
-from hiersum.cli.evaluate import PROG
 from hiersum.commands.evaluate import evaluate
 from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
-from tests.helpers.cli import assert_usage_error, run_cli, run_main
+from tests.helpers.cli import alias, assert_usage_error, run_cli, run_main
 from tests.helpers.paths import SHARED_DIR
+
+PROG = alias("evaluate")
 
 pytestmark = pytest.mark.slow
 
@@ -104,7 +104,7 @@ def test_an_option_hydra_refuses_exits_2_with_one_line(tiny_corpus, tmp_path):
 
 @pytest.mark.parametrize("option", ["baselines=[lead,lexrnk]", "bootstrap.sample=3", "bootstrap.seed=x", "decode=wide"])
 def test_options_hydra_refuses_exit_2_in_one_line(option, tiny_corpus, tmp_path, monkeypatch, capsys):
-    code, stderr = run_main(cli, [f"data.path={tiny_corpus}", option, f"hydra.run.dir={tmp_path / 'e'}"],
+    code, stderr = run_main("evaluate", [f"data.path={tiny_corpus}", option, f"hydra.run.dir={tmp_path / 'e'}"],
                             monkeypatch, capsys)
     assert_usage_error(code, stderr, f"{PROG}: error:", option.split("=")[0])
     assert not (tmp_path / "e").exists()

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from hiersum.cli import average_checkpoints, import_hiersumm
-from hiersum.cli.summarize import PROG
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.export import export
 from hiersum.commands.prepare import prepare
@@ -19,8 +18,10 @@ from hiersum.commands.rank import rank
 from hiersum.commands.summarize import summarize
 from hiersum.commands.train import train
 from hiersum.errors import UsageError
-from tests.helpers.cli import assert_usage_error, run_cli
+from tests.helpers.cli import alias, assert_usage_error, run_cli
 from tests.helpers.config import compose_config
+
+PROG = alias("summarize")
 
 
 def digest(path: Path) -> str:
