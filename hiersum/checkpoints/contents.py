@@ -1,6 +1,6 @@
 """What a summarizer checkpoint carries besides its weights, read the same way from a checkpoint file
 (:mod:`~hiersum.checkpoints.io`) and a model directory (:mod:`~hiersum.checkpoints.directory`): the data settings,
-the tokenizer, and :class:`Summarizer`, the network with both.
+the tokenizer, and :class:`TrainedNetwork`, the network with both.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def effective_decode_config(trained: DecodeConfig | None, given: DecodeConfig,
 
 
 @dataclass
-class Summarizer:
+class TrainedNetwork:
     """A trained network with what decoding needs from its checkpoint."""
 
     model: HierSum
@@ -84,12 +84,12 @@ class Summarizer:
         return tokenizer_from_json(self.tokenizer_json)
 
 
-def checkpoint_tokenizer(source: Summarizer | Mapping[str, Any], path: str | Path,
+def checkpoint_tokenizer(source: TrainedNetwork | Mapping[str, Any], path: str | Path,
                          kind: CheckpointKind = SUMMARIZER) -> SubwordTokenizer:
-    """The tokenizer that ``source`` (a loaded :class:`Summarizer`, or the dict of a checkpoint file) carries,
+    """The tokenizer that ``source`` (a loaded :class:`TrainedNetwork`, or the dict of a checkpoint file) carries,
     for the commands: none, or one that does not load, raises :class:`CheckpointError` (a usage error) naming
     ``path`` and what a file of ``kind`` is expected to be."""
-    tokenizer_json = source.tokenizer_json if isinstance(source, Summarizer) else checkpoint_tokenizer_json(source)
+    tokenizer_json = source.tokenizer_json if isinstance(source, TrainedNetwork) else checkpoint_tokenizer_json(source)
     if not tokenizer_json:
         raise CheckpointError(path, "carries no tokenizer", kind.expected, NO_TOKENIZER_HINT)
     try:

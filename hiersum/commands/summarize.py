@@ -44,7 +44,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
-from hiersum.checkpoints.io import Summarizer
+from hiersum.checkpoints.io import TrainedNetwork
 from hiersum.commands.common import rerun_command
 from hiersum.commands.composed import command_config
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
@@ -124,14 +124,14 @@ def _output_options(cfg: SummarizeConfig) -> dict[str, Any]:
     return {"decode": asdict(cfg.decode), **{name: getattr(cfg, name) for name in names}}
 
 
-def _tokenizer(summarizer: Summarizer, cfg: SummarizeConfig) -> SubwordTokenizer:
+def _tokenizer(summarizer: TrainedNetwork, cfg: SummarizeConfig) -> SubwordTokenizer:
     if cfg.attention and not encoder_spec(summarizer.model_config.encoder).inter_paragraph:
         raise UsageError(f"attention=true needs a model with inter-paragraph attention; this checkpoint's "
                          f"encoder is {summarizer.model_config.encoder}")
     return checkpoint_tokenizer(summarizer, cfg.checkpoint)
 
 
-def _summarize_window(summarizer: Summarizer, encoded: list[EncodedExample], tokenizer: SubwordTokenizer,
+def _summarize_window(summarizer: TrainedNetwork, encoded: list[EncodedExample], tokenizer: SubwordTokenizer,
                       cfg: SummarizeConfig, lines: LineWriter) -> None:
     """Decode one window of records in token-budget batches and write their summaries in input order as soon
     as every earlier one is done (synced after each batch)."""

@@ -25,8 +25,7 @@ import torch
 
 import hiersum.checkpoints.ranker  # noqa: F401  (registers SCORERS["ranker"]: a checkpoint's selection=ranker)
 from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
-from hiersum.checkpoints.io import Summarizer
-from hiersum.checkpoints.io import load_summarizer as load_checkpoint_network
+from hiersum.checkpoints.io import TrainedNetwork, load_network
 from hiersum.config import DecodeConfig, RecordConfig
 from hiersum.data.schema import Example
 from hiersum.data.selection import encode_examples, paragraphed
@@ -60,19 +59,19 @@ def checked_device(device: str, precision: str = "32") -> str:
     return kind
 
 
-def load_checkpoint(checkpoint: str | Path, *, compile: bool = False) -> Summarizer:
-    """:func:`hiersum.checkpoints.load_summarizer`: a missing, unreadable or mismatched checkpoint raises its
+def load_checkpoint(checkpoint: str | Path, *, compile: bool = False) -> TrainedNetwork:
+    """:func:`hiersum.checkpoints.load_network`: a missing, unreadable or mismatched checkpoint raises its
     :class:`~hiersum.checkpoints.io.CheckpointError`, a :class:`UsageError` (one line, exit status 2). With
     ``compile``, the model's repeated blocks are compiled in place (:meth:`hiersum.model.HierSum.compile`)."""
-    summarizer = load_checkpoint_network(checkpoint)
+    summarizer = load_network(checkpoint)
     if compile:
         summarizer.model.compile()
     return summarizer
 
 
 @dataclass
-class TextSummarizer(Summarizer):
-    """A checkpoint's network (every attribute of :class:`hiersum.checkpoints.Summarizer`: ``model``,
+class TextSummarizer(TrainedNetwork):
+    """A checkpoint's network (every attribute of :class:`hiersum.checkpoints.TrainedNetwork`: ``model``,
     ``data_config``, ``tokenizer()``) that summarizes text in one call (:meth:`summarize`)."""
 
     checkpoint: str = ""
@@ -143,11 +142,11 @@ def load_summarizer(path: str | Path, *, device: str = "cpu", precision: str = "
                     compile: bool = False) -> TextSummarizer:
     """The hiersum checkpoint (``.ckpt``) or model directory (``hiersum export``) at ``path``, ready to
     summarize on ``device`` in ``precision`` (:class:`TextSummarizer`); loaded as
-    :func:`hiersum.checkpoints.load_summarizer` loads it (``weights_only=True``, no Lightning). Any failure is one
+    :func:`hiersum.checkpoints.load_network` loads it (``weights_only=True``, no Lightning). Any failure is one
     :class:`UsageError` line (a missing file, no tokenizer, a device this machine lacks)."""
     checked_device(device, precision)
     loaded = load_checkpoint(path, compile=compile)
-    summarizer = TextSummarizer(**{field.name: getattr(loaded, field.name) for field in fields(Summarizer)},
+    summarizer = TextSummarizer(**{field.name: getattr(loaded, field.name) for field in fields(TrainedNetwork)},
                                 checkpoint=str(path), device=device, precision=precision, batch_tokens=batch_tokens)
     summarizer.text_tokenizer  # noqa: B018  (parsed now: a checkpoint without a tokenizer is refused at load)
     return summarizer

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from hiersum.checkpoints.io import Summarizer
+from hiersum.checkpoints.io import TrainedNetwork
 from hiersum.config import DataConfig, DecodeConfig, RecordConfig
 from hiersum.data.formats.native import parse_record
 from hiersum.data.formats.text import parse_text
@@ -25,7 +25,7 @@ from hiersum.errors import UsageError
 from hiersum.inference.batched import Summary, summarize_encoded
 
 
-def record_selection(config: RecordConfig, summarizer: Summarizer) -> SelectionConfig:
+def record_selection(config: RecordConfig, summarizer: TrainedNetwork) -> SelectionConfig:
     """The checkpoint's paragraph selection (as for evaluation), with the fields ``config`` gives
     (``max_paragraphs``, ``max_paragraph_tokens``, ``selection``, ``ranker``; None keeps the checkpoint's)."""
     data = summarizer.data_config or DataConfig(path="")
@@ -41,7 +41,7 @@ def record_selection(config: RecordConfig, summarizer: Summarizer) -> SelectionC
         raise UsageError(str(error)) from None
 
 
-def output_records(summarizer: Summarizer, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer,
+def output_records(summarizer: TrainedNetwork, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer,
                    config: RecordConfig, *, device: str, attention_top_k: int, decode: DecodeConfig | None = None,
                    deadlines: Sequence[float | None] | None = None,
                    ) -> Iterator[tuple[list[int], list[dict[str, Any] | None]]]:

@@ -25,7 +25,7 @@ import litserve
 from starlette.responses import JSONResponse
 
 from hiersum.checkpoints.contents import checkpoint_tokenizer
-from hiersum.checkpoints.io import Summarizer
+from hiersum.checkpoints.io import TrainedNetwork
 from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
 from hiersum.data.sample_location import is_sample_corpus
 from hiersum.data.selection import encode_examples, paragraphed
@@ -70,7 +70,7 @@ class Responder:
     """Answers checked requests with a loaded model: each one as ``hiersum summarize`` writes its record
     (:func:`hiersum.inference.records.output_records`), requests with equal decoding options decoded together."""
 
-    def __init__(self, cfg: ServeConfig, summarizer: Summarizer, *, device: str) -> None:
+    def __init__(self, cfg: ServeConfig, summarizer: TrainedNetwork, *, device: str) -> None:
         self.summarizer = summarizer
         self.tokenizer = checkpoint_tokenizer(summarizer, cfg.checkpoint)
         self.selection = record_selection(cfg, summarizer)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hiersum.checkpoints import load_summarizer as load_network
+from hiersum.checkpoints import load_network
 from hiersum.commands.summarize import summarize
 from hiersum.data.schema import RecordError
 from hiersum.errors import UsageError

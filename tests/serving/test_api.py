@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 import hiersum.serving.api as api
-from hiersum.checkpoints.io import load_summarizer
+from hiersum.checkpoints.io import load_network
 from hiersum.commands.export import export
 from hiersum.config import DecodeConfig, ExportConfig, ServeConfig, ServeLimits
 from hiersum.data.selection import encode_examples
@@ -44,7 +44,7 @@ def cfg(tmp_path_factory: pytest.TempPathFactory) -> ServeConfig:
 
 @pytest.fixture(scope="module")
 def responder(cfg: ServeConfig) -> Responder:
-    return Responder(cfg, load_summarizer(cfg.checkpoint), device="cpu")
+    return Responder(cfg, load_network(cfg.checkpoint), device="cpu")
 
 
 def requests(bodies: list[dict]) -> list:
@@ -81,13 +81,13 @@ def test_the_model_block_names_the_corpus_and_whether_it_is_the_synthetic_sample
     assert (model["corpus"], model["sample_corpus"]) == ("x", False)  # the tiny checkpoint's data.path
     assert model["corpus_format"] == "jsonl"
     for path in ["/repo/data/sample", "/home/u/.cache/hiersum/sample-0123456789ab"]:
-        summarizer = load_summarizer(cfg.checkpoint)
+        summarizer = load_network(cfg.checkpoint)
         summarizer = replace(summarizer, data_config=replace(summarizer.data_config, path=path))
         model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
         assert (model["corpus"], model["sample_corpus"]) == (path, True)
-    cnndm = replace(load_summarizer(cfg.checkpoint), data_config=replace(summarizer.data_config, format="cnndm"))
+    cnndm = replace(load_network(cfg.checkpoint), data_config=replace(summarizer.data_config, format="cnndm"))
     assert Responder(cfg, cnndm, device="cpu").answer(requests(BODIES[:1]))[0]["model"]["corpus_format"] == "cnndm"
-    summarizer = replace(load_summarizer(cfg.checkpoint), data_config=None)  # an old checkpoint: not recorded
+    summarizer = replace(load_network(cfg.checkpoint), data_config=None)  # an old checkpoint: not recorded
     model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
     assert (model["corpus"], model["corpus_format"], model["sample_corpus"]) == (None, None, False)
 
@@ -96,7 +96,7 @@ def test_a_service_of_an_exported_model_directory_answers_as_the_checkpoint_it_c
     directory = tmp_path / "exported"
     export(ExportConfig(task_name="export", checkpoint=cfg.checkpoint, output=str(directory), overwrite=False,
                         paths={}))
-    from_directory = Responder(cfg, load_summarizer(str(directory)), device="cpu")
+    from_directory = Responder(cfg, load_network(str(directory)), device="cpu")
     assert from_directory.answer(requests(BODIES)) == responder.answer(requests(BODIES))
 
 
