@@ -84,7 +84,7 @@ def test_the_network_api_of_the_table_on_a_tiny_checkpoint(tmp_path, device):
     torch.save(checkpoint, tmp_path / "last.ckpt")
 
     summarizer = load_network(tmp_path / "last.ckpt")
-    model, loaded_tokenizer = summarizer.model.to(device), summarizer.tokenizer()
+    model, loaded_tokenizer = summarizer.model.to(device), summarizer.tokenizer
     paragraphs = [loaded_tokenizer.encode_batch(TEXTS[:2]), loaded_tokenizer.encode_batch(TEXTS[2:])]
     T = max(len(ids) for example in paragraphs for ids in example)
     src = torch.full((2, 2, T), loaded_tokenizer.special.pad)  # (B, P, T)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,10 @@ class TrainedNetwork:
     def model_config(self) -> ModelConfig:
         return self.model.config
 
+    @cached_property
     def tokenizer(self) -> SubwordTokenizer:
+        """The tokenizer it carries, parsed on first use; ``ValueError`` when it carries none or one that does not
+        load (:func:`tokenizer_from_json`; :func:`checkpoint_tokenizer` names the file)."""
         return tokenizer_from_json(self.tokenizer_json)
 
 
@@ -93,7 +97,7 @@ def checkpoint_tokenizer(source: TrainedNetwork | Mapping[str, Any], path: str |
     if not tokenizer_json:
         raise CheckpointError(path, "carries no tokenizer", kind.expected, NO_TOKENIZER_HINT)
     try:
-        return tokenizer_from_json(tokenizer_json)
+        return source.tokenizer if isinstance(source, TrainedNetwork) else tokenizer_from_json(tokenizer_json)
     except ValueError as error:
         raise CheckpointError(path, f"its tokenizer ('hiersum.tokenizer_json') does not load "
                                     f"({one_line(error.__cause__ or error)})", kind.expected) from error

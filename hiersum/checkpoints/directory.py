@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from safetensors import SafetensorError, safe_open
 
-from hiersum.checkpoints.contents import TrainedNetwork, data_config_from_hparams, tokenizer_from_json
+from hiersum.checkpoints.contents import TrainedNetwork, data_config_from_hparams
 from hiersum.checkpoints.kinds import SUMMARIZER, CheckpointError, CheckpointKind, check_file, one_line, rebuilding
 from hiersum.config import DecodeConfig, ModelConfig
 from hiersum.model.hub import CONFIG_FILE, INIT_KEYS, WEIGHTS_FILE
@@ -98,13 +98,6 @@ def load_model_directory(path: str | Path, *, map_location: str | torch.device =
         check_file(path / name, DIRECTORY)
     config = read_config(path / CONFIG_FILE)
     check_weights_file(path / WEIGHTS_FILE)
-    tokenizer_json = (path / TOKENIZER_FILE).read_text(encoding="utf-8")
-    try:
-        tokenizer_from_json(tokenizer_json)
-    except ValueError as error:
-        reason = one_line(error.__cause__ or error)
-        raise CheckpointError(path / TOKENIZER_FILE, f"does not load as a tokenizer ({reason})",
-                              DIRECTORY.expected) from error
     with rebuilding(path / CONFIG_FILE, DIRECTORY, "settings"):
         data_config = data_config_from_hparams(config)
     decode_config = None
@@ -116,8 +109,15 @@ def load_model_directory(path: str | Path, *, map_location: str | torch.device =
     except (RuntimeError, ValueError, TypeError) as error:  # what load_model and the constructors raise
         raise CheckpointError(path / WEIGHTS_FILE, f"its weights do not fit the model {CONFIG_FILE} describes "
                                                    f"({one_line(error)})", DIRECTORY.expected) from error
-    return TrainedNetwork(model=model.eval(), data_config=data_config, tokenizer_json=tokenizer_json,
-                          decode_config=decode_config)
+    network = TrainedNetwork(model=model.eval(), data_config=data_config, decode_config=decode_config,
+                             tokenizer_json=(path / TOKENIZER_FILE).read_text(encoding="utf-8"))
+    try:
+        network.tokenizer  # noqa: B018  (parsed now, once: a broken tokenizer.json is refused at load)
+    except ValueError as error:
+        reason = one_line(error.__cause__ or error)
+        raise CheckpointError(path / TOKENIZER_FILE, f"does not load as a tokenizer ({reason})",
+                              DIRECTORY.expected) from error
+    return network
 
 
 def read_config(path: Path) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from hiersum.checkpoints.io import TrainedNetwork, load_network
 from hiersum.config import DecodeConfig, RecordConfig
 from hiersum.data.schema import Example
 from hiersum.data.selection import encode_examples, paragraphed
-from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
 from hiersum.inference.batched import PRECISIONS
 from hiersum.inference.records import attended_paragraphs, example_of, output_records, record_selection
@@ -72,7 +70,7 @@ def load_checkpoint(checkpoint: str | Path, *, compile: bool = False) -> Trained
 @dataclass
 class TextSummarizer(TrainedNetwork):
     """A checkpoint's network (every attribute of :class:`hiersum.checkpoints.TrainedNetwork`: ``model``,
-    ``data_config``, ``tokenizer()``) that summarizes text in one call (:meth:`summarize`)."""
+    ``data_config``, ``tokenizer``) that summarizes text in one call (:meth:`summarize`)."""
 
     checkpoint: str = ""
     """The file or model directory it was loaded from (named in errors)."""
@@ -103,7 +101,7 @@ class TextSummarizer(TrainedNetwork):
                               max_paragraph_tokens=max_paragraph_tokens, selection=selection,
                               decode=effective_decode_config(self.decode_config, DecodeConfig(**decode_options),
                                                              decode_options))
-        tokenizer = self.text_tokenizer
+        tokenizer = self.tokenizer
         selection = record_selection(config, self)
         encoded = encode_examples(examples, tokenizer, selection)
         lines: list[dict[str, Any]] = [{} for _ in examples]
@@ -115,11 +113,6 @@ class TextSummarizer(TrainedNetwork):
             lines = [{**line, "paragraphs": attended_paragraphs(line, example)}
                      for line, example in zip(lines, paragraphed(examples, tokenizer, selection), strict=True)]
         return lines
-
-    @cached_property
-    def text_tokenizer(self) -> SubwordTokenizer:
-        """The checkpoint's tokenizer, parsed once (:func:`load_summarizer` checks it when loading)."""
-        return checkpoint_tokenizer(self, self.checkpoint)
 
     @staticmethod
     def _example(item: Input, position: int) -> Example:
@@ -148,5 +141,5 @@ def load_summarizer(path: str | Path, *, device: str = "cpu", precision: str = "
     loaded = load_checkpoint(path, compile=compile)
     summarizer = TextSummarizer(**{field.name: getattr(loaded, field.name) for field in fields(TrainedNetwork)},
                                 checkpoint=str(path), device=device, precision=precision, batch_tokens=batch_tokens)
-    summarizer.text_tokenizer  # noqa: B018  (parsed now: a checkpoint without a tokenizer is refused at load)
+    checkpoint_tokenizer(summarizer, path)  # parsed now, once: a checkpoint without a tokenizer is refused at load
     return summarizer

@@ -46,3 +46,10 @@ def test_no_tokenizer_or_a_broken_one_is_one_line_naming_the_file(loaded, tokeni
 def test_the_kind_says_what_was_expected():
     with pytest.raises(CheckpointError, match=r"^last.ckpt: carries no tokenizer; expected a training checkpoint"):
         checkpoint_tokenizer({}, "last.ckpt", RESUME)
+
+
+def test_a_loaded_network_parses_its_tokenizer_once():
+    tokenizer = train_tokenizer(["the cat sat on the mat", "a dog ran"] * 5, vocab_size=60)
+    network = carrying(tokenizer.to_str(), loaded=True)
+    first = network.tokenizer
+    assert network.tokenizer is first and checkpoint_tokenizer(network, "run.ckpt") is first

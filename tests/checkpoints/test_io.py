@@ -22,5 +22,5 @@ def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(tmp_path, device):
         restored.model(batch.src, batch.src_mask, batch.tgt_in).log_probs(),
         module.model(batch.src, batch.src_mask, batch.tgt_in).log_probs(),
     )
-    assert restored.tokenizer().special == module.tokenizer().special
+    assert restored.tokenizer.special == module.tokenizer().special
     assert restored.data_config == DataConfig(path="x")

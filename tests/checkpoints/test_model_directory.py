@@ -136,8 +136,8 @@ def test_a_pretrained_encoder_model_loads_with_its_original_directory_deleted(tm
     shutil.rmtree(bert)
     loaded = load_network(directory)
     assert loaded.model.config.pretrained_encoder is None
-    src, src_mask = pretrained.grid(loaded.tokenizer(), pretrained.TEXTS)
-    tgt_in = pretrained.target(loaded.tokenizer())
+    src, src_mask = pretrained.grid(loaded.tokenizer, pretrained.TEXTS)
+    tgt_in = pretrained.target(loaded.tokenizer)
     torch.testing.assert_close(loaded.model(src, src_mask, tgt_in).logits, model(src, src_mask, tgt_in).logits,
                                rtol=0, atol=0)
 

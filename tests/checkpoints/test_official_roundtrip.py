@@ -125,7 +125,7 @@ def test_import_cli_writes_a_hiersum_checkpoint_that_load_network_reads(name, tm
     assert (summarizer.data_config.max_paragraphs, summarizer.data_config.eval_max_paragraphs) == (24, 40)
     assert summarizer.tokenizer_json is None
     with pytest.raises(ValueError, match="hiersum import-hiersumm --tokenizer"):
-        summarizer.tokenizer()
+        summarizer.tokenizer  # noqa: B018  (parsed here)
 
 
 def test_import_cli_reports_a_bad_checkpoint(tmp_path, capsys):
@@ -167,7 +167,7 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     import_main(["--checkpoint", str(tmp_path / "official.pt"), "--output", str(tmp_path / "m.ckpt"),
                  "--tokenizer", str(SPM)])
     summarizer = load_network(tmp_path / "m.ckpt")
-    tokenizer = summarizer.tokenizer()
+    tokenizer = summarizer.tokenizer
     special = tokenizer.special
     assert (special.pad, special.bos, special.eos, tokenizer.vocab_size) == (6, 4, 5, 32000)
     example = Example(id="e", title="", documents=[["the school was founded in 1987 .", "it has 300 pupils ."]],

@@ -77,7 +77,7 @@ def test_it_is_the_checkpoint_network_with_what_it_carries(checkpoint):
     summarizer, network = load_summarizer(checkpoint), load_network(checkpoint)
     assert isinstance(summarizer, TextSummarizer)
     assert summarizer.data_config == network.data_config and summarizer.model_config == network.model_config
-    assert summarizer.tokenizer().vocab_size == network.tokenizer().vocab_size
+    assert summarizer.tokenizer.vocab_size == network.tokenizer.vocab_size
 
 
 def test_a_bad_input_or_option_fails_naming_it(checkpoint, device, tmp_path):

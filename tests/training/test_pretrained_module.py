@@ -84,7 +84,7 @@ def test_a_checkpoint_rebuilds_the_network_and_tokenizer_without_the_directory(b
     assert '"model_type": "bert"' in saved["hyper_parameters"]["model"]["pretrained_config_json"]
     restored = load_network(path)
     assert restored.model.config.pretrained_encoder is None and restored.model.config.d_model == 32
-    tokenizer = restored.tokenizer()
+    tokenizer = restored.tokenizer
     assert tokenizer.tokens == ("[PAD]", "[CLS]", "[SEP]")
     src, mask, tgt = (tensor.to(device) for tensor in (*grid(tokenizer, TEXTS), target(tokenizer)))
     with torch.no_grad():
