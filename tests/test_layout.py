@@ -228,7 +228,7 @@ def test_imports_follow_the_dependency_direction(path):
         ("hiersum.decoding.generation", "from hiersum.inference import summarize_encoded", "against the dependency"),
         ("hiersum.decoding.generation", "from hiersum.data.batching import collate", "batches no records"),
         ("hiersum.commands.summarize", "from hiersum.cli.common import task", "against the dependency"),
-        ("hiersum.serving.api", "from hiersum.commands.summarize import output_records", "lives below commands/"),
+        ("hiersum.serving.api", "from hiersum.commands.summarize import summarize", "lives below commands/"),
         ("hiersum.serving.server", "def f():\n    from hiersum.commands import common", "imports none of"),
     ],
 )

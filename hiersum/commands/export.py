@@ -23,7 +23,6 @@ from huggingface_hub import ModelCardData
 from omegaconf import DictConfig, OmegaConf
 
 from hiersum.atomic import publishing_directory
-from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.directory import ModelNotes, save_model_directory
 from hiersum.checkpoints.io import TrainedNetwork
 from hiersum.commands.composed import command_config
@@ -31,7 +30,7 @@ from hiersum.config import DecodeConfig, ExportConfig
 from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.errors import UsageError
-from hiersum.inference.pipeline import load_checkpoint
+from hiersum.inference.pipeline import load_summarizer
 from hiersum.inference.record_output import checkpoint_sha256
 
 USAGE = "hiersum export checkpoint=RUN_OR_CKPT output=DIR"
@@ -60,8 +59,7 @@ def export(cfg: ExportConfig | DictConfig) -> ExportResult:
     refuse_output(output, checkpoint, run_dir, overwrite=cfg.overwrite)
     with output_lock(output, what="output directory"):  # one writer; checked again under the lock
         refuse_output(output, checkpoint, run_dir, overwrite=cfg.overwrite)
-        network = load_checkpoint(str(checkpoint))
-        checkpoint_tokenizer(network, str(checkpoint))  # a checkpoint without a tokenizer cannot be used: refused
+        network = load_summarizer(str(checkpoint)).network  # a checkpoint without a tokenizer is refused
         notes = ModelNotes(generation=network.decode_config or run_decode_config(run_dir),
                            text=model_card(network, checkpoint, run_dir, export_command(cfg)))
         with publishing_directory(output) as staged:  # an earlier directory (overwrite=true) replaced

@@ -18,8 +18,7 @@ import hiersum.serving.api as api
 from hiersum.checkpoints.io import load_network
 from hiersum.commands.export import export
 from hiersum.config import DecodeConfig, ExportConfig, ServeConfig, ServeLimits
-from hiersum.data.selection import encode_examples
-from hiersum.inference.records import output_records, record_selection
+from hiersum.inference import Summarizer
 from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI, TimedOut
 from hiersum.serving.requests import read_request
 from tests.helpers.checkpoints import save_summarizer_checkpoint
@@ -44,7 +43,12 @@ def cfg(tmp_path_factory: pytest.TempPathFactory) -> ServeConfig:
 
 @pytest.fixture(scope="module")
 def responder(cfg: ServeConfig) -> Responder:
-    return Responder(cfg, load_network(cfg.checkpoint), device="cpu")
+    return Responder(cfg, serving(cfg, load_network(cfg.checkpoint)))
+
+
+def serving(cfg: ServeConfig, network) -> Summarizer:
+    """The summarizer a worker of ``cfg`` serves ``network`` with, on the CPU."""
+    return Summarizer(network, checkpoint=cfg.checkpoint, precision=str(cfg.precision), batch_tokens=cfg.batch_tokens)
 
 
 def requests(bodies: list[dict]) -> list:
@@ -54,10 +58,10 @@ def requests(bodies: list[dict]) -> list:
 def summarize_lines(responder: Responder, cfg: ServeConfig, bodies: list[dict]) -> list[dict]:
     """What ``hiersum summarize`` writes for each body alone (its own options, attention on)."""
     lines = []
+    summarizer = responder.summarizer
     for request in requests(bodies):
-        encoded = encode_examples([request.example], responder.tokenizer, record_selection(cfg, responder.summarizer))
-        lines += next(output_records(responder.summarizer, encoded, responder.tokenizer, cfg, device="cpu",
-                                     decode=request.decode, attention_top_k=cfg.attention_top_k))[1]
+        lines += next(summarizer.lines([request.example], selection=summarizer.selection(cfg), decode=request.decode,
+                                       attention_top_k=cfg.attention_top_k))[1]
     return lines
 
 
@@ -83,12 +87,12 @@ def test_the_model_block_names_the_corpus_and_whether_it_is_the_synthetic_sample
     for path in ["/repo/data/sample", "/home/u/.cache/hiersum/sample-0123456789ab"]:
         summarizer = load_network(cfg.checkpoint)
         summarizer = replace(summarizer, data_config=replace(summarizer.data_config, path=path))
-        model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
+        model = Responder(cfg, serving(cfg, summarizer)).answer(requests(BODIES[:1]))[0]["model"]
         assert (model["corpus"], model["sample_corpus"]) == (path, True)
     cnndm = replace(load_network(cfg.checkpoint), data_config=replace(summarizer.data_config, format="cnndm"))
-    assert Responder(cfg, cnndm, device="cpu").answer(requests(BODIES[:1]))[0]["model"]["corpus_format"] == "cnndm"
+    assert Responder(cfg, serving(cfg, cnndm)).answer(requests(BODIES[:1]))[0]["model"]["corpus_format"] == "cnndm"
     summarizer = replace(load_network(cfg.checkpoint), data_config=None)  # an old checkpoint: not recorded
-    model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
+    model = Responder(cfg, serving(cfg, summarizer)).answer(requests(BODIES[:1]))[0]["model"]
     assert (model["corpus"], model["corpus_format"], model["sample_corpus"]) == (None, None, False)
 
 
@@ -96,19 +100,19 @@ def test_a_service_of_an_exported_model_directory_answers_as_the_checkpoint_it_c
     directory = tmp_path / "exported"
     export(ExportConfig(task_name="export", checkpoint=cfg.checkpoint, output=str(directory), overwrite=False,
                         paths={}))
-    from_directory = Responder(cfg, load_network(str(directory)), device="cpu")
+    from_directory = Responder(cfg, serving(cfg, load_network(str(directory))))
     assert from_directory.answer(requests(BODIES)) == responder.answer(requests(BODIES))
 
 
 def test_a_failure_inside_the_model_answers_that_request_only(responder, cfg, monkeypatch, caplog):
-    real = api.output_records
+    real = Summarizer.lines
 
-    def failing(summarizer, encoded, tokenizer, config, **options):
-        if any(example.id == "boom" for example in encoded):
+    def failing(summarizer, examples, **options):
+        if any(example.id == "boom" for example in examples):
             raise RuntimeError("the model broke")
-        return real(summarizer, encoded, tokenizer, config, **options)
+        return real(summarizer, examples, **options)
 
-    monkeypatch.setattr(api, "output_records", failing)
+    monkeypatch.setattr(Summarizer, "lines", failing)
     bodies = [BODIES[0], {"id": "boom", "text": "alpha beta."}, BODIES[1]]
     with caplog.at_level(logging.ERROR, logger="hiersum.serving.api"):
         answers = responder.answer(requests(bodies))
@@ -117,7 +121,7 @@ def test_a_failure_inside_the_model_answers_that_request_only(responder, cfg, mo
     assert_same_lines([answers[0], answers[2]], summarize_lines(responder, cfg, [BODIES[0], BODIES[1]]))
     logged = [record for record in caplog.records if failure.request_id in record.getMessage()]
     assert len(logged) == 1 and "the model broke" in caplog.text
-    monkeypatch.setattr(api, "output_records", real)
+    monkeypatch.setattr(Summarizer, "lines", real)
     assert_same_lines(responder.answer(requests([BODIES[1]])), summarize_lines(responder, cfg, [BODIES[1]]))
 
 
