@@ -17,12 +17,13 @@ import pytest
 import hiersum.serving.api as api
 from hiersum.checkpoints.io import load_network
 from hiersum.commands.export import export
+from hiersum.commands.summarize import summarize
 from hiersum.config import DecodeConfig, ExportConfig, ServeConfig, ServeLimits
-from hiersum.inference import Summarizer
+from hiersum.inference import Summarizer, load_summarizer
 from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI, TimedOut
 from hiersum.serving.requests import read_request
 from tests.helpers.checkpoints import save_summarizer_checkpoint
-from tests.helpers.serving import assert_same_lines
+from tests.helpers.serving import as_summarize_line, assert_same_lines
 
 DECODE = DecodeConfig(beam_size=2, min_length=1, max_length=6)
 LIMITS = ServeLimits()
@@ -78,6 +79,31 @@ def test_a_batch_of_mixed_options_is_answered_in_order_with_the_summarize_lines(
         (p["document"], p["paragraph"], p["weight"]) for p in first["top_paragraphs"]]
     texts = {(-1, 0): "alpha", (0, 0): "alpha beta gamma.", (0, 1): "beta gamma delta.", (1, 0): "epsilon zeta."}
     assert all(p["text"] == texts[p["document"], p["paragraph"]] for p in first["paragraphs"])
+
+
+def test_summarize_serve_and_the_python_call_give_the_same_lines(cfg, tiny_cfg, device, tmp_path):
+    """The one summarizer under the three front ends: each record decoded alone (no batch-mate's padding) gets the
+    same line, to the last bit, from ``hiersum summarize``, the served API and ``load_summarizer(...).summarize``."""
+    records = [{"id": body["id"], **({"title": body["title"]} if "title" in body else {}),
+                "documents": body.get("documents", [body.get("text")])} for body in BODIES]  # native JSONL
+    options = {"beam_size": 3, "n_best": 2, "min_length": 1, "max_length": 6}
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    summarize(tiny_cfg(f"checkpoint={cfg.checkpoint}", f"input={source}", f"output={output}", "sort_window=1",
+                       *(f"decode.{name}={value}" for name, value in options.items()), "attention=true",
+                       f"attention_top_k={cfg.attention_top_k}", name="summarize", output_dir=tmp_path / "hydra"))
+    written = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    summarizer = load_summarizer(cfg.checkpoint, device=str(device))
+    called = [line for record in records
+              for line in summarizer.summarize(record, attention_top_k=cfg.attention_top_k, **options)]
+    lit_api = SummarizeAPI(cfg)
+    lit_api.responder = Responder(cfg, summarizer)  # what setup() makes in a worker
+    served = [lit_api.encode_response(lit_api.predict(lit_api.decode_request({**record, "options": options})))
+              for record in records]
+    assert [line["id"] for line in written] == ["a", "b", "c", "d"] and "top_paragraphs" in written[0]
+    assert [{key: value for key, value in line.items() if key != "paragraphs"} for line in called] == written
+    assert [as_summarize_line(answer) for answer in served] == written
+    assert [answer["paragraphs"] for answer in served] == [line["paragraphs"] for line in called]
 
 
 def test_the_model_block_names_the_corpus_and_whether_it_is_the_synthetic_sample(responder, cfg):
