@@ -3,8 +3,9 @@ import json
 import torch
 
 from hiersum.checkpoints import load_network
+from hiersum.checkpoints.contents import effective_decode_config
 from hiersum.cli.overrides import given_fields
-from hiersum.commands.evaluate import effective_data_config, effective_decode_config, evaluate
+from hiersum.commands.evaluate import effective_data_config, evaluate
 from hiersum.config import DataConfig, DecodeConfig
 from tests.helpers.config import compose_config
 
