@@ -55,7 +55,7 @@ def readme_example() -> str:
 
 
 def test_the_readme_example_runs_as_written_on_a_tiny_checkpoint(tmp_path, capsys):
-    """The example as written (it decodes on the CPU, ``load_summarizer``'s default), its checkpoint path the tiny
+    """The example as written (it decodes on the CPU, ``load_network``'s default), its checkpoint path the tiny
     checkpoint's."""
     code = readme_example()
     placeholder = '"outputs/train/<run>/checkpoints/last.ckpt"'
@@ -71,7 +71,7 @@ def test_the_readme_example_runs_as_written_on_a_tiny_checkpoint(tmp_path, capsy
 
 
 def test_the_network_api_of_the_table_on_a_tiny_checkpoint(tmp_path, device):
-    from hiersum.checkpoints import load_summarizer
+    from hiersum.checkpoints import load_network
     from hiersum.decoding import GenerationOptions, generate
     from hiersum.training.module import HierSumModule, module_hparams
 
@@ -83,8 +83,8 @@ def test_the_network_api_of_the_table_on_a_tiny_checkpoint(tmp_path, device):
     module.on_save_checkpoint(checkpoint)
     torch.save(checkpoint, tmp_path / "last.ckpt")
 
-    summarizer = load_summarizer(tmp_path / "last.ckpt")
-    model, loaded_tokenizer = summarizer.model.to(device), summarizer.tokenizer()
+    summarizer = load_network(tmp_path / "last.ckpt")
+    model, loaded_tokenizer = summarizer.model.to(device), summarizer.tokenizer
     paragraphs = [loaded_tokenizer.encode_batch(TEXTS[:2]), loaded_tokenizer.encode_batch(TEXTS[2:])]
     T = max(len(ids) for example in paragraphs for ids in example)
     src = torch.full((2, 2, T), loaded_tokenizer.special.pad)  # (B, P, T)

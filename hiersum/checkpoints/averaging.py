@@ -5,7 +5,7 @@ metric, read from the newest checkpoint of ``<run>/checkpoints``: :func:`ranked_
 Floating point tensors are averaged (in float64, cast back), integer buffers must agree. The result
 is the best checkpoint with its weights replaced and its optimizer, scheduler and callback states
 dropped (an evaluation checkpoint, not one to resume from); it loads with
-:func:`hiersum.checkpoints.io.load_summarizer` (``weights_only=True``).
+:func:`hiersum.checkpoints.io.load_network` (``weights_only=True``).
 """
 
 from __future__ import annotations

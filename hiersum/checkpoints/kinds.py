@@ -3,7 +3,7 @@ file of a kind is called, what is expected, how it is used), :class:`CheckpointE
 what it is and what was expected), and the checks every reader shares.
 
 The lowest module of :mod:`hiersum.checkpoints`, whose readers import one way only: ``io`` (checkpoint files,
-and :func:`~hiersum.checkpoints.io.load_summarizer` for either) -> ``directory`` (model directories) -> ``contents``
+and :func:`~hiersum.checkpoints.io.load_network` for either) -> ``directory`` (model directories) -> ``contents``
 (what a checkpoint carries) -> ``kinds``.
 """
 

@@ -20,7 +20,6 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
 from hiersum.config import DataConfig, EvaluateConfig, config_dict
@@ -37,7 +36,7 @@ from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
 from hiersum.evaluation.scoring import ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
-from hiersum.inference.pipeline import load_checkpoint
+from hiersum.inference.pipeline import load_summarizer
 from hiersum.model.encoder_registry import encoder_spec, validate_choices
 from hiersum.model.summarizer import HierSum
 
@@ -174,10 +173,10 @@ class _System:
 
 def _with_checkpoint(cfg: EvaluateConfig, data_given: Collection[str], decode_given: Collection[str]) -> _System:
     """Checkpoint mode: the split decoded by ``cfg.checkpoint``."""
-    summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
-    model, tokenizer = summarizer.model, checkpoint_tokenizer(summarizer, cfg.checkpoint)
+    summarizer = load_summarizer(cfg.checkpoint, compile=cfg.compile)
+    model, tokenizer = summarizer.model, summarizer.tokenizer
     data = effective_data_config(summarizer.data_config, cfg.data, data_given)
-    decode = effective_decode_config(summarizer.decode_config, cfg.decode, decode_given)
+    decode = summarizer.decoding(cfg.decode, decode_given)
     _refuse_overwriting_inputs(cfg, data)
     splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused
     examples, encoded = splits.evaluation_split(cfg.split)

@@ -23,7 +23,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.io import load_summarizer
+from hiersum.checkpoints.io import load_network
 from hiersum.commands.common import count_skipped, rerun_command
 from hiersum.commands.composed import command_config
 from hiersum.config import TrainConfig
@@ -69,7 +69,7 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     written: dict[str, Path] = {}
     if cfg.eval_split and fitted.is_global_zero:
         # in float32 (a checkpoint loads so; the fitted network is bfloat16 after trainer.precision=bf16-true)
-        model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model.float()
+        model = load_network(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model.float()
         if cfg.compile:
             model.compile()
         examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)

@@ -31,11 +31,9 @@ from fastapi.exception_handlers import http_exception_handler
 from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.config import ServeConfig
 from hiersum.errors import Terminated, UsageError
-from hiersum.inference.pipeline import checked_device, load_checkpoint
-from hiersum.inference.records import record_selection
+from hiersum.inference.pipeline import load_summarizer
 from hiersum.private_apis import KeepsServerSockets
 from hiersum.serving.api import API_PATH, RequestChecks, SummarizeAPI
 from hiersum.serving.schema import summarize_operation
@@ -126,13 +124,10 @@ def checked_serve_config(cfg: ServeConfig, decode_given: Collection[str] | None 
     the device, carries a tokenizer and its paragraph selection is valid; with ``decode_given``, the requests'
     defaults (in the HTTP process's checks and in each worker) are the checkpoint's recorded search settings but for
     those fields."""
-    checked_device("cuda" if cfg.accelerator == "cuda" else "cpu", cfg.precision)
-    summarizer = load_checkpoint(cfg.checkpoint)
-    checkpoint_tokenizer(summarizer, cfg.checkpoint)
-    record_selection(cfg, summarizer)
-    if decode_given is None:
-        return cfg
-    return replace(cfg, decode=effective_decode_config(summarizer.decode_config, cfg.decode, decode_given))
+    summarizer = load_summarizer(cfg.checkpoint, device="cuda" if cfg.accelerator == "cuda" else "cpu",
+                                 precision=str(cfg.precision))
+    summarizer.selection(cfg)
+    return replace(cfg, decode=summarizer.decoding(cfg.decode, decode_given))
 
 
 def serve(cfg: ServeConfig, decode_given: Collection[str] | None = None) -> None:

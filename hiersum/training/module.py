@@ -47,7 +47,7 @@ def label_smoothed_nll(logits: torch.Tensor, labels: torch.Tensor, smoothing: fl
 class HierSumModule(pl.LightningModule):
     """Trains :class:`HierSum`. Receives plain config values (saved as hyper-parameters)
     and builds the network itself, so a checkpoint alone rebuilds it
-    (:func:`hiersum.checkpoints.io.load_summarizer`).
+    (:func:`hiersum.checkpoints.io.load_network`).
     """
 
     def __init__(

@@ -13,7 +13,7 @@ import pytest
 import torch
 from rouge_score import rouge_scorer
 
-from hiersum.checkpoints.io import load_summarizer
+from hiersum.checkpoints.io import load_network
 from hiersum.cli import average_checkpoints
 from hiersum.commands.evaluate import evaluate
 from hiersum.errors import UsageError
@@ -138,8 +138,8 @@ def test_average_checkpoints_gives_a_loadable_mean(trained_run, tmp_path, capsys
     shutil.copytree(trained_run / "checkpoints", run_dir / "checkpoints")
     first, second = sorted((run_dir / "checkpoints").glob("epoch*.ckpt"))
     average_checkpoints.main([str(first), str(second), "--output", str(tmp_path / "avg.ckpt")])
-    averaged = load_summarizer(tmp_path / "avg.ckpt").model.state_dict()
-    weights = [load_summarizer(path).model.state_dict() for path in (first, second)]
+    averaged = load_network(tmp_path / "avg.ckpt").model.state_dict()
+    weights = [load_network(path).model.state_dict() for path in (first, second)]
     assert any(not torch.equal(weights[0][key], weights[1][key]) for key in averaged)
     for key, tensor in averaged.items():
         if tensor.is_floating_point():
@@ -149,11 +149,11 @@ def test_average_checkpoints_gives_a_loadable_mean(trained_run, tmp_path, capsys
     average_checkpoints.main([str(run_dir), "--top-k", "1", "--output", str(tmp_path / "top1.ckpt")])
     assert f"averaging the 1 best checkpoints by val/rougeL: {best}" in capsys.readouterr().out
     best_weights = weights[[first.name, second.name].index(best)]
-    for key, tensor in load_summarizer(tmp_path / "top1.ckpt").model.state_dict().items():
+    for key, tensor in load_network(tmp_path / "top1.ckpt").model.state_dict().items():
         torch.testing.assert_close(tensor, best_weights[key])
     average_checkpoints.main([str(run_dir), "--top-k", "3"])
     assert "averaging the 2 best checkpoints by val/rougeL" in capsys.readouterr().out
-    for key, tensor in load_summarizer(run_dir / "checkpoints" / "averaged-top2.ckpt").model.state_dict().items():
+    for key, tensor in load_network(run_dir / "checkpoints" / "averaged-top2.ckpt").model.state_dict().items():
         torch.testing.assert_close(tensor, averaged[key])
     with pytest.raises(SystemExit) as exit_info:
         average_checkpoints.main([str(tmp_path / "missing.ckpt")])
