@@ -47,8 +47,8 @@ def recording():
     unregister_decoder("recording")
 
 
-def test_the_transformer_is_the_default_decoder_and_satisfies_the_contract():
-    model = make_model()
+def test_the_transformer_is_the_default_decoder_and_satisfies_the_contract(device):
+    model = make_model(device=device)
     assert ModelConfig().decoder == "transformer" and list(DECODERS) == ["transformer"]
     assert type(model.decoder) is TransformerDecoder and check_decoder(model.decoder, "transformer") is model.decoder
     assert model.decoder.embeddings is model.encoder.embeddings
@@ -61,11 +61,11 @@ def test_a_config_written_before_the_option_gets_the_transformer():
 
 
 @pytest.mark.usefixtures("recording")
-def test_hiersum_takes_another_registered_decoder_with_the_same_weights():
+def test_hiersum_takes_another_registered_decoder_with_the_same_weights(device):
     """Same weights under the same seed (a subclass adds no parameter): the same scores, through the new class."""
-    src, mask, tgt = make_batch()
-    reference = make_model()
-    model = make_model(decoder="recording")
+    src, mask, tgt = make_batch(device=device)
+    reference = make_model(device=device)
+    model = make_model(decoder="recording", device=device)
     assert type(model.decoder) is RecordingDecoder
     assert model.state_dict().keys() == reference.state_dict().keys()
     with torch.no_grad():
