@@ -38,7 +38,7 @@ script exits with one line saying what to set up. Same sizes as ``model=small``:
 layers of which 2 and 3 inter-paragraph (4 pooling heads), 2 decoder layers, dropout 0, vocabulary ``--vocab``,
 random weights (the harness's seeded xavier init), one example of P x T real tokens. It differs from hiersum's model
 where the official code does (the harness's own ``small`` config is wider, d 256 and ff 1024, and is not used): the
-official decoder keeps a 5000 x 5000 causal mask per layer (its ~650 MB base RSS against hiersum's ~500 MB), its
+official decoder keeps a 5000 x 5000 causal mask per layer (its ~670 MB base RSS against hiersum's ~500 MB), its
 beam search tiles the encoder memory for each hypothesis, and its ids are the official vocabulary's (pad 6, BOS 4).
 ``summarize``: the official ``Translator._fast_translate_batch`` (``H.bench_decode``) at ``--beam`` with EOS
 disabled, exactly ``--steps`` steps, length penalty alpha 0.6 as hiersum's; ``train``: the harness's training step
