@@ -16,17 +16,17 @@ encoder and beam search (``--beam`` 4), forced to exactly ``--steps`` tokens (80
 backward and an Adam step, as ``HierSumModule`` trains (``--activation-checkpointing``: as
 ``activation_checkpointing=true`` trains; the flat model, which has no such option, trains without).
 
-Each case (model, part, size) runs in its own process, one warm-up call then ``--repeats`` timed ones:
-``seconds`` is their median, ``peak_memory_mb`` the process's peak over those calls (maxrss on a CPU, the weights
-and the interpreter included; ``torch.cuda.max_memory_allocated`` on CUDA), read before the FLOPs are counted
-(one more call, whose counting mode keeps more tensors alive: it doubled a training step's peak).
-A size past the flat model's position table
-records its one-line error as ``limit``; a case whose process dies (out of memory: ``--memory-limit-gb`` caps the
-process's address space, 20 GB by default on this 24 GB machine) records ``failed``; the larger sizes of that
-model and part are not tried. ``exponents``: per model and part, the slope of the least-squares line through
-(log source tokens, log seconds) and through (log source tokens, log peak memory) over the sizes that ran; 1 is
-linear. ``flop_exponent`` fits the FLOPs of each call (``torch.utils.flop_counter``: matrix products and
-attention), which the machine's load does not move.
+Each case (model, part, size) runs in its own process, one warm-up call then ``--repeats`` timed ones: ``seconds``
+is their median, ``peak_memory_mb`` the process's peak over those calls (maxrss on a CPU, the weights and the
+interpreter included; ``torch.cuda.max_memory_allocated`` on CUDA), read before the FLOPs are counted (one more
+call, whose counting mode keeps more tensors alive: it doubled a training step's peak; where that call runs out of
+memory, the case keeps its time and peak with ``gflop`` null and ``flop_count_failed``). A size past the flat
+model's position table records its one-line error as ``limit``; a case whose process dies (out of memory:
+``--memory-limit-gb`` caps the process's address space, 20 GB by default on this 24 GB machine) records ``failed``;
+the larger sizes of that model and part are not tried. ``exponents``: per model and part, the slope of the
+least-squares line through (log source tokens, log seconds) and through (log source tokens, log peak memory) over
+the sizes that ran; 1 is linear. ``flop_exponent`` fits the FLOPs of each call (``torch.utils.flop_counter``: matrix
+products and attention), which the machine's load does not move.
 
 ``--models official``: the official hiersumm model (Liu & Lapata 2019, nlpyang/hiersumm) in hierarchical mode, run
 by the peer harness ``harness.py`` of ``--peer-dir`` (``../shared/peers/hiersumm`` beside the checkout; its README
@@ -61,6 +61,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from statistics import median
@@ -103,7 +104,9 @@ def inputs(name: str, paragraphs: int, args: argparse.Namespace, device: torch.d
     return src.to(device), torch.ones_like(src, dtype=torch.bool, device=device)
 
 
-def run_case(args: argparse.Namespace, name: str, part: str, paragraphs: int) -> dict:
+def run_case(args: argparse.Namespace, name: str, part: str,
+             paragraphs: int) -> tuple[dict, Callable[[], None] | None]:
+    """One case's median time and peak memory, and its call (None where it stopped at its limit)."""
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -136,7 +139,7 @@ def run_case(args: argparse.Namespace, name: str, part: str, paragraphs: int) ->
     try:
         call()  # warm-up (and the flat model's limit)
     except ValueError as error:
-        return {"limit": str(error)}
+        return {"limit": str(error)}, None
     if device.type == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -151,10 +154,19 @@ def run_case(args: argparse.Namespace, name: str, part: str, paragraphs: int) ->
         peak_mb = torch.cuda.max_memory_allocated() / 2**20
     else:
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    with flop_counter() as counter:  # after the peak is read: under its dispatch mode a call keeps more alive
-        call()
-    return {"seconds": round(median(times), 4), "peak_memory_mb": round(peak_mb, 1),
-            "gflop": float(f"{counter.get_total_flops() / 1e9:.5g}")}
+    return {"seconds": round(median(times), 4), "peak_memory_mb": round(peak_mb, 1)}, call
+
+
+def count_gflop(call: Callable[[], None]) -> float | None:
+    """One more call under the FLOP counter, after the case's time and peak are printed: its dispatch mode keeps
+    more tensors alive (it doubled a training step's peak), so at the largest sizes it may run out of memory where
+    the timed calls did not; then None (and a killed process keeps the printed time and peak)."""
+    try:
+        with flop_counter() as counter:
+            call()
+    except (RuntimeError, MemoryError):  # torch's allocator past --memory-limit-gb
+        return None
+    return float(f"{counter.get_total_flops() / 1e9:.5g}")
 
 
 def slope(xs: list[float], ys: list[float]) -> float | None:
@@ -254,10 +266,15 @@ def run_cases(args: argparse.Namespace, peer: dict | None = None) -> dict:
                     command, capture_output=True, text=True,
                     preexec_fn=(lambda: limit_memory(args.memory_limit_gb)) if args.device == "cpu" else None,
                 )
-                if child.returncode == 0:
-                    case.update(json.loads(child.stdout.strip().splitlines()[-1]))
-                else:
-                    case["failed"] = (child.stderr.strip().splitlines() or [f"exit status {child.returncode}"])[-1]
+                for line in child.stdout.splitlines():  # the measurement, then (hiersum's cases) the FLOP count
+                    if line.startswith("{"):
+                        case.update(json.loads(line))
+                if child.returncode != 0:
+                    reason = (child.stderr.strip().splitlines() or [f"exit status {child.returncode}"])[-1]
+                    if "seconds" in case:  # died counting FLOPs: the time and peak stand
+                        case.update(gflop=None, flop_count_failed=reason)
+                    else:
+                        case["failed"] = reason
                 results.append(case)
                 print(json.dumps(case), file=sys.stderr, flush=True)
                 if "seconds" not in case:
@@ -301,7 +318,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.case:
         name, part, paragraphs = args.case.split(":")
-        print(json.dumps(run_case(args, name, part, int(paragraphs))))
+        measured, call = run_case(args, name, part, int(paragraphs))
+        print(json.dumps(measured), flush=True)
+        if call is not None:
+            print(json.dumps({"gflop": count_gflop(call)}), flush=True)
         return
     peer = None
     if args.models is None or "official" in args.models:

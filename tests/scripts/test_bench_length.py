@@ -90,3 +90,25 @@ def test_the_official_cases_where_the_peer_runs():
         assert limit.startswith("the official encoder's position table has 5000 entries") and "\n" not in limit
         fit = report["exponents"][f"official/{part}"]
         assert fit["largest_source_tokens"] == 8 and 0 < fit["flop_exponent"] < 1.5
+
+
+def test_a_case_that_dies_counting_flops_keeps_its_time_and_peak(monkeypatch):
+    bench = bench_length()
+    measured = json.dumps({"seconds": 1.5, "peak_memory_mb": 900.0})
+    script = f"import os, signal; print({measured!r}, flush=True); os.kill(os.getpid(), signal.SIGKILL)"
+    killed_after_measuring = [sys.executable, "-c", script]
+    monkeypatch.setattr(bench, "child_command", lambda args, case: killed_after_measuring)
+    args = bench.parse_args(["--models", "hierarchical", "--parts", "train", "--paragraphs", "2", "4"])
+    report = bench.run_cases(args)
+    assert [(r["seconds"], r["peak_memory_mb"], r["gflop"]) for r in report["results"]] == [(1.5, 900.0, None)] * 2
+    assert all(r["flop_count_failed"] == "exit status -9" for r in report["results"])
+    assert report["exponents"]["hierarchical/train"]["time_exponent"] == 0.0
+    assert report["exponents"]["hierarchical/train"]["flop_exponent"] is None
+
+
+def test_the_flop_count_past_the_memory_limit_is_none():
+    def out_of_memory() -> None:
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory")
+
+    assert bench_length().count_gflop(out_of_memory) is None
+    assert bench_length().count_gflop(lambda: None) == 0.0
