@@ -280,7 +280,8 @@ def run_cases(args: argparse.Namespace, peer: dict | None = None) -> dict:
                 if "seconds" not in case:
                     break  # the larger sizes would fail too
     settings = {key: getattr(args, key) for key in ("tokens", "vocab", "beam", "steps", "target", "repeats", "device",
-                                                     "copy", "max_positions", "memory_limit_gb")}
+                                                     "copy", "activation_checkpointing", "max_positions",
+                                                     "memory_limit_gb")}
     settings["official"] = peer
     return {"settings": {**settings, "model": "small (ModelConfig defaults), random weights (seed 0)",
                          "torch": torch.__version__, "threads": args.threads or torch.get_num_threads()},
