@@ -49,8 +49,8 @@ def plot(lines: dict[tuple[str, str], list[tuple[int, dict]]], output: Path) -> 
             tokens = [size for size, _ in points]
             axis.plot(tokens, [case[key] for _, case in points], PART_STYLE.get(part, ":"), marker="o",
                       label=f"{model} {part}")
-        if key == "seconds" and lines:  # slope 1 through the first summary point: what linear growth looks like
-            first_tokens, first = next(iter(lines.values()))[0]
+        if key == "seconds" and lines:  # slope 1 through hiersum's first summary point: what linear growth looks like
+            first_tokens, first = lines.get(("hierarchical", "summarize"), next(iter(lines.values())))[0]
             xs = [first_tokens, max(size for points in lines.values() for size, _ in points)]
             axis.plot(xs, [first["seconds"] * x / first_tokens for x in xs], ":", color="grey", label="slope 1")
         axis.set(xscale="log", yscale="log", xlabel="source tokens", ylabel=label)
