@@ -20,7 +20,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
 PANELS = (("seconds", "seconds"), ("peak_memory_mb", "peak memory (MB)"))
-PART_STYLE = {"summarize": "-", "train": "--"}
+RECOMPUTED_TRAIN = "train (activation checkpointing)"
+"""The part of a run of the bench with ``--activation-checkpointing``: a line of its own beside plain training."""
+PART_STYLE = {"summarize": "-", "train": "--", RECOMPUTED_TRAIN: "-."}
 
 
 def read_results(paths: list[Path]) -> dict[tuple[str, str], list[tuple[int, dict]]]:
@@ -28,9 +30,12 @@ def read_results(paths: list[Path]) -> dict[tuple[str, str], list[tuple[int, dic
     that hit a limit or failed are left out."""
     cases: dict[tuple[str, str, int], dict] = {}
     for path in paths:
-        for case in json.loads(path.read_text())["results"]:
+        report = json.loads(path.read_text())
+        recompute = report.get("settings", {}).get("activation_checkpointing", False)
+        for case in report["results"]:
             if "seconds" in case:
-                cases[case["model"], case["part"], case["source_tokens"]] = case
+                part = RECOMPUTED_TRAIN if recompute and case["part"] == "train" else case["part"]
+                cases[case["model"], part, case["source_tokens"]] = case
     lines: dict[tuple[str, str], list[tuple[int, dict]]] = {}
     for (model, part, tokens), case in sorted(cases.items()):
         lines.setdefault((model, part), []).append((tokens, case))
@@ -44,8 +49,8 @@ def plot(lines: dict[tuple[str, str], list[tuple[int, dict]]], output: Path) -> 
             tokens = [size for size, _ in points]
             axis.plot(tokens, [case[key] for _, case in points], PART_STYLE.get(part, ":"), marker="o",
                       label=f"{model} {part}")
-        if key == "seconds" and lines:  # slope 1 through the first summary point: what linear growth looks like
-            first_tokens, first = next(iter(lines.values()))[0]
+        if key == "seconds" and lines:  # slope 1 through hiersum's first summary point: what linear growth looks like
+            first_tokens, first = lines.get(("hierarchical", "summarize"), next(iter(lines.values())))[0]
             xs = [first_tokens, max(size for points in lines.values() for size, _ in points)]
             axis.plot(xs, [first["seconds"] * x / first_tokens for x in xs], ":", color="grey", label="slope 1")
         axis.set(xscale="log", yscale="log", xlabel="source tokens", ylabel=label)

@@ -1,11 +1,16 @@
 """scripts/bench_length.py runs from a checkout on small records and reports what its docstring promises: each case's
-time, peak memory and FLOPs, the flat model's limit as its one-line error, and the log-log exponents."""
+time, peak memory and FLOPs, the flat model's limit as its one-line error, and the log-log exponents; the official
+code's cases where its peer (../shared/peers/hiersumm with its venv and mirror) runs, and a one-line error where
+it is asked for and does not."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -16,13 +21,26 @@ SCRIPT = PROJECT_ROOT / "scripts" / "bench_length.py"
 pytestmark = pytest.mark.slow
 
 
-def test_the_cases_their_limits_and_the_exponents():
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--paragraphs", "2", "4", "--tokens", "8", "--steps", "3", "--target", "4",
-         "--vocab", "50", "--repeats", "1", "--threads", "1", "--max-positions", "20"],
-        capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
+TINY = ["--tokens", "8", "--steps", "3", "--target", "4", "--vocab", "50", "--repeats", "1", "--threads", "1"]
+
+
+def bench_length():
+    """The script as a module (its functions, constants and ``main``)."""
+    spec = importlib.util.spec_from_file_location("bench_length", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cases_their_limits_and_the_exponents(tmp_path):
+    env = {key: value for key, value in os.environ.items() if key != "HIERSUMM_PYTHON"}
+    out = subprocess.run(  # TMPDIR without the peer's venv: the default models are hiersum's two
+        [sys.executable, str(SCRIPT), "--paragraphs", "2", "4", *TINY, "--max-positions", "20"],
+        capture_output=True, text=True, check=True, cwd=PROJECT_ROOT, env={**env, "TMPDIR": str(tmp_path)})
     report = json.loads(out.stdout)
     cases = {(r["model"], r["part"], r["paragraphs"]): r for r in report["results"]}
+    assert {r["model"] for r in report["results"]} == {"hierarchical", "flat"}
+    assert report["settings"]["official"] is None
     for part in ("summarize", "train"):
         for paragraphs in (2, 4):
             case = cases[("hierarchical", part, paragraphs)]
@@ -33,3 +51,64 @@ def test_the_cases_their_limits_and_the_exponents():
         fit = report["exponents"][f"hierarchical/{part}"]
         assert fit["largest_source_tokens"] == 32 and 0 < fit["flop_exponent"] < 1.5
         assert report["exponents"][f"flat/{part}"]["flop_exponent"] is None  # one size ran
+
+
+def test_official_asked_for_without_its_peer_is_one_line(tmp_path, monkeypatch):
+    bench = bench_length()
+    monkeypatch.delenv("HIERSUMM_PYTHON", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # no $TMPDIR/hsv
+    for argv, missing in ((["--models", "official"], "no Python for the official code"),
+                          (["--models", "official", "--official-python", str(tmp_path / "python")], "not found"),
+                          (["--models", "official", "--official-python", sys.executable, "--peer-dir", str(tmp_path)],
+                           "no peer harness")):
+        with pytest.raises(SystemExit) as stop:
+            bench.main(argv)
+        line = str(stop.value.code)
+        assert "\n" not in line and line.startswith("bench_length.py --models official: ") and missing in line
+        assert "--official-python" in line and "README.md" in line and "pip install torch" in line
+
+
+def test_the_official_cases_where_the_peer_runs():
+    bench = bench_length()
+    peer = bench.official_peer(bench.parse_args(["--models", "official"]))
+    if isinstance(peer, str):
+        pytest.skip(f"the official code's peer does not run here: {peer}")
+    out = subprocess.run(  # 5001 paragraphs: past the official position table (tokens 2 keeps it small)
+        [sys.executable, str(SCRIPT), "--models", "official", "--paragraphs", "2", "4", "5001", *TINY,
+         "--tokens", "2", "--official-python", peer["python"]],
+        capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
+    report = json.loads(out.stdout)
+    assert report["settings"]["official"]["official_commit"] == peer["official_commit"]
+    cases = {(r["model"], r["part"], r["paragraphs"]): r for r in report["results"]}
+    assert {r["model"] for r in report["results"]} == {"official"}
+    for part in ("summarize", "train"):
+        for paragraphs in (2, 4):
+            case = cases[("official", part, paragraphs)]
+            assert case["source_tokens"] == paragraphs * 2
+            assert case["seconds"] > 0 and case["peak_memory_mb"] > 0 and case["gflop"] > 0
+        limit = cases[("official", part, 5001)]["limit"]
+        assert limit.startswith("the official encoder's position table has 5000 entries") and "\n" not in limit
+        fit = report["exponents"][f"official/{part}"]
+        assert fit["largest_source_tokens"] == 8 and 0 < fit["flop_exponent"] < 1.5
+
+
+def test_a_case_that_dies_counting_flops_keeps_its_time_and_peak(monkeypatch):
+    bench = bench_length()
+    measured = json.dumps({"seconds": 1.5, "peak_memory_mb": 900.0})
+    script = f"import os, signal; print({measured!r}, flush=True); os.kill(os.getpid(), signal.SIGKILL)"
+    killed_after_measuring = [sys.executable, "-c", script]
+    monkeypatch.setattr(bench, "child_command", lambda args, case: killed_after_measuring)
+    args = bench.parse_args(["--models", "hierarchical", "--parts", "train", "--paragraphs", "2", "4"])
+    report = bench.run_cases(args)
+    assert [(r["seconds"], r["peak_memory_mb"], r["gflop"]) for r in report["results"]] == [(1.5, 900.0, None)] * 2
+    assert all(r["flop_count_failed"] == "exit status -9" for r in report["results"])
+    assert report["exponents"]["hierarchical/train"]["time_exponent"] == 0.0
+    assert report["exponents"]["hierarchical/train"]["flop_exponent"] is None
+
+
+def test_the_flop_count_past_the_memory_limit_is_none():
+    def out_of_memory() -> None:
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory")
+
+    assert bench_length().count_gflop(out_of_memory) is None
+    assert bench_length().count_gflop(lambda: None) == 0.0

@@ -42,3 +42,20 @@ def test_no_measured_case_is_one_line(tmp_path):
                           "--output", str(tmp_path / "x.png")], capture_output=True, text=True, cwd=PROJECT_ROOT)
     assert run.returncode == 1
     assert run.stderr.strip() == f"{results}: no measured case (every case hit a limit or failed)"
+
+
+def test_training_with_activation_checkpointing_is_a_line_of_its_own(tmp_path):
+    def report(recompute: bool, seconds: float) -> dict:
+        return {"settings": {"activation_checkpointing": recompute},
+                "results": [{"model": "hierarchical", "part": "train", "source_tokens": tokens,
+                             "seconds": seconds * tokens, "peak_memory_mb": 500.0} for tokens in (100, 1000)]}
+
+    plain, recomputed = tmp_path / "plain.json", tmp_path / "recomputed.json"
+    plain.write_text(json.dumps(report(False, 0.001)))
+    recomputed.write_text(json.dumps(report(True, 0.002)))
+    plotted = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "plot_length.py"), str(plain),
+                              str(recomputed), "--output", str(tmp_path / "x.png")],
+                             capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
+    points = json.loads(plotted.stdout)
+    assert points["hierarchical/train"] == [[100, 0.1, 500.0], [1000, 1.0, 500.0]]
+    assert points["hierarchical/train (activation checkpointing)"] == [[100, 0.2, 500.0], [1000, 2.0, 500.0]]
