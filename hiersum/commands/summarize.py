@@ -44,10 +44,10 @@ from omegaconf import DictConfig
 from hiersum.commands.common import rerun_command
 from hiersum.commands.composed import command_config
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
-from hiersum.config import SummarizeConfig
+from hiersum.config import SELECTION_FIELDS, SummarizeConfig
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import Example
-from hiersum.data.selection import SelectionConfig
+from hiersum.data.selection import EncodingConfig
 from hiersum.errors import UsageError
 from hiersum.inference.pipeline import Summarizer, load_summarizer
 from hiersum.inference.record_output import (
@@ -113,12 +113,11 @@ def _summarize_on_devices(cfg: SummarizeConfig, decode_given: Collection[str] | 
 
 def _output_options(cfg: SummarizeConfig) -> dict[str, Any]:
     """The options that change a summary line (recorded in the output's provenance)."""
-    names = ("input_format", "precision", "max_paragraphs", "max_paragraph_tokens", "selection", "ranker",
-             "attention", "attention_top_k")
+    names = ("input_format", "precision", *SELECTION_FIELDS, "attention", "attention_top_k")
     return {"decode": asdict(cfg.decode), **{name: getattr(cfg, name) for name in names}}
 
 
-def _summarize_window(summarizer: Summarizer, examples: list[Example], selection: SelectionConfig,
+def _summarize_window(summarizer: Summarizer, examples: list[Example], selection: EncodingConfig,
                       cfg: SummarizeConfig, lines: LineWriter) -> None:
     """Decode one window of records in token-budget batches (:meth:`Summarizer.lines`) and write their summaries in
     input order as soon as every earlier one is done (synced after each batch)."""

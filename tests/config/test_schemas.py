@@ -211,8 +211,9 @@ def test_the_slurm_launcher_runs_one_task_per_device_on_every_node(tmp_path):
     ("evaluate", "decode.stopping=eager"),
     ("evaluate", "data.selection=rr"),
     ("evaluate", "baselines=[lead,lexrnk]"),
-    ("summarize", "precision=64"),
+    ("summarize", "precision=64bit"),
     ("summarize", "selection=rr"),
+    ("summarize", "paragraphs=words"),
     ("summarize", "decode.stopping=eager"),
 ])
 def test_a_value_outside_a_fixed_choice_fails_at_composition(name, override):
