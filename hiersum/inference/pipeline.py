@@ -2,7 +2,7 @@
 :class:`~hiersum.errors.UsageError`) as a :class:`Summarizer`, which ``hiersum summarize``, ``hiersum serve`` and a
 Python call all decode with, as litgpt's ``LLM.load`` is what its server and its users call. Its
 :meth:`Summarizer.lines` is the one sequence from records to output lines: paragraph selection -> encoding ->
-decoding in token-budget batches -> the line of each record (:mod:`hiersum.inference.records`).
+decoding in token-budget batches -> the line of each record (:mod:`hiersum.inference.summary_lines`).
 
 From Python, :meth:`Summarizer.summarize` gives, as Hugging Face's ``pipeline("summarization")``, the lines
 ``hiersum summarize`` writes for the same records and options, one dict per input, in input order::
@@ -32,7 +32,7 @@ from hiersum.data.selection import EncodingConfig, encode_examples, encoding_con
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
 from hiersum.inference.batched import PRECISIONS, summarize_encoded
-from hiersum.inference.records import attended_paragraphs, example_of, output_record
+from hiersum.inference.summary_lines import attended_paragraphs, example_of, summary_line
 from hiersum.model.encoder_registry import encoder_spec
 from hiersum.model.summarizer import HierSum
 
@@ -124,7 +124,7 @@ class Summarizer:
     def lines(self, examples: Sequence[Example], *, selection: EncodingConfig, decode: DecodeConfig,
               attention_top_k: int = 0, paragraphs: bool = False, deadlines: Sequence[float | None] | None = None,
               ) -> Iterator[tuple[list[int], list[dict[str, Any] | None]]]:
-        """The output line of each example (:func:`hiersum.inference.records.output_record`): its paragraphs
+        """The output line of each example (:func:`hiersum.inference.summary_lines.summary_line`): its paragraphs
         selected by ``selection``, encoded, decoded with ``decode`` in token-budget batches; yields (indices into
         ``examples``, their lines: None for an example past its deadline) batch by batch. What ``hiersum summarize``
         writes, ``hiersum serve`` answers and :meth:`summarize` returns.
@@ -140,7 +140,7 @@ class Summarizer:
             self.model, encoded, self.tokenizer, decode, batch_tokens=self.batch_tokens, device=self.device,
             precision=self.precision, attention_top_k=attention_top_k, deadlines=deadlines,
         ):
-            lines = [None if summary is None else output_record(summary, encoded[index], n_best=decode.n_best > 1)
+            lines = [None if summary is None else summary_line(summary, encoded[index], n_best=decode.n_best > 1)
                      for index, summary in zip(indices, summaries, strict=True)]
             if paragraphs:
                 lines = [None if line is None else {**line, "paragraphs": attended_paragraphs(line, examples[index])}
