@@ -34,7 +34,7 @@ _.plugins, _.sync_batchnorm, _.reload_dataloaders_every_n_epochs, _.default_root
 _.model_registry
 
 # dataclass fields written out by dataclasses.asdict
-_.model_sha256  # Provenance (hiersum/inference/record_output.py): out.provenance.json
+_.model_sha256  # Provenance (hiersum/inference/resumable_output.py): out.provenance.json
 _.hiersum_version  # Provenance
 
 # parameters a protocol fixes

@@ -81,7 +81,7 @@ from hiersum.data.batching import collate, make_token_budget_batches
 from hiersum.data.corpus_splits import read_split
 from hiersum.data.packing import PackedGrid
 from hiersum.data.schema import IGNORE_INDEX, Batch
-from hiersum.data.selection import encode_examples, selection_config
+from hiersum.data.selection import encode_examples, encoding_config
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model import HierSum
 from hiersum.model.flops import flop_counter, peak_flops, training_flops
@@ -164,7 +164,7 @@ def multinews_batches(vocab: int, count: int) -> tuple[list[StepBatch], list[Ste
     examples = read_split(MULTINEWS / "validation.jsonl", "multinews")
     texts = (text for e in examples for text in [*e.references, *(p for d in e.documents for p in d)] if text)
     tokenizer = train_tokenizer(texts, vocab_size=vocab)
-    encoded = encode_examples(examples, tokenizer, selection_config(data))
+    encoded = encode_examples(examples, tokenizer, encoding_config(data))
     groups = make_token_budget_batches(encoded, batch_tokens=data.batch_tokens, max_batch_size=data.max_batch_size)
     ids = tokenizer.special
     batches = [collate([encoded[i] for i in group], pad_id=ids.pad, bos_id=ids.bos, eos_id=ids.eos,

@@ -48,7 +48,7 @@ from hiersum.data.corpus_splits import read_split  # noqa: E402
 from hiersum.data.prepared import prepare_tokenizer  # noqa: E402
 from hiersum.data.sample_location import sample_dir  # noqa: E402
 from hiersum.data.schema import Batch  # noqa: E402
-from hiersum.data.selection import encode_examples, selection_config  # noqa: E402
+from hiersum.data.selection import encode_examples, encoding_config  # noqa: E402
 from hiersum.evaluation.machine import machine_description  # noqa: E402
 from hiersum.training.module import HierSumModule, module_hparams  # noqa: E402
 
@@ -69,7 +69,7 @@ def sample_batches(data: DataConfig, tokenizer: Any, steps: int, batch_tokens: i
     """``steps`` token-budget batches of the train split: spread evenly over the size order, or (``epochs``) all of
     them in one shuffled order (``random.Random(0)``), again and again."""
     examples = read_split(Path(data.path) / "train.jsonl")
-    encoded = encode_examples(examples, tokenizer, selection_config(data))
+    encoded = encode_examples(examples, tokenizer, encoding_config(data))
     groups = make_token_budget_batches(encoded, batch_tokens=batch_tokens, max_batch_size=data.max_batch_size)
     if epochs:
         order = list(range(len(groups)))

@@ -22,7 +22,7 @@ from hiersum.checkpoints.kinds import RANKER, check_file, rebuilding
 from hiersum.config import RankerModelConfig, config_dict
 from hiersum.data.ranker_data import collate_ranker, encode_ranker_examples
 from hiersum.data.schema import Example
-from hiersum.data.selection import SCORERS, SelectionConfig
+from hiersum.data.selection import SCORERS, EncodingConfig
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.ranker import ParagraphRanker
 
@@ -114,7 +114,7 @@ def load_ranker_scorer(path: str | Path) -> RankerScorer:
     return _cached_scorer(str(path.resolve()), path.stat().st_mtime_ns)
 
 
-def _selection_scorer(config: SelectionConfig) -> RankerScorer:
+def _selection_scorer(config: EncodingConfig) -> RankerScorer:
     if not config.ranker:
         raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum train-ranker)")
     return load_ranker_scorer(config.ranker)

@@ -1,6 +1,6 @@
 """What several commands share: the records a run skipped, the command line that reruns it (loading a checkpoint
 or checking a device as a usage error is :mod:`hiersum.inference.pipeline`'s; the record-by-record outputs of
-``summarize`` and ``rank`` are :mod:`hiersum.inference.record_output`'s)."""
+``summarize`` and ``rank`` are :mod:`hiersum.inference.resumable_output`'s)."""
 
 from __future__ import annotations
 

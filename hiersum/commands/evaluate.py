@@ -22,14 +22,13 @@ from omegaconf import DictConfig
 
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
-from hiersum.config import DataConfig, EvaluateConfig, config_dict
+from hiersum.config import SELECTION_FIELDS, DataConfig, EvaluateConfig, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import EncodedExample, Example
-from hiersum.data.selection import SELECTION_FIELDS
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
@@ -44,8 +43,9 @@ N_IDS_SHOWN = 10
 USAGE = "hiersum evaluate (checkpoint=CKPT | predictions=FILE) [split=test]"
 
 
-CHECKPOINT_DATA_FIELDS = ("format", *SELECTION_FIELDS)
-"""The ``data`` fields checkpoint mode takes from the checkpoint: its data format and paragraph selection."""
+CHECKPOINT_DATA_FIELDS = ("format", "max_target_tokens", *SELECTION_FIELDS)
+"""The ``data`` fields checkpoint mode takes from the checkpoint: its data format, target cut and paragraph selection
+(:class:`hiersum.config.ParagraphSelection`), which shape the model's input."""
 
 
 def effective_data_config(trained: DataConfig | None, given: DataConfig, data_given: Collection[str]) -> DataConfig:

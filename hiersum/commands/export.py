@@ -31,7 +31,7 @@ from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.errors import UsageError
 from hiersum.inference.pipeline import load_summarizer
-from hiersum.inference.record_output import checkpoint_sha256
+from hiersum.inference.resumable_output import checkpoint_sha256
 
 USAGE = "hiersum export checkpoint=RUN_OR_CKPT output=DIR"
 RUN_CONFIG = Path(".hydra") / "config.yaml"

@@ -14,7 +14,7 @@ paragraph, score}, ...]`` giving each kept paragraph's place in the input (0-bas
 Resume (with the output's provenance), ``overwrite``, ``strict``, malformed records, the errors file, a
 stopped run, the output's lock and the shards (``shard=I/N``, ``devices=N``: :mod:`hiersum.commands.shards`)
 behave as in :mod:`hiersum.commands.summarize`; the machinery both use is
-:class:`hiersum.inference.record_output.RecordOutput`.
+:class:`hiersum.inference.resumable_output.ResumableOutput`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import Example
 from hiersum.data.selection import ParagraphScorer, TfidfScorer, ranked_order
 from hiersum.inference.pipeline import checked_device
-from hiersum.inference.record_output import OutputResult, Provenance, RecordOutput, refuse_record_output_over_inputs
+from hiersum.inference.resumable_output import OutputResult, Provenance, ResumableOutput, refuse_output_over_inputs
 
 TFIDF = "tfidf"
 """``ranker=tfidf``: rank by tf-idf similarity, no checkpoint."""
@@ -71,7 +71,7 @@ def rank(cfg: RankConfig | DictConfig) -> RankResult:
     composed Hydra config it is converted from."""
     cfg = command_config(cfg, RankConfig, usage=USAGE)
     ranker_file = None if cfg.ranker == TFIDF else cfg.ranker
-    refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "ranker": ranker_file})
+    refuse_output_over_inputs(cfg.output, {"input": cfg.input, "ranker": ranker_file})
     if cfg.devices > 1:
         merged = run_on_devices(cfg, rank, "rank")
         print(f"merged the {cfg.devices} shards ({merged} ranked records) into {cfg.output}", file=sys.stderr)
@@ -87,7 +87,7 @@ def _rank_into(cfg: RankConfig, output: str, shard: Shard | None, ranker_file: s
     options = {"input_format": cfg.input_format, "top_k": cfg.top_k, "ranker": cfg.ranker,
                **({"shard": str(shard)} if shard else {})}
     provenance = Provenance.of("rank", model=ranker_file, source=cfg.input, options=options)
-    out = RecordOutput(output, provenance, noun="ranked records", rerun=rerun_command("rank"))
+    out = ResumableOutput(output, provenance, noun="ranked records", rerun=rerun_command("rank"))
     pending = out.start(cfg.input, input_format=cfg.input_format, resume=cfg.resume and not cfg.overwrite,
                         strict=cfg.strict, keeps=shard.keeps if shard else None)
     with out.writing(memory_hint=f"lower batch_examples (now {cfg.batch_examples})", description="ranking") as lines:

@@ -38,7 +38,7 @@ from hiersum.data.jsonl_output import completed_ids
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import RecordError
 from hiersum.errors import RunStopped, UsageError
-from hiersum.inference.record_output import errors_path, provenance_path, write_errors
+from hiersum.inference.resumable_output import errors_path, provenance_path, write_errors
 
 ShardedConfig = SummarizeConfig | RankConfig
 """The config of an action that writes shards: ``input``, ``input_format``, ``output``, ``shard``, ``devices``,

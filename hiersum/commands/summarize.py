@@ -4,7 +4,7 @@ The story of :func:`summarize`: typed config -> the output checked against the i
 (:func:`hiersum.inference.load_summarizer`, what ``hiersum serve`` and Python load too) -> read the records still
 to write (:mod:`hiersum.data.formats`) -> window by window, their lines (:meth:`hiersum.inference.Summarizer.lines`:
 paragraphs selected and encoded, decoded in token-budget batches) -> each written, in input order, as soon as every
-earlier one is done, through :class:`hiersum.inference.record_output.RecordOutput`.
+earlier one is done, through :class:`hiersum.inference.resumable_output.ResumableOutput`.
 
 Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, or ``-`` (stdin);
 see :mod:`hiersum.data.formats` and ``input_format``.
@@ -20,7 +20,7 @@ others appended, so rerunning a killed command completes the file with every id 
 ``<stem>.provenance.json`` must say it was made by the same checkpoint, input and options, or the run stops
 in one line (``overwrite=true`` starts afresh). An output (or a file beside it) that is the input or the
 checkpoint, or that cannot be written, is refused before anything is written; Ctrl-C, SIGTERM or a full
-disk stop the run in one line with every written line complete (:mod:`hiersum.inference.record_output`).
+disk stop the run in one line with every written line complete (:mod:`hiersum.inference.resumable_output`).
 An input with no record is a one-line warning (an error with ``strict=true``). The run holds the output's lock
 while it writes (:mod:`hiersum.data.output_lock`): a second process on the same output is refused at once.
 
@@ -44,18 +44,18 @@ from omegaconf import DictConfig
 from hiersum.commands.common import rerun_command
 from hiersum.commands.composed import command_config
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
-from hiersum.config import SummarizeConfig
+from hiersum.config import SELECTION_FIELDS, SummarizeConfig
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import Example
-from hiersum.data.selection import SelectionConfig
+from hiersum.data.selection import EncodingConfig
 from hiersum.errors import UsageError
 from hiersum.inference.pipeline import Summarizer, load_summarizer
-from hiersum.inference.record_output import (
+from hiersum.inference.resumable_output import (
     LineWriter,
     OutputResult,
     Provenance,
-    RecordOutput,
-    refuse_record_output_over_inputs,
+    ResumableOutput,
+    refuse_output_over_inputs,
 )
 
 USAGE = "hiersum summarize checkpoint=CKPT input=IN output=OUT"
@@ -71,7 +71,7 @@ def summarize(cfg: SummarizeConfig | DictConfig, decode_given: Collection[str] |
     gave (:func:`hiersum.cli.overrides.given_decode_fields`); the others are the search settings the checkpoint's
     training run recorded, where it recorded them. None: ``cfg.decode`` whole."""
     cfg = command_config(cfg, SummarizeConfig, usage=USAGE)
-    refuse_record_output_over_inputs(cfg.output, {"input": cfg.input, "checkpoint": cfg.checkpoint})
+    refuse_output_over_inputs(cfg.output, {"input": cfg.input, "checkpoint": cfg.checkpoint})
     if cfg.devices > 1:
         return _summarize_on_devices(cfg, decode_given)
     shard, output = shard_target(cfg)
@@ -92,7 +92,7 @@ def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
     selection = summarizer.selection(cfg)
     options = {**_output_options(cfg), **({"shard": str(shard)} if shard else {})}
     provenance = Provenance.of("summarize", model=cfg.checkpoint, source=cfg.input, options=options)
-    out = RecordOutput(output, provenance, noun="summaries", rerun=rerun_command("summarize"))
+    out = ResumableOutput(output, provenance, noun="summaries", rerun=rerun_command("summarize"))
     pending = out.start(cfg.input, input_format=cfg.input_format, resume=cfg.resume and not cfg.overwrite,
                         strict=cfg.strict, keeps=shard.keeps if shard else None)
     memory_hint = (f"lower batch_tokens (now {cfg.batch_tokens}) or decode.batch_size (now {cfg.decode.batch_size}); "
@@ -113,12 +113,11 @@ def _summarize_on_devices(cfg: SummarizeConfig, decode_given: Collection[str] | 
 
 def _output_options(cfg: SummarizeConfig) -> dict[str, Any]:
     """The options that change a summary line (recorded in the output's provenance)."""
-    names = ("input_format", "precision", "max_paragraphs", "max_paragraph_tokens", "selection", "ranker",
-             "attention", "attention_top_k")
+    names = ("input_format", "precision", *SELECTION_FIELDS, "attention", "attention_top_k")
     return {"decode": asdict(cfg.decode), **{name: getattr(cfg, name) for name in names}}
 
 
-def _summarize_window(summarizer: Summarizer, examples: list[Example], selection: SelectionConfig,
+def _summarize_window(summarizer: Summarizer, examples: list[Example], selection: EncodingConfig,
                       cfg: SummarizeConfig, lines: LineWriter) -> None:
     """Decode one window of records in token-budget batches (:meth:`Summarizer.lines`) and write their summaries in
     input order as soon as every earlier one is done (synced after each batch)."""

@@ -22,11 +22,12 @@ module             schemas
 ``choices``        :class:`ConfigEnum` and the fixed choices (``Graph``, ``Selection``...)
 ``checks``         ``MISSING``, :func:`config_dict`, the value checks
 ``model``          :class:`ModelConfig`
-``data``           :class:`TokenizerConfig`, :class:`DataConfig`
+``selection``      :class:`ParagraphSelection` (the one type of paragraph selection), :data:`SelectionOverrides`
+``data``           :class:`TokenizerConfig`, :class:`DataConfig` (extends :class:`ParagraphSelection`)
 ``optim``          :class:`OptimConfig`, :class:`ParameterGroupConfig`
 ``decode``         :class:`DecodeConfig`
-``records``        :class:`RecordConfig` (what summarize and serve share)
-``record_output``  :class:`RecordOutputConfig` (what summarize and rank share)
+``summary_options`` :class:`SummaryOptions` (what summarize and serve share)
+``input_output``   :class:`InputOutputConfig` (what summarize and rank share)
 ``trainer``        :class:`TrainerConfig` (derived from ``pytorch_lightning.Trainer``)
 ``train``          :class:`TrainConfig`
 ``prepare``        :class:`PrepareConfig`
@@ -62,25 +63,26 @@ from hiersum.config.choices import (
 from hiersum.config.data import DataConfig, TokenizerConfig
 from hiersum.config.decode import DecodeConfig
 from hiersum.config.evaluate import BootstrapConfig, EvaluateConfig, EvaluateSelectionConfig
+from hiersum.config.input_output import InputOutputConfig
 from hiersum.config.model import ModelConfig
 from hiersum.config.optim import NOAM_SCHEDULER, OptimConfig, ParameterGroupConfig
 from hiersum.config.prepare import PrepareConfig
 from hiersum.config.rank import RankConfig
 from hiersum.config.ranker_model import RankerModelConfig
-from hiersum.config.record_output import RecordOutputConfig
-from hiersum.config.records import RecordConfig
+from hiersum.config.selection import SELECTION_FIELDS, ParagraphSelection, SelectionOverrides
 from hiersum.config.serve import ServeConfig, ServeLimits
 from hiersum.config.summarize import ExportConfig, SummarizeConfig
+from hiersum.config.summary_options import SummaryOptions
 from hiersum.config.train import TrainConfig
 from hiersum.config.train_ranker import RankerTrainConfig
-from hiersum.config.trainer import TRAINER_ACCELERATORS, TRAINER_PRECISIONS, TRAINER_PROFILERS, TrainerConfig
+from hiersum.config.trainer import TRAINER_ACCELERATORS, TRAINER_PROFILERS, TrainerConfig
 
 __all__ = [
     "Baseline", "BootstrapConfig", "ConfigEnum", "DataConfig", "DecodeConfig", "EvaluateConfig",
-    "EvaluateSelectionConfig", "ExportConfig", "Graph", "LogLevel", "MISSING", "ModelConfig", "NOAM_SCHEDULER",
-    "OnError", "OptimConfig", "Paragraphs", "ParameterGroupConfig", "Precision", "PrepareConfig", "RankConfig",
-    "RankerFeature", "RankerModelConfig", "RankerTrainConfig", "RecordConfig", "RecordOutputConfig", "Selection",
-    "SelectionStrategy", "ServeAccelerator", "ServeConfig", "ServeHost", "ServeLimits", "Stopping", "SummarizeConfig",
-    "TRAINER_ACCELERATORS", "TRAINER_PRECISIONS", "TRAINER_PROFILERS", "TokenizerConfig", "TrainConfig",
-    "TrainerConfig", "config_dict",
+    "EvaluateSelectionConfig", "ExportConfig", "Graph", "InputOutputConfig", "LogLevel", "MISSING", "ModelConfig",
+    "NOAM_SCHEDULER", "OnError", "OptimConfig", "ParagraphSelection", "Paragraphs", "ParameterGroupConfig",
+    "Precision", "PrepareConfig", "RankConfig", "RankerFeature", "RankerModelConfig", "RankerTrainConfig",
+    "SELECTION_FIELDS", "Selection", "SelectionOverrides", "SelectionStrategy", "ServeAccelerator", "ServeConfig",
+    "ServeHost", "ServeLimits", "Stopping", "SummarizeConfig", "SummaryOptions", "TRAINER_ACCELERATORS",
+    "TRAINER_PROFILERS", "TokenizerConfig", "TrainConfig", "TrainerConfig", "config_dict",
 ]

@@ -85,11 +85,6 @@ class Stopping(ConfigEnum):
     official = "official"
 
 
-Precision = ConfigEnum("Precision", [("32", "32"), ("bf16", "bf16"), ("16", "16"), ("bf16-true", "bf16-true")])
-"""``hiersum summarize precision``: float32, autocast to bfloat16 / float16, or the weights in bfloat16
-(``bf16-true``)."""
-
-
 class Baseline(ConfigEnum):
     """``hiersum evaluate baselines``: the baselines built from the examples
     (``hiersum.evaluation.baselines.BASELINES``)."""
@@ -110,6 +105,13 @@ ServeHost = fixed_choices("ServeHost", "127.0.0.1", "0.0.0.0", "::")
 """``hiersum serve host``: the addresses LitServe listens on: this machine, every IPv4 interface, every interface."""
 ServeAccelerator = fixed_choices("ServeAccelerator", "auto", "cpu", "cuda", "mps")
 """``hiersum serve accelerator``: LitServe's accelerator (one inference worker per device)."""
+Precision = fixed_choices("Precision", "transformer-engine", "transformer-engine-float16", "16-true", "16-mixed",
+                          "bf16-true", "bf16-mixed", "32-true", "64-true", "64", "32", "16", "bf16")
+"""The numeric precision, one vocabulary for training and decoding: Lightning's names (``trainer.precision``; a test
+keeps them ``lightning_fabric.connector._PRECISION_INPUT``'s), where ``32`` = ``32-true``, ``16`` = ``16-mixed`` and
+``bf16`` = ``bf16-mixed``. ``hiersum summarize`` / ``serve`` ``precision`` (and ``load_summarizer``) decode in those
+of :data:`hiersum.inference.batched.PRECISIONS`: float32, autocast to bfloat16 / float16 (the weights stay float32),
+or the weights in bfloat16 (``bf16-true``)."""
 LogLevel = fixed_choices("LogLevel", "critical", "error", "warning", "info", "debug", "trace")
 """``hiersum serve log_level``: of LitServe and uvicorn."""
 

@@ -4,9 +4,11 @@ becomes a [P, T] grid of token ids."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from hiersum.config.checks import MISSING, check
-from hiersum.config.choices import OnError, Paragraphs, Selection
+from hiersum.config.choices import OnError
+from hiersum.config.selection import ParagraphSelection
 
 
 @dataclass
@@ -28,9 +30,13 @@ class TokenizerConfig:
 
 
 @dataclass
-class DataConfig:
+class DataConfig(ParagraphSelection):
     """Which corpus to read and how to turn an example into a [P, T] grid of token ids; defaults =
-    ``conf/data/sample.yaml`` (except ``path``, which every preset gives)."""
+    ``conf/data/sample.yaml`` (except ``path``, which every preset gives). Its paragraph selection
+    (``max_paragraphs``, ``max_paragraph_tokens``, ``paragraphs``, ``selection``, ``ranker``, ``title_paragraph``) is
+    :class:`~hiersum.config.selection.ParagraphSelection`'s, whose fields it extends (``data.max_paragraphs=24``)."""
+
+    KEY_PREFIX: ClassVar[str] = "data."
 
     path: str = MISSING
     """Folder holding the splits, e.g. ``{train,validation,test}.jsonl`` (format ``jsonl``), ``{train,dev,test}.jsonl``
@@ -41,23 +47,8 @@ class DataConfig:
     (CNN/DailyMail: parquet, ``save_to_disk`` or JSONL), ``aeslc`` (the AESLC folders of ``.subject`` files,
     several references) or ``wikisum`` (the official ranked WikiSum release: SentencePiece ids; needs
     ``tokenizer=official_spm``)."""
-    max_paragraphs: int = 12
-    """P: paragraphs kept per example."""
-    max_paragraph_tokens: int = 48
-    """T: tokens kept per paragraph."""
     max_target_tokens: int = 96
     """Summary tokens kept for training (BOS and EOS excluded)."""
-    paragraphs: Paragraphs = Paragraphs.given
-    """How a document's text becomes paragraphs: ``given`` (as the reader gives them) or ``sentences`` (split into
-    sentences, grouped into paragraphs of at most ``max_paragraph_tokens`` tokens: text without paragraph breaks,
-    such as CNN/DailyMail; :mod:`hiersum.data.paragraphs`)."""
-    selection: Selection = Selection.first
-    """``first`` (document order), ``round_robin`` (first paragraph of each document, then second...),
-    ``tfidf`` (tf-idf similarity to the title or centroid) or ``ranker`` (a trained ranker, ``data.ranker``)."""
-    ranker: str | None = None
-    """The ranker checkpoint (``hiersum train-ranker``) that orders paragraphs when ``selection=ranker``."""
-    title_paragraph: bool = True
-    """Put the example's title (topic or entity), when it has one, as paragraph 0."""
     every_reference: bool = False
     """Train on every reference of an example, each a target of its own (the example repeated once per
     reference, ids ``<id>``, ``<id>#2``...), as the SciTLDR paper trains; False: the first reference only.
@@ -83,16 +74,13 @@ class DataConfig:
     main process); None: the machine's cores. The prepared files are the same for any number."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.on_error = OnError.coerce(self.on_error, "data.on_error")
         if self.eval_max_paragraphs is not None and self.eval_max_paragraphs < 1:
             raise ValueError(f"data.eval_max_paragraphs must be >= 1 or null, found {self.eval_max_paragraphs}")
-        self.selection = Selection.coerce(self.selection, "data.selection")
-        self.paragraphs = Paragraphs.coerce(self.paragraphs, "data.paragraphs")
-        if self.selection is Selection.ranker and not self.ranker:
-            raise ValueError("data.selection=ranker needs data.ranker=PATH (a checkpoint of hiersum train-ranker)")
         if self.prepare_workers is not None and self.prepare_workers < 1:
             raise ValueError(f"data.prepare_workers must be >= 1 or null, found {self.prepare_workers}")
-        for name in ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "batch_tokens", "max_batch_size"):
+        for name in ("max_target_tokens", "batch_tokens", "max_batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"data.{name} must be >= 1, found {getattr(self, name)}")
         check(self.num_workers >= 0, "data.num_workers", ">= 0", self.num_workers)

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
-from hiersum.config.record_output import RecordOutputConfig
+from hiersum.config.input_output import InputOutputConfig
 
 
 @dataclass
-class RankConfig(RecordOutputConfig):
+class RankConfig(InputOutputConfig):
     """``conf/rank.yaml`` (``hiersum rank``): raw multi-document input -> ranked native JSONL; the input and output
-    options are :class:`RecordOutputConfig`'s, as ``hiersum summarize``'s."""
+    options are :class:`InputOutputConfig`'s, as ``hiersum summarize``'s."""
 
     task_name: str = MISSING
     ranker: str = MISSING

@@ -7,7 +7,7 @@ from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
 from hiersum.config.choices import LogLevel, ServeAccelerator, ServeHost
-from hiersum.config.records import RecordConfig
+from hiersum.config.summary_options import SummaryOptions
 
 
 @dataclass
@@ -27,9 +27,9 @@ class ServeLimits:
 
 
 @dataclass
-class ServeConfig(RecordConfig):
+class ServeConfig(SummaryOptions):
     """``conf/serve.yaml`` (``hiersum serve``): an HTTP summarization service on LitServe
-    (:mod:`hiersum.serving`). What it shares with ``hiersum summarize`` is :class:`RecordConfig`'s: paragraph
+    (:mod:`hiersum.serving`). What it shares with ``hiersum summarize`` is :class:`SummaryOptions`'s: paragraph
     selection, ``precision``, ``batch_tokens``, ``attention_top_k`` (the most attended paragraphs returned, for
     models with inter-paragraph attention) and ``decode`` (the options of a request that sets none)."""
 

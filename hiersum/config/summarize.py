@@ -6,16 +6,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
-from hiersum.config.record_output import RecordOutputConfig
-from hiersum.config.records import RecordConfig
+from hiersum.config.input_output import InputOutputConfig
+from hiersum.config.summary_options import SummaryOptions
 
 
 @dataclass
-class SummarizeConfig(RecordOutputConfig, RecordConfig):
+class SummarizeConfig(InputOutputConfig, SummaryOptions):
     """``conf/summarize.yaml`` (``hiersum summarize``): its top-level keys, whose values the YAML gives; those it
     shares with ``hiersum serve`` (paragraph selection, ``precision``, ``batch_tokens``, ``attention_top_k``,
-    ``decode``) are :class:`RecordConfig`'s, those it shares with ``hiersum rank`` (``input``, ``output``,
-    ``resume``, ``shard``...) :class:`RecordOutputConfig`'s."""
+    ``decode``) are :class:`SummaryOptions`'s, those it shares with ``hiersum rank`` (``input``, ``output``,
+    ``resume``, ``shard``...) :class:`InputOutputConfig`'s."""
 
     task_name: str = MISSING
     checkpoint: str = MISSING

@@ -22,20 +22,18 @@ from pathlib import Path
 from typing import Any
 
 from hiersum.config.checks import check, is_number
+from hiersum.config.choices import Precision
 
 TRAINER_ACCELERATORS = ("auto", "cpu", "cuda", "gpu", "mps", "tpu")
 """The accelerator names ``pytorch_lightning.Trainer`` takes (``auto``, ``gpu`` and its ``AcceleratorRegistry``)."""
-TRAINER_PRECISIONS = ("transformer-engine", "transformer-engine-float16", "16-true", "16-mixed", "bf16-true",
-                      "bf16-mixed", "32-true", "64-true", "64", "32", "16", "bf16")
-"""The precisions ``pytorch_lightning.Trainer`` takes (``lightning_fabric.connector._PRECISION_INPUT``, as strings)."""
 TRAINER_PROFILERS = ("simple", "advanced", "pytorch", "xla")
 """The profiler names ``pytorch_lightning.Trainer`` takes."""
-NARROWED: dict[str, Any] = {"precision": str | None, "max_time": str | None, "deterministic": bool | str | None,
+NARROWED: dict[str, Any] = {"precision": Precision | None, "max_time": str | None, "deterministic": bool | str | None,
                             "default_root_dir": str | None}
-"""Fields typed narrower than (or, for a type alias, as) Lightning's signature: a precision is given as its string
-(``16`` becomes ``"16"``, one of :data:`TRAINER_PRECISIONS`), a time limit as ``DD:HH:MM:SS`` (not a
-``timedelta`` or dict), ``deterministic`` as a bool or ``warn`` (``_LITERAL_WARN``), a folder as a string
-(``_PATH``)."""
+"""Fields typed narrower than (or, for a type alias, as) Lightning's signature: a precision as a
+:data:`hiersum.config.Precision` (the one vocabulary of training and decoding; ``16`` becomes ``"16"``), a time
+limit as ``DD:HH:MM:SS`` (not a ``timedelta`` or dict), ``deterministic`` as a bool or ``warn``
+(``_LITERAL_WARN``), a folder as a string (``_PATH``)."""
 _TRAINER_MINIMA = {"num_nodes": 1, "fast_dev_run": 0, "max_epochs": -1, "min_epochs": 0, "max_steps": -1,
                    "min_steps": 0, "check_val_every_n_epoch": 1, "num_sanity_val_steps": -1, "log_every_n_steps": 0,
                    "accumulate_grad_batches": 1, "gradient_clip_val": 0, "reload_dataloaders_every_n_epochs": 0}
@@ -104,8 +102,8 @@ class TrainerChecks:
             check(value is None or value >= least, f"trainer.{name}", f">= {least}", value)
         check(isinstance(self.accelerator, Mapping) or self.accelerator in TRAINER_ACCELERATORS,
                "trainer.accelerator", f"one of {', '.join(TRAINER_ACCELERATORS)}", self.accelerator)
-        check(self.precision is None or self.precision in TRAINER_PRECISIONS, "trainer.precision",
-               f"one of {', '.join(TRAINER_PRECISIONS)}", self.precision)
+        if self.precision is not None:
+            self.precision = Precision.coerce(self.precision, "trainer.precision")
         check(self.profiler is None or isinstance(self.profiler, Mapping) or str(self.profiler).lower()
                in TRAINER_PROFILERS, "trainer.profiler", f"null or one of {', '.join(TRAINER_PROFILERS)}",
                self.profiler)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hiersum.data.schema import EncodedExample, Example
-from hiersum.data.selection import SelectionConfig, encode_examples
+from hiersum.data.selection import EncodingConfig, encode_examples
 from hiersum.data.tokenizer import SubwordTokenizer
 
 TOKEN_DTYPE = np.int32
@@ -105,7 +105,7 @@ def encoded_chunk(pairs: Iterable[tuple[Example, EncodedExample]], *, with_text:
     )
 
 
-def encode_chunk(examples: list[Example], tokenizer: SubwordTokenizer, selection: SelectionConfig,
+def encode_chunk(examples: list[Example], tokenizer: SubwordTokenizer, selection: EncodingConfig,
                  with_text: bool) -> EncodedChunk:
     """``examples`` selected, tokenized (:func:`~hiersum.data.selection.encode_examples`) and made a chunk."""
     return encoded_chunk(zip(examples, encode_examples(examples, tokenizer, selection), strict=True),
@@ -115,7 +115,7 @@ def encode_chunk(examples: list[Example], tokenizer: SubwordTokenizer, selection
 # The tokenizing processes of hiersum prepare run the two functions below. They live here, not in
 # hiersum.data.prepared, so that a spawned process imports neither torch nor the rest of the prepared corpora.
 
-EncodingSettings = tuple[SubwordTokenizer, SelectionConfig, bool]
+EncodingSettings = tuple[SubwordTokenizer, EncodingConfig, bool]
 """What a tokenizing process encodes with: the tokenizer, the selection and ``with_text`` (the arguments of
 :func:`encode_chunk` after the examples)."""
 

@@ -68,7 +68,7 @@ from hiersum.data.encoded_chunk import (
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
-from hiersum.data.selection import SelectionConfig, selection_config
+from hiersum.data.selection import EncodingConfig, encoding_config
 from hiersum.data.tokenizer import SPECIAL_TOKENS, SubwordTokenizer, load_tokenizer, train_tokenizer
 from hiersum.errors import UsageError
 
@@ -117,7 +117,7 @@ def split_manifest(
 ) -> dict[str, Any]:
     """What the prepared ``split`` depends on (its folder's name is a hash of it); a missing input file
     raises FileNotFoundError."""
-    selection = selection_config(config, graph=str(graph), evaluation=split != "train")
+    selection = encoding_config(config, graph=str(graph), evaluation=split != "train")
     return {
         "version": PREPARED_VERSION,
         "format": config.format,
@@ -252,7 +252,7 @@ def one_per_reference(example: Example) -> list[Example]:
 
 
 def encoded_chunks(
-    config: DataConfig, split: str, tokenizer: SubwordTokenizer, selection: SelectionConfig, *, with_text: bool,
+    config: DataConfig, split: str, tokenizer: SubwordTokenizer, selection: EncodingConfig, *, with_text: bool,
     every_reference: bool = False, workers: int = 1,
 ) -> Iterator[EncodedChunk | RecordError]:
     """The records of ``split`` encoded, in order, in chunks of :data:`ENCODE_CHUNK` examples (the last one
@@ -331,7 +331,7 @@ def _write_split(
     folder: Path, config: DataConfig, manifest: dict[str, Any], tokenizer: SubwordTokenizer, *,
     shard_examples: int,
 ) -> None:
-    selection = SelectionConfig(**manifest["selection"])
+    selection = EncodingConfig(**manifest["selection"])
     with_text = manifest["with_text"]
     errors: list[RecordError] = []
     with publishing_directory(folder, remove_stale=True) as temporary:  # under the lock

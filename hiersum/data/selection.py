@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hiersum.config import DataConfig
+from hiersum.config.selection import SELECTION_FIELDS, ParagraphSelection
 from hiersum.data.graph import paragraph_graph
 from hiersum.data.paragraphs import apply_paragraph_rule
 from hiersum.data.schema import EncodedExample, Example
@@ -25,45 +26,29 @@ from hiersum.registry import Registry
 
 TITLE_DOCUMENT = -1
 """Provenance document index of the title paragraph."""
-SELECTION_FIELDS = ("max_paragraphs", "max_paragraph_tokens", "max_target_tokens", "paragraphs", "selection", "ranker",
-                    "title_paragraph")
-"""The ``DataConfig`` fields that shape the model's input: evaluation and summarization take them from
-the checkpoint unless the command line gives them (``data.<field>=`` / ``<field>=``)."""
 
 
-@dataclass(frozen=True)
-class SelectionConfig:
-    """How paragraphs are chosen and cut (see ``DataConfig`` for the meaning of each field)."""
+@dataclass
+class EncodingConfig(ParagraphSelection):
+    """What encoding an example reads: its paragraph selection (:class:`~hiersum.config.selection.ParagraphSelection`,
+    the meaning of each field there), the cut of its target and the paragraph graph its model uses."""
 
-    max_paragraphs: int
-    max_paragraph_tokens: int
-    max_target_tokens: int
-    selection: str = "first"
-    title_paragraph: bool = True
+    max_target_tokens: int = 96
+    """Summary tokens kept (``data.max_target_tokens``)."""
     graph: str = "none"
     """Paragraph graph stored on each example (``model.graph``; see ``hiersum/data/graph.py``)."""
-    ranker: str | None = None
-    """The ranker checkpoint of ``selection=ranker`` (None for every other rule)."""
-    paragraphs: str = "given"
-    """The paragraph rule (``data.paragraphs``: ``given`` or ``sentences``; :mod:`hiersum.data.paragraphs`)."""
 
 
-def selection_config(config: DataConfig, *, graph: str = "none", evaluation: bool = False) -> SelectionConfig:
-    """Paragraph selection of ``config``; ``graph``: the model's paragraph graph (``model.graph``);
+def encoding_config(config: DataConfig, *, graph: str = "none", evaluation: bool = False) -> EncodingConfig:
+    """The encoding of ``config``'s examples; ``graph``: the model's paragraph graph (``model.graph``);
     ``evaluation``: for a validation or test split (``data.eval_max_paragraphs`` applies)."""
     max_paragraphs = config.max_paragraphs
     if evaluation and config.eval_max_paragraphs:
         max_paragraphs = config.eval_max_paragraphs
-    return SelectionConfig(
-        max_paragraphs=max_paragraphs,
-        max_paragraph_tokens=config.max_paragraph_tokens,
-        max_target_tokens=config.max_target_tokens,
-        selection=str(config.selection),
-        title_paragraph=config.title_paragraph,
-        graph=graph,
-        ranker=config.ranker if config.selection == "ranker" else None,
-        paragraphs=str(config.paragraphs),
-    )
+    selection = {name: getattr(config, name) for name in SELECTION_FIELDS}
+    return EncodingConfig(**{**selection, "max_paragraphs": max_paragraphs,
+                             "ranker": config.ranker if config.selection == "ranker" else None},
+                          max_target_tokens=config.max_target_tokens, graph=graph)
 
 
 class ParagraphScorer(Protocol):
@@ -121,13 +106,13 @@ class TfidfScorer:
         return [_dot(vector, query) for vector in vectors]
 
 
-SCORERS: Registry[Callable[[SelectionConfig], ParagraphScorer]] = Registry("data.selection", "paragraph scorer")
+SCORERS: Registry[Callable[[EncodingConfig], ParagraphScorer]] = Registry("data.selection", "paragraph scorer")
 """Selection rule -> a function making its scorer from the selection settings. ``tfidf`` is built in;
-``ranker`` is registered by ``hiersum.checkpoints.ranker`` (it loads ``SelectionConfig.ranker``)."""
+``ranker`` is registered by ``hiersum.checkpoints.ranker`` (it loads ``EncodingConfig.ranker``)."""
 SCORERS.register("tfidf", lambda config: TfidfScorer())
 
 
-def paragraph_scorer(config: SelectionConfig) -> ParagraphScorer | None:
+def paragraph_scorer(config: EncodingConfig) -> ParagraphScorer | None:
     """The scorer of ``config.selection`` (None for the positional rules ``first`` and ``round_robin``)."""
     if config.selection in ("first", "round_robin"):
         return None
@@ -174,14 +159,14 @@ def order_paragraphs(documents: Sequence[Sequence[str]], rule: str) -> list[tupl
     raise ValueError(f"unknown positional paragraph selection rule {rule!r}: expected 'first' or 'round_robin'")
 
 
-def paragraphed(examples: Sequence[Example], tokenizer: SubwordTokenizer, config: SelectionConfig) -> list[Example]:
+def paragraphed(examples: Sequence[Example], tokenizer: SubwordTokenizer, config: EncodingConfig) -> list[Example]:
     """``examples`` with the paragraphs of ``config``'s paragraph rule (unchanged under ``given``): the paragraphs
     :func:`encode_examples` selects from, which an encoded example's ``provenance`` indexes."""
     return apply_paragraph_rule(examples, tokenizer, config.paragraphs, config.max_paragraph_tokens)
 
 
 def encode_examples(
-    examples: Sequence[Example], tokenizer: SubwordTokenizer, config: SelectionConfig
+    examples: Sequence[Example], tokenizer: SubwordTokenizer, config: EncodingConfig
 ) -> list[EncodedExample]:
     """Select up to P paragraphs per example (``config.selection``), tokenize them and cut each to T tokens.
 

@@ -38,12 +38,14 @@ from hiersum.model.encoder_registry import batch_layout, encoder_spec
 from hiersum.model.summarizer import HierSum
 
 PRECISIONS: dict[Precision, torch.dtype | None] = {  # type: ignore[valid-type]
-    Precision("32"): None, Precision("bf16"): torch.bfloat16, Precision("16"): torch.float16,
+    Precision("32"): None, Precision("32-true"): None, Precision("bf16"): torch.bfloat16,
+    Precision("bf16-mixed"): torch.bfloat16, Precision("16"): torch.float16, Precision("16-mixed"): torch.float16,
     Precision("bf16-true"): torch.bfloat16,
 }
-"""The dtype of each :class:`hiersum.config.Precision` (a string, so ``PRECISIONS["bf16"]`` works): float32 (None);
-the autocast dtype (``bf16``, ``16``: the weights stay float32); or, for the names of :data:`WEIGHT_DTYPES`, the
-dtype of the weights and of every computation (no autocast)."""
+"""The :data:`hiersum.config.Precision` values decoding runs in, each with its dtype (a string, so
+``PRECISIONS["bf16"]`` works): float32 (None: ``32``, ``32-true``); the autocast dtype (``bf16`` = ``bf16-mixed``,
+``16`` = ``16-mixed``: the weights stay float32); or, for the names of :data:`WEIGHT_DTYPES`, the dtype of the
+weights and of every computation (no autocast)."""
 
 WEIGHT_DTYPES: dict[str, torch.dtype] = {"bf16-true": torch.bfloat16}
 """The precisions that convert the model's weights (and the batch's floating tensors) to a dtype, as

@@ -2,7 +2,7 @@
 :class:`~hiersum.errors.UsageError`) as a :class:`Summarizer`, which ``hiersum summarize``, ``hiersum serve`` and a
 Python call all decode with, as litgpt's ``LLM.load`` is what its server and its users call. Its
 :meth:`Summarizer.lines` is the one sequence from records to output lines: paragraph selection -> encoding ->
-decoding in token-budget batches -> the line of each record (:mod:`hiersum.inference.records`).
+decoding in token-budget batches -> the line of each record (:mod:`hiersum.inference.summary_lines`).
 
 From Python, :meth:`Summarizer.summarize` gives, as Hugging Face's ``pipeline("summarization")``, the lines
 ``hiersum summarize`` writes for the same records and options, one dict per input, in input order::
@@ -26,13 +26,13 @@ import torch
 import hiersum.checkpoints.ranker  # noqa: F401  (registers SCORERS["ranker"]: a checkpoint's selection=ranker)
 from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.checkpoints.io import TrainedNetwork, load_network
-from hiersum.config import DataConfig, DecodeConfig, RecordConfig
+from hiersum.config import SELECTION_FIELDS, DataConfig, DecodeConfig, SelectionOverrides
 from hiersum.data.schema import Example
-from hiersum.data.selection import SelectionConfig, encode_examples, paragraphed, selection_config
+from hiersum.data.selection import EncodingConfig, encode_examples, encoding_config, paragraphed
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
 from hiersum.inference.batched import PRECISIONS, summarize_encoded
-from hiersum.inference.records import attended_paragraphs, example_of, output_record
+from hiersum.inference.summary_lines import attended_paragraphs, example_of, summary_line
 from hiersum.model.encoder_registry import encoder_spec
 from hiersum.model.summarizer import HierSum
 
@@ -56,8 +56,8 @@ def checked_device(device: str, precision: str = "32") -> str:
         raise UsageError(f"device must be cpu or cuda[:N]; found {device!r}") from None
     if kind == "cuda" and not torch.cuda.is_available():
         raise UsageError("device=cuda asked for, but no CUDA device is available")
-    if kind == "cpu" and precision == "16":
-        raise UsageError("precision=16 needs device=cuda (on cpu use precision=bf16)")
+    if kind == "cpu" and PRECISIONS[precision] is torch.float16:
+        raise UsageError(f"precision={precision} needs device=cuda (on cpu use precision=bf16)")
     return kind
 
 
@@ -102,19 +102,16 @@ class Summarizer:
         """Whether its encoder attends across paragraphs (what ``attention_top_k`` reads)."""
         return encoder_spec(self.network.model_config.encoder).inter_paragraph
 
-    def selection(self, options: RecordConfig) -> SelectionConfig:
-        """The checkpoint's paragraph selection (as for evaluation), with the fields ``options`` gives
-        (``max_paragraphs``, ``max_paragraph_tokens``, ``selection``, ``ranker``; None keeps the checkpoint's); an
-        invalid one is a :class:`UsageError`."""
+    def selection(self, overrides: SelectionOverrides) -> EncodingConfig:  # type: ignore[valid-type]
+        """The checkpoint's paragraph selection (as for evaluation), with the fields ``overrides`` sets (those of
+        :class:`hiersum.config.ParagraphSelection`: ``max_paragraphs``, ``paragraphs``, ``selection``...; None
+        keeps the checkpoint's); an invalid one is a :class:`UsageError`."""
         data = self.data_config or DataConfig(path="")
-        given = {name: value for name, value in (("max_paragraphs", options.max_paragraphs),
-                                                 ("max_paragraph_tokens", options.max_paragraph_tokens),
-                                                 ("selection", options.selection), ("ranker", options.ranker))
-                 if value is not None}
+        given = overrides.given()
         if "max_paragraphs" in given:
             given["eval_max_paragraphs"] = None  # the command line wins over the checkpoint's evaluation setting
         try:
-            return selection_config(replace(data, **given), graph=self.network.model_config.graph, evaluation=True)
+            return encoding_config(replace(data, **given), graph=self.network.model_config.graph, evaluation=True)
         except ValueError as error:
             raise UsageError(str(error)) from None
 
@@ -124,10 +121,10 @@ class Summarizer:
         (:func:`hiersum.checkpoints.contents.effective_decode_config`)."""
         return given if names is None else effective_decode_config(self.decode_config, given, names)
 
-    def lines(self, examples: Sequence[Example], *, selection: SelectionConfig, decode: DecodeConfig,
+    def lines(self, examples: Sequence[Example], *, selection: EncodingConfig, decode: DecodeConfig,
               attention_top_k: int = 0, paragraphs: bool = False, deadlines: Sequence[float | None] | None = None,
               ) -> Iterator[tuple[list[int], list[dict[str, Any] | None]]]:
-        """The output line of each example (:func:`hiersum.inference.records.output_record`): its paragraphs
+        """The output line of each example (:func:`hiersum.inference.summary_lines.summary_line`): its paragraphs
         selected by ``selection``, encoded, decoded with ``decode`` in token-budget batches; yields (indices into
         ``examples``, their lines: None for an example past its deadline) batch by batch. What ``hiersum summarize``
         writes, ``hiersum serve`` answers and :meth:`summarize` returns.
@@ -143,34 +140,34 @@ class Summarizer:
             self.model, encoded, self.tokenizer, decode, batch_tokens=self.batch_tokens, device=self.device,
             precision=self.precision, attention_top_k=attention_top_k, deadlines=deadlines,
         ):
-            lines = [None if summary is None else output_record(summary, encoded[index], n_best=decode.n_best > 1)
+            lines = [None if summary is None else summary_line(summary, encoded[index], n_best=decode.n_best > 1)
                      for index, summary in zip(indices, summaries, strict=True)]
             if paragraphs:
                 lines = [None if line is None else {**line, "paragraphs": attended_paragraphs(line, examples[index])}
                          for index, line in zip(indices, lines, strict=True)]
             yield indices, lines
 
-    def summarize(self, inputs: Input | Sequence[Input], *, max_paragraphs: int | None = None,
-                  max_paragraph_tokens: int | None = None, selection: str | None = None,
-                  attention_top_k: int = 0, **decode_options: Any) -> list[dict[str, Any]]:
+    def summarize(self, inputs: Input | Sequence[Input], *, attention_top_k: int = 0,
+                  **options: Any) -> list[dict[str, Any]]:
         """The summary of each input (one input, or a list of them: see :data:`Input`), in input order: the
         line ``hiersum summarize`` writes for it (``id``, ``summary``, ``score``, ``n_paragraphs_kept``,
         ``n_paragraphs_dropped``; ``n_best`` when ``n_best`` > 1) and, with ``attention_top_k`` > 0 (models with
         inter-paragraph attention), its most attended paragraphs, as ``top_paragraphs`` and with their text as
         ``paragraphs`` (what ``hiersum serve`` answers).
 
-        ``max_paragraphs``, ``max_paragraph_tokens``, ``selection``: the paragraph selection (None: the
-        checkpoint's); ``decode_options``: the fields of :class:`hiersum.config.DecodeConfig` (``beam_size``,
-        ``alpha``, ``min_length``, ``max_length``, ``n_best``, ``greedy``, ...; the others are the search settings
-        the checkpoint's training run recorded, or the command line's defaults where it recorded none). A malformed
+        ``options``: the fields of :class:`hiersum.config.ParagraphSelection` (``max_paragraphs``,
+        ``max_paragraph_tokens``, ``paragraphs``, ``selection``, ``ranker``, ``title_paragraph``: the paragraph
+        selection; those not given are the checkpoint's), and the fields of :class:`hiersum.config.DecodeConfig`
+        (``beam_size``, ``alpha``, ``min_length``, ``max_length``, ``n_best``, ``greedy``, ...; the others are the
+        search settings the checkpoint's training run recorded, or the command line's defaults where it recorded
+        none). A malformed
         input raises :class:`hiersum.data.schema.RecordError` (a ``ValueError``) naming its position and field, an
         unknown option a ``TypeError``, a value out of range a ``ValueError``."""
         examples = [_example(item, position) for position, item in enumerate(_as_list(inputs), start=1)]
-        options = RecordConfig(max_paragraphs=max_paragraphs, max_paragraph_tokens=max_paragraph_tokens,
-                               selection=selection)
-        decode = self.decoding(DecodeConfig(**decode_options), decode_options)
+        selection = SelectionOverrides(**{name: options.pop(name) for name in SELECTION_FIELDS if name in options})
+        decode = self.decoding(DecodeConfig(**options), options)
         lines: list[dict[str, Any]] = [{} for _ in examples]
-        for indices, records in self.lines(examples, selection=self.selection(options), decode=decode,
+        for indices, records in self.lines(examples, selection=self.selection(selection), decode=decode,
                                            attention_top_k=attention_top_k, paragraphs=bool(attention_top_k)):
             for index, record in zip(indices, records, strict=True):
                 lines[index] = record or {}

@@ -17,7 +17,7 @@ from typing import Any
 from hiersum.config import DecodeConfig, ServeLimits
 from hiersum.data.formats.lines import load_json_object
 from hiersum.data.schema import Example, RecordError
-from hiersum.inference.records import example_of
+from hiersum.inference.summary_lines import example_of
 
 SOURCE = "request"
 """The file name of a request's record (its default id is ``request-1``, as the line readers name records)."""

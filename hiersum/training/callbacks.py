@@ -31,7 +31,7 @@ from pytorch_lightning.trainer.states import RunningStage
 from hiersum.config import DecodeConfig
 from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.inference.batched import summarize_encoded
+from hiersum.inference.batched import PRECISIONS, summarize_encoded
 from hiersum.model.flops import Peak, device_peak
 from hiersum.private_apis import ThroughputMonitorHooks, log_to_loggers, logs_update_now
 from hiersum.training.module import HierSumModule
@@ -63,9 +63,13 @@ Scorer = Callable[[Sequence[str], Sequence[Sequence[str]]], Mapping[str, float]]
 :func:`hiersum.evaluation.metrics.rouge_scores`."""
 
 
-INFERENCE_PRECISIONS = {"bf16-mixed": "bf16", "16-mixed": "16", "bf16-true": "bf16-true", "16-true": "16"}
-"""The decoding precision (:data:`hiersum.inference.batched.PRECISIONS`) of a ``trainer.precision``: autocast
-for the mixed ones, the weights left in their dtype for the true ones ("32" for any other)."""
+def decoding_precision(precision: str) -> str:
+    """The precision (:data:`hiersum.config.Precision`) the validation decodes in under ``trainer.precision``: the
+    same where decoding runs it (:data:`hiersum.inference.batched.PRECISIONS`), autocast to float16 for ``16-true``
+    (the weights left in their dtype), ``32`` for any other."""
+    if precision in PRECISIONS:
+        return precision
+    return "16-mixed" if precision == "16-true" else "32"
 
 
 class ValidationRouge(pl.Callback):
@@ -82,7 +86,7 @@ class ValidationRouge(pl.Callback):
         batch_tokens: token budget of a decoding batch (None: ``data.batch_tokens`` of the datamodule).
 
     Every rank decodes the same subset, so the logged value is the same everywhere (no sync needed). Decoded in
-    the training's precision (:data:`INFERENCE_PRECISIONS`), on the network as it trains. Skipped during
+    the training's precision (:func:`decoding_precision`), on the network as it trains. Skipped during
     Lightning's sanity check.
     """
 
@@ -109,7 +113,7 @@ class ValidationRouge(pl.Callback):
         predictions = [""] * len(encoded)
         for indices, summaries in summarize_encoded(
             pl_module.model, encoded, self._tokenizer, self.decode, batch_tokens=batch_tokens, device=pl_module.device,
-            precision=INFERENCE_PRECISIONS.get(str(trainer.precision), "32"),
+            precision=decoding_precision(str(trainer.precision)),
         ):
             for index, summary in zip(indices, summaries, strict=True):
                 predictions[index] = summary.summary

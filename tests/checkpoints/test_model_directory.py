@@ -18,7 +18,7 @@ from hiersum.config import DecodeConfig
 from hiersum.data.tokenizer import load_tokenizer
 from hiersum.data.torch_files import PICKLE_PROTOCOL_2, ZIP_MAGIC
 from hiersum.errors import UsageError
-from hiersum.inference.record_output import checkpoint_sha256
+from hiersum.inference.resumable_output import checkpoint_sha256
 from hiersum.model import HierSum
 from tests.helpers import pretrained
 from tests.helpers.checkpoints import assert_one_line_error, save_summarizer_checkpoint, truncated_copy

@@ -156,7 +156,7 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     pytest.importorskip("google.protobuf")
     from hiersum.config import DataConfig, DecodeConfig
     from hiersum.data.schema import Example
-    from hiersum.data.selection import encode_examples, selection_config
+    from hiersum.data.selection import encode_examples, encoding_config
     from hiersum.inference.batched import summarize_encoded
 
     torch.manual_seed(0)
@@ -172,7 +172,7 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     assert (special.pad, special.bos, special.eos, tokenizer.vocab_size) == (6, 4, 5, 32000)
     example = Example(id="e", title="", documents=[["the school was founded in 1987 .", "it has 300 pupils ."]],
                       references=["a school ."])
-    selection = selection_config(DataConfig(path="", max_paragraphs=4, max_paragraph_tokens=16, title_paragraph=False))
+    selection = encoding_config(DataConfig(path="", max_paragraphs=4, max_paragraph_tokens=16, title_paragraph=False))
     encoded = encode_examples([example], tokenizer, selection)
     decode = DecodeConfig(beam_size=2, alpha=0.0, min_length=3, max_length=6)
     [(indices, summaries)] = list(summarize_encoded(summarizer.model, encoded, tokenizer, decode, batch_tokens=512,

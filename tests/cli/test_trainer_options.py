@@ -43,7 +43,8 @@ REFUSED = [
                                      "duration 'DD:HH:MM:SS', found 'x'"),
     ("trainer.limit_train_batches=1.5", "trainer.limit_train_batches must be an int >= 0 or a float in [0.0, 1.0], "
                                         "found 1.5"),
-    ("trainer.precision=64bit", "trainer.precision must be one of transformer-engine, "),
+    ("trainer.precision=64bit", "Error merging override trainer.precision=64bit; Invalid value '64bit', expected "
+                                "one of [transformer-engine, "),
     ("trainer.max_epochs=-5", "trainer.max_epochs must be >= -1, found -5"),
     ("trainer.max_steps=-3", "trainer.max_steps must be >= -1, found -3"),
     ("trainer.accelerator=tpu2", "trainer.accelerator must be one of auto, cpu, cuda, gpu, mps, tpu, found 'tpu2'"),
@@ -78,7 +79,8 @@ def test_trainer_options_without_plus_reach_the_trainer(tiny_cfg, tmp_path):
 
 
 SUBPROCESS = [("optim.scheduler.lr=-1", "optim.scheduler.lr must be a number > 0, found -1"),
-              ("trainer.precision=64bit", "trainer.precision must be one of "),
+              ("trainer.precision=64bit", "Error merging override trainer.precision=64bit; Invalid value '64bit', "
+                                          "expected one of [transformer-engine, "),
               ("trainer.max_steps=abc", "Error merging override trainer.max_steps=abc; Value 'abc' of type 'str' "
                                         "could not be converted to Integer")]
 

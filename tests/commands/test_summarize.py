@@ -184,12 +184,22 @@ def test_an_option_hydra_refuses_exits_2_with_one_line(tmp_path):
     assert_usage_error(result.returncode, result.stderr, f"{PROG}: error:", "beam_sise")
 
 
-@pytest.mark.parametrize("option", ["decode.beam_size=five", "no_such_option=1", "precision=64", "selection=best"])
+@pytest.mark.parametrize("option", ["decode.beam_size=five", "no_such_option=1", "precision=64bit", "selection=best",
+                                    "paragraphs=words"])
 def test_options_hydra_refuses_exit_2_in_one_line(option, tmp_path, monkeypatch, capsys):
     args = [*base_args("m.ckpt", "in.jsonl", tmp_path / "out.jsonl"), option, f"hydra.run.dir={tmp_path / 'hydra'}"]
     code, stderr = run_main("summarize", args, monkeypatch, capsys)
     assert_usage_error(code, stderr, f"{PROG}: error:", option.split("=")[0].split(".")[-1])
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "hydra").exists()
+
+
+def test_a_training_precision_decoding_lacks_exits_2_in_one_line(tmp_path):
+    """``precision`` is ``trainer.precision``'s type; one decoding cannot run (``64-true``) is refused in one line
+    naming those it runs, before the checkpoint is read."""
+    result = run_cli(PROG, [*base_args("m.ckpt", "in.jsonl", tmp_path / "out.jsonl"), "precision=64-true",
+                            f"hydra.run.dir={tmp_path / 'hydra'}"], check=False)
+    assert_usage_error(result.returncode, result.stderr, "precision must be one of 32, 32-true, bf16, bf16-mixed")
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_killed_run_resumes_with_every_id_exactly_once_in_input_order(run_summarize, checkpoint, tmp_path, capsys):

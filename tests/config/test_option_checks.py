@@ -17,10 +17,10 @@ from pytorch_lightning.accelerators import AcceleratorRegistry
 
 from hiersum.config import (
     TRAINER_ACCELERATORS,
-    TRAINER_PRECISIONS,
     DataConfig,
     ModelConfig,
     OptimConfig,
+    Precision,
     TrainerConfig,
 )
 from hiersum.config.trainer import NARROWED, schema_type
@@ -50,7 +50,8 @@ def test_the_trainer_schema_types_are_lightnings_plain_types():
 
 def test_the_trainer_choices_are_lightnings():
     precisions = (_PRECISION_INPUT_STR, _PRECISION_INPUT_INT, _PRECISION_INPUT_STR_ALIAS)
-    assert sorted(TRAINER_PRECISIONS) == sorted({str(value) for literal in precisions for value in get_args(literal)})
+    assert sorted(member.value for member in Precision) == sorted(
+        {str(value) for literal in precisions for value in get_args(literal)})
     assert sorted(TRAINER_ACCELERATORS) == sorted({"auto", "gpu", *AcceleratorRegistry.available_accelerators()})
 
 
@@ -67,8 +68,8 @@ TRAINER_REFUSED: list[tuple[str, Any, str]] = [  # (argument, a value it refuses
     ("accumulate_grad_batches", 0, ">= 1"),
     ("gradient_clip_val", -1.0, ">= 0"),
     ("reload_dataloaders_every_n_epochs", -1, ">= 0"),
-    ("precision", "64bit", "one of transformer-engine, "),
-    ("precision", "bf32", "16-mixed, bf16-true, bf16-mixed, 32-true, 64-true, 64, 32, 16, bf16"),
+    ("precision", "64bit", "one of 'transformer-engine', "),
+    ("precision", "bf32", "'16-mixed', 'bf16-true', 'bf16-mixed', '32-true', '64-true', '64', '32', '16', 'bf16'"),
     ("accelerator", "tpu2", "one of auto, cpu, cuda, gpu, mps, tpu"),
     ("devices", 0, "auto, -1 (all), a count >= 1 or device indices"),
     ("devices", "first", "auto, -1 (all)"),

@@ -37,6 +37,7 @@ from hiersum.config import (
     Graph,
     ModelConfig,
     OptimConfig,
+    Precision,
     Selection,
     Stopping,
     SummarizeConfig,
@@ -46,7 +47,10 @@ from hiersum.config import (
     config_dict,
 )
 from hiersum.data.tokenizer import train_tokenizer
+from hiersum.errors import UsageError
 from hiersum.evaluation.baselines import BASELINES
+from hiersum.inference.batched import PRECISIONS
+from hiersum.inference.pipeline import checked_device
 from hiersum.model.encoder_registry import validate_encoder
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.schedule import NoamSchedule
@@ -211,8 +215,9 @@ def test_the_slurm_launcher_runs_one_task_per_device_on_every_node(tmp_path):
     ("evaluate", "decode.stopping=eager"),
     ("evaluate", "data.selection=rr"),
     ("evaluate", "baselines=[lead,lexrnk]"),
-    ("summarize", "precision=64"),
+    ("summarize", "precision=64bit"),
     ("summarize", "selection=rr"),
+    ("summarize", "paragraphs=words"),
     ("summarize", "decode.stopping=eager"),
 ])
 def test_a_value_outside_a_fixed_choice_fails_at_composition(name, override):
@@ -255,6 +260,21 @@ def test_an_added_key_and_valid_choices_compose(tmp_path):
     typed = OmegaConf.to_object(cfg)
     assert (typed.precision, typed.selection, typed.decode.stopping) == ("16", "round_robin", "official")
     assert str(typed.precision) == "16" and f"{typed.selection}" == "round_robin"
+
+
+def test_one_precision_type_for_training_and_decoding(tmp_path):
+    """``trainer.precision`` and summarize's ``precision`` are one type (:data:`Precision`, Lightning's names): the
+    same value composes in both; decoding runs a subset of it and refuses the others in one line, naming them."""
+    train = OmegaConf.to_object(compose_config("train", ["trainer.precision=bf16-mixed"], tmp_path).trainer)
+    summarize = OmegaConf.to_object(compose_config("summarize", [*ENTRY_POINTS["summarize"][1],
+                                                                 "precision=bf16-mixed"], tmp_path))
+    assert type(train.precision) is type(summarize.precision) is Precision
+    assert train.precision == summarize.precision == "bf16-mixed"
+    assert set(PRECISIONS) < set(Precision)  # every precision decoding runs is a training one
+    assert PRECISIONS["bf16-mixed"] is PRECISIONS["bf16"] is torch.bfloat16 and PRECISIONS["32-true"] is None
+    with pytest.raises(UsageError, match=r"^precision must be one of 32, 32-true, bf16, bf16-mixed, 16, 16-mixed, "
+                                         r"bf16-true; found '64-true'$"):
+        checked_device("cpu", Precision("64-true"))
 
 
 def test_a_misspelt_key_in_a_preset_file_fails_at_composition(tmp_path):

@@ -16,7 +16,7 @@ from hiersum.data.batching import (
     make_token_budget_batches,
 )
 from hiersum.data.schema import EncodedExample
-from hiersum.data.selection import SelectionConfig, encode_examples, order_paragraphs
+from hiersum.data.selection import EncodingConfig, encode_examples, order_paragraphs
 from hiersum.data.tokenizer import train_tokenizer
 
 
@@ -163,7 +163,7 @@ def test_encode_examples_keeps_title_first_caps_paragraphs_and_tokens():
     from hiersum.data.schema import Example
 
     source = Example(id="e", title="T", documents=[["aaaa", "bb"], ["cccccc"]], references=["xyz"])
-    config = SelectionConfig(max_paragraphs=3, max_paragraph_tokens=3, max_target_tokens=2)
+    config = EncodingConfig(max_paragraphs=3, max_paragraph_tokens=3, max_target_tokens=2)
     (encoded,) = encode_examples([source], CharTokenizer(), config)
     assert encoded.paragraphs == [[84], [97] * 3, [98] * 2]
     assert encoded.provenance == [(-1, 0), (0, 0), (0, 1)]

@@ -18,7 +18,7 @@ from hiersum.data.corpus_splits import read_corpus_split
 from hiersum.data.formats import InputError, read_records
 from hiersum.data.formats.arrow import ColumnError
 from hiersum.data.formats.wikisum import read_wikisum
-from hiersum.data.selection import SelectionConfig
+from hiersum.data.selection import EncodingConfig
 from hiersum.errors import UsageError
 from tests.data.test_wikisum import SpecialTokenizer, write_shards
 from tests.helpers.checkpoints import summarizer_checkpoint
@@ -96,7 +96,7 @@ def test_wikisum_reads_a_datasets_corpus_of_its_records_as_its_shards(layout, tm
     shards = [torch.load(tmp_path / f"WIKI.train.{k}.pt", weights_only=True) for k in range(2)]
     rows = {"train": shards[0] + shards[1], "test": torch.load(tmp_path / "WIKI.test.0.pt", weights_only=True)}
     corpus = write_corpus(tmp_path / "corpus", rows, layout)
-    config = SelectionConfig(max_paragraphs=2, max_paragraph_tokens=2, max_target_tokens=2)
+    config = EncodingConfig(max_paragraphs=2, max_paragraph_tokens=2, max_target_tokens=2)
     for split in ("train", "test"):
         examples, encoded = read_wikisum(tmp_path, split, SpecialTokenizer(), config, with_text=False)
         table_examples, table_encoded = read_wikisum(corpus, split, SpecialTokenizer(), config, with_text=False)

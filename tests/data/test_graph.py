@@ -3,12 +3,14 @@ selection and padded by collate."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from hiersum.data.batching import collate
 from hiersum.data.graph import discourse_graph, entity_mentions, paragraph_graph, similarity_graph
 from hiersum.data.schema import EncodedExample, Example
-from hiersum.data.selection import SelectionConfig, encode_examples
+from hiersum.data.selection import EncodingConfig, encode_examples
 
 TEXTS = [
     "Marela Dostovin founded the Ilvane Institute in Ostrel.",
@@ -45,11 +47,11 @@ class WordTokenizer:
 
 def test_encode_examples_stores_the_graph_of_the_kept_paragraphs():
     example = Example(id="x", title="Marela Dostovin", documents=[TEXTS], references=["Marela founded it."])
-    config = SelectionConfig(max_paragraphs=3, max_paragraph_tokens=4, max_target_tokens=8, graph="discourse")
+    config = EncodingConfig(max_paragraphs=3, max_paragraph_tokens=4, max_target_tokens=8, graph="discourse")
     (encoded,) = encode_examples([example], WordTokenizer(), config)
     assert len(encoded.paragraphs) == len(encoded.graph) == 3  # title + 2 paragraphs
     assert encoded.graph == discourse_graph(["Marela Dostovin", *TEXTS[:2]])
-    (plain,) = encode_examples([example], WordTokenizer(), SelectionConfig(3, 4, 8))
+    (plain,) = encode_examples([example], WordTokenizer(), replace(config, graph="none"))
     assert plain.graph is None
 
 

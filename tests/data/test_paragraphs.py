@@ -12,7 +12,7 @@ import torch
 from hiersum.config import DataConfig
 from hiersum.data.paragraphs import apply_paragraph_rule, group_sentences, split_sentences
 from hiersum.data.schema import Example
-from hiersum.data.selection import encode_examples, selection_config
+from hiersum.data.selection import encode_examples, encoding_config
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
 from hiersum.inference import load_summarizer
 
@@ -76,10 +76,10 @@ def test_sentences_fill_paragraphs_of_at_most_the_budget_and_lose_no_text(tokeni
 def test_encoding_under_sentences_gives_paragraphs_that_are_not_cut(tokenizer: SubwordTokenizer) -> None:
     example = Example(id="x", title="", documents=[[ARTICLE]], references=["summary"])
     data = DataConfig(path="", max_paragraphs=10, max_paragraph_tokens=40, title_paragraph=False)
-    (given,) = encode_examples([example], tokenizer, selection_config(data))
+    (given,) = encode_examples([example], tokenizer, encoding_config(data))
     assert len(given.paragraphs) == 1 and len(given.paragraphs[0]) == 40  # one paragraph, cut to T
     data.paragraphs = "sentences"
-    (encoded,) = encode_examples([example], tokenizer, selection_config(data))
+    (encoded,) = encode_examples([example], tokenizer, encoding_config(data))
     assert len(encoded.paragraphs) > 1
     assert encoded.provenance == [(0, p) for p in range(len(encoded.paragraphs))]
     article_tokens = n_tokens(tokenizer, ARTICLE)

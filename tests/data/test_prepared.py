@@ -17,7 +17,7 @@ from hiersum.data.batching import TokenBudgetBatchSampler, example_lengths, make
 from hiersum.data.corpus_splits import CorpusSplits, read_split
 from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split
 from hiersum.data.schema import RecordError
-from hiersum.data.selection import encode_examples, selection_config
+from hiersum.data.selection import encode_examples, encoding_config
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
 from hiersum.errors import UsageError
 from tests.helpers.corpus import copy_corpus, write_with_bad_validation_line
@@ -39,7 +39,7 @@ def test_prepared_split_reads_back_the_in_memory_encoding_across_shards(split, t
     data = data_config(tiny_corpus, tmp_path, eval_max_paragraphs=3)
     prepared = prepare_split(data, split, tokenizer, graph="similarity", shard_examples=3)  # several shards
     examples = read_split(tiny_corpus / f"{split}.jsonl")
-    selection = selection_config(data, graph="similarity", evaluation=split != "train")
+    selection = encoding_config(data, graph="similarity", evaluation=split != "train")
     expected = encode_examples(examples, tokenizer, selection)
 
     assert len(prepared) == len(expected) and len(prepared.manifest["shards"]) == -(-len(expected) // 3)

@@ -20,12 +20,12 @@ from hiersum.data.schema import Example
 from hiersum.data.selection import (
     SCORERS,
     TITLE_DOCUMENT,
-    SelectionConfig,
+    EncodingConfig,
     TfidfScorer,
     encode_examples,
+    encoding_config,
     paragraph_scorer,
     ranked_order,
-    selection_config,
 )
 from hiersum.data.tokenizer import train_tokenizer
 
@@ -73,7 +73,7 @@ def test_ranked_order_keeps_document_order_on_ties_and_checks_the_score_count():
 
 
 def test_encode_examples_with_tfidf_keeps_the_title_then_the_best_paragraphs_with_provenance():
-    config = SelectionConfig(max_paragraphs=3, max_paragraph_tokens=50, max_target_tokens=8, selection="tfidf")
+    config = EncodingConfig(max_paragraphs=3, max_paragraph_tokens=50, max_target_tokens=8, selection="tfidf")
     tokenizer = WordTokenizer()
     (encoded,) = encode_examples([FERRY], tokenizer, config)
     assert encoded.provenance[0] == (TITLE_DOCUMENT, 0)
@@ -95,7 +95,7 @@ def test_the_ranker_rule_reaches_a_registered_scorer_through_its_checkpoint_path
     seen = []
     monkeypatch.setitem(SCORERS, "ranker", lambda config: seen.append(config.ranker) or ReversedScorer())
     data = DataConfig(path="", selection="ranker", ranker="my-ranker.pt", max_paragraphs=2, title_paragraph=False)
-    config = selection_config(data)
+    config = encoding_config(data)
     (encoded,) = encode_examples([FERRY], WordTokenizer(), config)
     assert seen == ["my-ranker.pt"] and encoded.provenance == [(1, 1), (1, 0)]
 
@@ -105,9 +105,9 @@ def test_the_ranker_rule_needs_a_checkpoint_and_a_registered_loader(monkeypatch)
         DataConfig(path="", selection="ranker")
     monkeypatch.delitem(SCORERS, "ranker", raising=False)
     with pytest.raises(ValueError, match="import hiersum.checkpoints.ranker"):
-        paragraph_scorer(SelectionConfig(4, 4, 4, selection="ranker", ranker="x.pt"))
+        paragraph_scorer(EncodingConfig(max_paragraphs=4, selection="ranker", ranker="x.pt"))
     # the ranker path counts only for selection=ranker
-    assert selection_config(DataConfig(path="", selection="tfidf", ranker="x.pt")).ranker is None
+    assert encoding_config(DataConfig(path="", selection="tfidf", ranker="x.pt")).ranker is None
 
 
 def test_prepared_key_includes_the_ranker_checkpoint_file(tiny_corpus, tmp_path):

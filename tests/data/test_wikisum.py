@@ -12,7 +12,7 @@ from hiersum.data.batching import SourceLayout
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.formats.wikisum import load_shard, read_wikisum, shard_paths
 from hiersum.data.schema import RecordError
-from hiersum.data.selection import SelectionConfig
+from hiersum.data.selection import EncodingConfig
 
 
 def write_shards(folder: Path) -> None:
@@ -46,7 +46,7 @@ def test_wikisum_reader_keeps_ranked_paragraphs_and_strips_bos_eos(tmp_path):
     torch.save([{"src": [[1]], "tgt": [4, 5]}], tmp_path / "WIKI.train.10.pt")
     names = [p.name for p in shard_paths(tmp_path, "train")]
     assert names == ["WIKI.train.0.pt", "WIKI.train.1.pt", "WIKI.train.10.pt"]  # by shard number
-    config = SelectionConfig(max_paragraphs=2, max_paragraph_tokens=2, max_target_tokens=2, graph="similarity")
+    config = EncodingConfig(max_paragraphs=2, max_paragraph_tokens=2, max_target_tokens=2, graph="similarity")
     examples, encoded = read_wikisum(tmp_path, "train", SpecialTokenizer(), config, with_text=True)
     assert [e.id for e in encoded] == ["WIKI.train.0-0", "WIKI.train.0-1", "WIKI.train.1-0", "WIKI.train.10-0"]
     first = encoded[1]

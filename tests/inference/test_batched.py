@@ -8,7 +8,7 @@ import torch
 
 from hiersum.config import DataConfig, DecodeConfig
 from hiersum.data.schema import Example
-from hiersum.data.selection import encode_examples, selection_config
+from hiersum.data.selection import encode_examples, encoding_config
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.decoding import GenerationOptions, generate
 from hiersum.inference import iter_batches, summarize_encoded
@@ -32,7 +32,7 @@ def setup():
     special = tokenizer.special
     model = HierSum(tiny_model_config(), vocab_size=tokenizer.vocab_size, pad_id=special.pad, bos_id=special.bos,
                     eos_id=special.eos).eval()
-    encoded = encode_examples(examples(), tokenizer, selection_config(DataConfig(path=""), evaluation=True))
+    encoded = encode_examples(examples(), tokenizer, encoding_config(DataConfig(path=""), evaluation=True))
     return model, tokenizer, encoded
 
 

@@ -92,3 +92,28 @@ def test_a_bad_input_or_option_fails_naming_it(checkpoint, device, tmp_path):
         load_summarizer(tmp_path / "missing.ckpt")
     with pytest.raises(UsageError, match="precision=16 needs device=cuda"):
         load_summarizer(checkpoint, precision="16")
+    with pytest.raises(UsageError, match="precision=16-mixed needs device=cuda"):
+        load_summarizer(checkpoint, precision="16-mixed")
+    with pytest.raises(ValueError, match="paragraphs must be one of 'given', 'sentences', found 'words'"):
+        summarizer.summarize("alpha beta.", paragraphs="words")
+
+
+LONG = {"id": "long", "documents": ["alpha beta gamma. delta epsilon zeta. beta gamma delta. zeta alpha beta."]}
+"""One paragraph of four sentences: ``paragraphs=sentences`` with 4-token paragraphs makes several of it."""
+
+
+def test_the_paragraph_rule_is_an_option_of_summarize_and_of_the_python_call(checkpoint, device, tiny_cfg, tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(LONG) + "\n", encoding="utf-8")
+    kept = {}
+    for rule in ("given", "sentences"):
+        output = tmp_path / f"{rule}.jsonl"
+        summarize(tiny_cfg(f"checkpoint={checkpoint}", f"input={source}", f"output={output}", f"paragraphs={rule}",
+                           "max_paragraph_tokens=4", "decode.min_length=1", "decode.max_length=4", name="summarize",
+                           output_dir=tmp_path / f"hydra-{rule}"))
+        [written] = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+        [called] = load_summarizer(checkpoint, device=str(device)).summarize(
+            LONG, paragraphs=rule, max_paragraph_tokens=4, min_length=1, max_length=4)
+        assert called == (written if device.type == "cpu" else floats_within(written, 1e-5))
+        kept[rule] = written["n_paragraphs_kept"] + written["n_paragraphs_dropped"]
+    assert kept["given"] == 1 and kept["sentences"] > 1

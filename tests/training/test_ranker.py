@@ -14,7 +14,7 @@ from hiersum.checkpoints.ranker import RankerScorer, load_ranker, load_ranker_sc
 from hiersum.commands.train_ranker import below_document_order, train_ranker
 from hiersum.config import RankerModelConfig
 from hiersum.data.ranker_data import RankerExample, Rouge2Recall, collate_ranker
-from hiersum.data.selection import SelectionConfig, paragraph_scorer
+from hiersum.data.selection import EncodingConfig, paragraph_scorer
 from hiersum.evaluation.selection import Coverage
 from hiersum.model.ranker import ParagraphRanker
 from hiersum.training.ranker import RankerModule, top_k_label_sum
@@ -67,7 +67,7 @@ def test_a_ranker_checkpoint_is_self_contained_and_scores_like_the_network(tmp_p
     assert loaded.metrics == {"val_top_k_recall": 0.5} and loaded.tokenizer.to_str() == tokenizer.to_str()
     expected = RankerScorer(network, tokenizer).score(examples)
     assert [len(s) for s in expected] == [sum(len(d) for d in e.documents) for e in examples]
-    by_selection = paragraph_scorer(SelectionConfig(4, 4, 4, selection="ranker", ranker=str(path)))
+    by_selection = paragraph_scorer(EncodingConfig(max_paragraphs=4, selection="ranker", ranker=str(path)))
     for scorer in (load_ranker_scorer(path), by_selection):
         torch.testing.assert_close(torch.tensor(sum(scorer.score(examples), [])), torch.tensor(sum(expected, [])))
     torch.save({"state_dict": {}}, tmp_path / "other.pt")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hiersum.data.formats.lines import Record
+from hiersum.data.formats.lines import ParsedRecord
 from hiersum.data.schema import DATA_DOCS, Example, RecordError
 
 CORPUS_FOLDER = "enron_subject_line"
@@ -100,7 +100,7 @@ def parse_subject_file(data: bytes, *, path: str, require_summary: bool = True) 
     return Example(id=record_id, title="", documents=[sections[BODY]], references=references)
 
 
-def read_subject_file(path: Path) -> list[Record]:
+def read_subject_file(path: Path) -> list[ParsedRecord]:
     """The one record of a ``.subject`` file (references required): its :class:`Example`, or the
     :class:`RecordError` saying why it was refused."""
     try:

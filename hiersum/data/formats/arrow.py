@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
-from hiersum.data.formats.lines import ObjectParser, Record
+from hiersum.data.formats.lines import ObjectParser, ParsedRecord
 from hiersum.data.schema import DATA_DOCS, RecordError
 from hiersum.errors import UsageError
 
@@ -263,7 +263,7 @@ def iter_rows(files: Iterable[Path], columns: Iterable[Column], *,
 
 
 def iter_table_records(files: Iterable[Path], parse: ObjectParser, columns: Iterable[Column], *,
-                       require_summary: bool) -> Iterator[Record]:
+                       require_summary: bool) -> Iterator[ParsedRecord]:
     """``parse`` of every row of ``files`` (a split, :func:`iter_rows`), or the :class:`RecordError` of the row
     (its "line" is the row number in its file). A row whose id appeared on an earlier row of the split is refused
     (field ``id``); the first one is kept."""

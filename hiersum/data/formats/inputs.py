@@ -45,7 +45,7 @@ from hiersum.data.formats.arrow import (
     iter_table_records,
     table_input_files,
 )
-from hiersum.data.formats.lines import Record, iter_line_records, parse_json
+from hiersum.data.formats.lines import ParsedRecord, iter_line_records, parse_json
 from hiersum.data.formats.registry import FORMATS as DATA_FORMATS
 from hiersum.data.formats.registry import line_formats
 from hiersum.data.formats.text import parse_text, read_text_file
@@ -73,7 +73,7 @@ def input_formats() -> list[str]:
 
 def read_records(
     source: str | Path, *, input_format: str = "auto", require_summary: bool = False
-) -> Iterator[Record]:
+) -> Iterator[ParsedRecord]:
     """Every record of ``source`` (a file, a folder of ``.txt`` files, or ``-`` for stdin).
 
     Raises :class:`InputError` before yielding anything when the input cannot be read at all.
@@ -169,7 +169,7 @@ def _detected(fields: Iterable[str], *more: tuple[str, str]) -> str | None:
     return next((name for field, name in (*_DETECTED, *more) if field in names), None)
 
 
-def _table_records(files: list[Path], fmt: str, require_summary: bool) -> Iterator[Record]:
+def _table_records(files: list[Path], fmt: str, require_summary: bool) -> Iterator[ParsedRecord]:
     """The records of a ``datasets`` table input (:mod:`hiersum.data.formats.arrow`); its files' columns are
     checked before anything is read (a missing or mistyped column: :class:`InputError`)."""
     if fmt == "text":
@@ -188,7 +188,7 @@ def _table_records(files: list[Path], fmt: str, require_summary: bool) -> Iterat
 
 def _iter_line_records(
     path: str, lines: Iterable[tuple[int, bytes]] | None, fmt: str, require_summary: bool
-) -> Iterator[Record]:
+) -> Iterator[ParsedRecord]:
     """The records of a line format (``fmt``: a registered name or alias); ``lines`` None: read ``path``."""
     parse = DATA_FORMATS[line_formats()[fmt]].parse_line
     assert parse is not None

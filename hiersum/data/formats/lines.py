@@ -16,7 +16,8 @@ from typing import Any
 
 from hiersum.data.schema import Example, RecordError
 
-Record = Example | RecordError
+ParsedRecord = Example | RecordError
+"""A record as a reader parsed it: its :class:`Example`, or the :class:`RecordError` that says why it was refused."""
 RecordParser = Callable[..., Example]
 """``parse(text, *, path, line, require_summary) -> Example``, raising :class:`RecordError`."""
 ObjectParser = Callable[..., Example]
@@ -85,7 +86,7 @@ def decoded_lines(path: str, lines: Iterable[tuple[int, bytes]]) -> Iterator[tup
             yield line_number, text
 
 
-def iter_records(path: str | Path, parse: RecordParser, *, require_summary: bool = True) -> Iterator[Record]:
+def iter_records(path: str | Path, parse: RecordParser, *, require_summary: bool = True) -> Iterator[ParsedRecord]:
     """Yield ``parse(line)`` for each non-blank line of a JSONL file, or the :class:`RecordError`
     describing the line. Yielding errors (instead of raising) lets batch summarization report
     a bad line and carry on with the rest.
@@ -105,7 +106,7 @@ def iter_records(path: str | Path, parse: RecordParser, *, require_summary: bool
 
 def iter_line_records(
     path: str | Path, parse: RecordParser, *, require_summary: bool, lines: Iterable[tuple[int, bytes]] | None = None
-) -> Iterator[Record]:
+) -> Iterator[ParsedRecord]:
     """``parse`` of every non-blank line of ``path`` (or of ``lines``, (number, bytes) pairs, named
     ``path``), or the :class:`RecordError` of the line. A record whose id appeared on an earlier line
     is refused (field ``id``); the first one is kept."""

@@ -35,7 +35,7 @@ from hiersum.data.formats.aeslc import SPLIT_NAMES as AESLC_SPLIT_NAMES
 from hiersum.data.formats.aeslc import read_subject_file, subject_files
 from hiersum.data.formats.arrow import Column, corpus_layout, iter_table_records, split_files
 from hiersum.data.formats.cnndm import parse_cnndm_object, parse_cnndm_record
-from hiersum.data.formats.lines import ObjectParser, Record, RecordParser, iter_line_records
+from hiersum.data.formats.lines import ObjectParser, ParsedRecord, RecordParser, iter_line_records
 from hiersum.data.formats.multinews import parse_multinews_object, parse_multinews_record
 from hiersum.data.formats.native import iter_jsonl, parse_native_object, parse_record
 from hiersum.data.formats.scitldr import iter_scitldr, parse_scitldr_object, parse_scitldr_record
@@ -45,7 +45,7 @@ from hiersum.data.formats.wikisum import iter_wikisum, shard_paths
 from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
 from hiersum.registry import Registry
 
-SplitReader = Callable[[Path], Iterable[Record]]
+SplitReader = Callable[[Path], Iterable[ParsedRecord]]
 """``read(path) -> records`` of one split file, references required."""
 EncodedReader = Callable[..., Iterable[tuple[Example, EncodedExample] | RecordError]]
 """``read(data_path, split, tokenizer, selection, *, with_text) -> (example, encoded) pairs or errors``,
@@ -122,7 +122,7 @@ class FormatSpec:
         """Where ``split`` of ``data_dir`` is read from, for messages: its file, or its files joined by ``, ``."""
         return ", ".join(str(path) for path in self.input_files(data_dir, split))
 
-    def split_records(self, data_dir: str | Path, split: str) -> Iterator[Record]:
+    def split_records(self, data_dir: str | Path, split: str) -> Iterator[ParsedRecord]:
         """Every record of ``split`` of the corpus folder ``data_dir`` (references required): the rows of a
         ``datasets`` corpus, or the records of its split file (a missing split raises FileNotFoundError)."""
         if self.reads_table(data_dir) and self.parse_object is not None:
@@ -132,7 +132,7 @@ class FormatSpec:
             return itertools.chain.from_iterable(map(self.iter_split, self.split_inputs(Path(data_dir), split)))
         return self.iter_split(self.split_path(data_dir, split))
 
-    def iter_split(self, path: str | Path) -> Iterator[Record]:
+    def iter_split(self, path: str | Path) -> Iterator[ParsedRecord]:
         """Every record of the split file ``path`` (references required)."""
         if self.read_split is not None:
             return iter(self.read_split(Path(path)))

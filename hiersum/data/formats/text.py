@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hiersum.data.formats.lines import Record, split_paragraphs
+from hiersum.data.formats.lines import ParsedRecord, split_paragraphs
 from hiersum.data.schema import Example, RecordError
 
 
-def parse_text(data: bytes, *, path: str, record_id: str) -> Record:
+def parse_text(data: bytes, *, path: str, record_id: str) -> ParsedRecord:
     """One plain-text example: a single document, paragraphs separated by blank lines."""
     try:
         text = data.decode("utf-8")
@@ -26,7 +26,7 @@ def parse_text(data: bytes, *, path: str, record_id: str) -> Record:
     return Example(id=record_id, title="", documents=[paragraphs])
 
 
-def read_text_file(path: Path) -> Record:
+def read_text_file(path: Path) -> ParsedRecord:
     """The example of one ``.txt`` file (id = file stem)."""
     try:
         data = path.read_bytes()

@@ -28,7 +28,7 @@ from typing import Any
 from hiersum.data.formats.arrow import Column, corpus_layout, iter_rows, split_files
 from hiersum.data.graph import paragraph_graph
 from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
-from hiersum.data.selection import SelectionConfig
+from hiersum.data.selection import EncodingConfig
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.data.torch_files import TorchFileError, describe_object, load_torch_file
 
@@ -119,7 +119,7 @@ def encode_record(
     *,
     example_id: str,
     tokenizer: SubwordTokenizer,
-    config: SelectionConfig,
+    config: EncodingConfig,
     with_text: bool,
 ) -> tuple[Example, EncodedExample]:
     """One record as (text ``Example``, ``EncodedExample``). ``with_text``: decode the kept paragraphs
@@ -147,7 +147,7 @@ def encode_record(
 
 
 def iter_wikisum(
-    directory: str | Path, split: str, tokenizer: SubwordTokenizer, config: SelectionConfig, *, with_text: bool
+    directory: str | Path, split: str, tokenizer: SubwordTokenizer, config: EncodingConfig, *, with_text: bool
 ) -> Iterator[tuple[Example, EncodedExample] | RecordError]:
     """(example, encoded example) of every record of a split, shard after shard (one shard in memory at
     a time), or the :class:`RecordError` of a malformed record; ids are ``<shard stem>-<index>``. A ``datasets``
@@ -164,7 +164,7 @@ def iter_wikisum(
 
 
 def read_wikisum(
-    directory: str | Path, split: str, tokenizer: SubwordTokenizer, config: SelectionConfig, *, with_text: bool
+    directory: str | Path, split: str, tokenizer: SubwordTokenizer, config: EncodingConfig, *, with_text: bool
 ) -> tuple[list[Example], list[EncodedExample]]:
     """All records of a split as (examples, encoded examples) (:func:`iter_wikisum`, the first malformed
     record raising its :class:`RecordError`)."""

@@ -1,8 +1,9 @@
-"""Records and their lines (:mod:`hiersum.inference.records`): the attended paragraphs of a line with their text."""
+"""Records and their summary lines (:mod:`hiersum.inference.summary_lines`): the attended paragraphs of a line with
+their text."""
 
 from __future__ import annotations
 
-from hiersum.inference.records import attended_paragraphs, example_of
+from hiersum.inference.summary_lines import attended_paragraphs, example_of
 
 
 def test_the_attended_paragraphs_of_a_line_come_with_their_text_highest_weight_first():

@@ -1,10 +1,10 @@
-"""The record-by-record outputs of ``summarize`` and ``rank`` (:class:`RecordOutput`): what they read still to
+"""The record-by-record outputs of ``summarize`` and ``rank`` (:class:`ResumableOutput`): what they read still to
 write, the files beside an output, and a run that stops in the middle.
 
-:class:`RecordOutput` owns the order of the steps, which only work in that order: check the output
+:class:`ResumableOutput` owns the order of the steps, which only work in that order: check the output
 (writable; a resumed one made as this run would make it), read the records still to write (the errors file
 written), refuse an empty input, begin the output (an afresh one emptied, the provenance written), write
-its lines (:meth:`RecordOutput.writing`), and finish with the :class:`OutputResult` and its one line.
+its lines (:meth:`ResumableOutput.writing`), and finish with the :class:`OutputResult` and its one line.
 
 Beside ``out.jsonl``:
 
@@ -64,7 +64,7 @@ def provenance_path(output: Path) -> Path:
     return output.with_name(output.stem + ".provenance.json")
 
 
-def refuse_record_output_over_inputs(target: str, inputs: dict[str, str | None]) -> None:
+def refuse_output_over_inputs(target: str, inputs: dict[str, str | None]) -> None:
     """:func:`refuse_overwriting_inputs` for a record-by-record output ``target`` and the files beside it."""
     if target == STDIN:
         return
@@ -316,7 +316,7 @@ class OutputResult:
 
 @dataclass
 class LineWriter:
-    """What :meth:`RecordOutput.writing` gives the write loop: each :meth:`write` is one complete line, counted."""
+    """What :meth:`ResumableOutput.writing` gives the write loop: each :meth:`write` is one complete line, counted."""
 
     appender: JsonlAppender
     written: Written
@@ -332,18 +332,18 @@ class LineWriter:
         self.appender.sync()
 
 
-class RecordOutput:
+class ResumableOutput:
     """The output of one record-by-record run into ``target`` (a JSONL file, or ``-``: standard output), in the
     only order that works::
 
-        output = RecordOutput(target, Provenance.of(...), noun="summaries", rerun="hiersum summarize ...")
+        output = ResumableOutput(target, Provenance.of(...), noun="summaries", rerun="hiersum summarize ...")
         pending = output.start(source, input_format=..., resume=..., strict=...)  # check, then begin
         with output.writing(memory_hint=..., description="summarizing") as lines:
             lines.write(record); lines.sync(); lines.advance(n)                   # write
         return output.finish()                                                    # finish: the result, one line
 
     ``noun`` names the lines in messages (``summaries``); ``rerun`` is the command that resumes a stopped run.
-    An output beside its inputs is refused earlier, before the model loads (:func:`refuse_record_output_over_inputs`).
+    An output beside its inputs is refused earlier, before the model loads (:func:`refuse_output_over_inputs`).
     """
 
     def __init__(self, target: str, provenance: Provenance, *, noun: str, rerun: str) -> None:
@@ -389,5 +389,6 @@ class RecordOutput:
 
     def _started(self) -> PendingRecords:
         if self._records is None:
-            raise RuntimeError("RecordOutput.start() must run first: it checks the output before anything is written")
+            raise RuntimeError("ResumableOutput.start() must run first: it checks the output before anything is "
+                               "written")
         return self._records

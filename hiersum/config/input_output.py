@@ -1,7 +1,7 @@
-"""The options of a command that reads input records and writes one output line each, exactly once, resumable and
-shardable: ``hiersum summarize`` and ``hiersum rank`` (:class:`RecordOutputConfig`, the base of both configs, so
-their keys stay flat: ``input=``, ``output=``, ``shard=0/3``). :class:`hiersum.inference.record_output.RecordOutput`
-runs what these options ask for."""
+"""The input and output files of a command that reads input records and writes one output line each, exactly once,
+resumable and shardable: ``hiersum summarize`` and ``hiersum rank`` (:class:`InputOutputConfig`, the base of both
+configs, so their keys stay flat: ``input=``, ``output=``, ``shard=0/3``).
+:class:`hiersum.inference.resumable_output.ResumableOutput` runs what these options ask for."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hiersum.config.checks import MISSING
 
 
 @dataclass
-class RecordOutputConfig:
+class InputOutputConfig:
     """Where the records come from and go to, and how a run shares or resumes the output."""
 
     input: str = MISSING

@@ -3,7 +3,7 @@
 :meth:`hiersum.inference.pipeline.Summarizer.lines`).
 
 A record is a native JSON object (``{"id", "title", "documents"}``) or plain text (``{"text"}``:
-:func:`example_of`); its line (:func:`output_record`) holds ``id``, ``summary``, ``score``,
+:func:`example_of`); its line (:func:`summary_line`) holds ``id``, ``summary``, ``score``,
 ``n_paragraphs_kept``, ``n_paragraphs_dropped``, and ``n_best`` and ``top_paragraphs`` when asked for.
 """
 
@@ -19,7 +19,7 @@ from hiersum.data.selection import TITLE_DOCUMENT
 from hiersum.inference.batched import Summary
 
 
-def output_record(summary: Summary, source: EncodedExample, *, n_best: bool) -> dict[str, Any]:
+def summary_line(summary: Summary, source: EncodedExample, *, n_best: bool) -> dict[str, Any]:
     """The output line of one summary (see the module docstring)."""
     record: dict[str, Any] = {
         "id": summary.id, "summary": summary.summary, "score": summary.score,

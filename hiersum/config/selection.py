@@ -1,0 +1,78 @@
+"""Paragraph selection, the one type of it (:class:`ParagraphSelection`): how an example's text becomes the paragraphs
+the model reads, which of them it keeps and how many tokens of each.
+
+Every front end reads this type. :class:`hiersum.config.DataConfig` extends it, so its keys are ``data``'s
+(``data.max_paragraphs=24``: training, ``prepare``, ``evaluate``) and a checkpoint records it with the data settings;
+``hiersum summarize``, ``hiersum serve`` and :meth:`hiersum.inference.Summarizer.summarize` take its fields as
+:class:`SelectionOverrides` of the checkpoint's (``max_paragraphs=3``, ``paragraphs=sentences``; unset: the
+checkpoint's); ``hiersum evaluate`` takes the checkpoint's but for the ``data.<field>`` its command line gives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, make_dataclass
+from typing import Any, ClassVar, get_type_hints
+
+from hiersum.config.checks import check
+from hiersum.config.choices import Paragraphs, Selection
+
+
+@dataclass
+class ParagraphSelection:
+    """How paragraphs are made, chosen and cut; defaults = ``conf/data/sample.yaml``'s."""
+
+    KEY_PREFIX: ClassVar[str] = ""
+    """What the option names start with in errors (``data.`` for :class:`hiersum.config.DataConfig`)."""
+
+    max_paragraphs: int = 12
+    """P: paragraphs kept per example."""
+    max_paragraph_tokens: int = 48
+    """T: tokens kept per paragraph."""
+    paragraphs: Paragraphs = Paragraphs.given
+    """How a document's text becomes paragraphs: ``given`` (as the reader gives them) or ``sentences`` (split into
+    sentences, grouped into paragraphs of at most ``max_paragraph_tokens`` tokens: text without paragraph breaks,
+    such as CNN/DailyMail; :mod:`hiersum.data.paragraphs`)."""
+    selection: Selection = Selection.first
+    """``first`` (document order), ``round_robin`` (first paragraph of each document, then second...),
+    ``tfidf`` (tf-idf similarity to the title or centroid) or ``ranker`` (a trained ranker, ``ranker``)."""
+    ranker: str | None = None
+    """The ranker checkpoint (``hiersum train-ranker``) that orders paragraphs when ``selection=ranker``."""
+    title_paragraph: bool = True
+    """Put the example's title (topic or entity), when it has one, as paragraph 0."""
+
+    def __post_init__(self) -> None:
+        key = self.KEY_PREFIX
+        self.selection = Selection.coerce(self.selection, f"{key}selection")
+        self.paragraphs = Paragraphs.coerce(self.paragraphs, f"{key}paragraphs")
+        if self.selection is Selection.ranker and not self.ranker:
+            raise ValueError(f"{key}selection=ranker needs {key}ranker=PATH (a checkpoint of hiersum train-ranker)")
+        for name in ("max_paragraphs", "max_paragraph_tokens"):
+            check(getattr(self, name) >= 1, f"{key}{name}", ">= 1", getattr(self, name))
+
+
+SELECTION_FIELDS: tuple[str, ...] = tuple(item.name for item in fields(ParagraphSelection))
+"""The names of :class:`ParagraphSelection`'s fields: the options of summarize, serve and the Python call that
+override a checkpoint's selection, and the ``data`` fields evaluate takes from the checkpoint."""
+
+
+def _check_overrides(self: Any) -> None:
+    for name, kind in (("selection", Selection), ("paragraphs", Paragraphs)):
+        if getattr(self, name) is not None:
+            setattr(self, name, kind.coerce(getattr(self, name), name))
+
+
+def _given(self: Any) -> dict[str, Any]:
+    """The fields set (not None): what replaces the checkpoint's."""
+    return {name: getattr(self, name) for name in SELECTION_FIELDS if getattr(self, name) is not None}
+
+
+_HINTS = get_type_hints(ParagraphSelection)
+SelectionOverrides = make_dataclass(
+    "SelectionOverrides",
+    [(name, _HINTS[name] | None, field(default=None)) for name in SELECTION_FIELDS],
+    namespace={"__post_init__": _check_overrides, "given": _given, "__module__": __name__},
+)
+SelectionOverrides.__doc__ = """Each field of :class:`ParagraphSelection`, or None (the default): the checkpoint's.
+Derived from it (one list of options, one set of docs); what ``hiersum summarize``, ``hiersum serve`` (flat keys:
+``max_paragraphs=3``, ``paragraphs=sentences``, ``selection=ranker ranker=PATH``) and the Python call's keywords give.
+``given()``: the fields set, which :meth:`hiersum.inference.Summarizer.selection` puts over the checkpoint's."""
