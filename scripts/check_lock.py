@@ -108,7 +108,7 @@ def disagreements(project: Path) -> list[str]:
 
 def installed_disagreements(project: Path) -> list[str]:
     """One line for each installed distribution of this Python that its lock does not pin at that version."""
-    python = "%d.%d" % sys.version_info[:2]
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     path = project / "requirements" / f"lock-py{python}.txt"
     if not path.is_file():
         return [f"requirements/{path.name} is missing: no lock for Python {python}"]

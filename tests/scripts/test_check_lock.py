@@ -19,7 +19,7 @@ SCRIPT = PROJECT_ROOT / "scripts" / "check_lock.py"
 _spec = importlib.util.spec_from_file_location("check_lock", SCRIPT)
 check_lock = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(check_lock)
-THIS_PYTHON = "%d.%d" % sys.version_info[:2]
+THIS_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def test_the_committed_locks_agree_with_pyproject() -> None:
