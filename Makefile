@@ -4,6 +4,7 @@
 #   make docs    the documentation site (mkdocs.yml, pages in docs/) built into site/; make docs-serve serves it
 #   make gpu-check   on a CUDA machine: tests, benchmarks and runs on the GPU, one JSON summary (docs/benchmarks.md)
 #   make ci-deps     what CI installs before make test (.ci/run): Debian's chromium and the ci extra
+#   make test-python PY=3.12   the fast tests on another Python, in its own venv .venv-3.12 (CI: 3.10, 3.12, 3.13)
 #   make lock        rewrite the locks requirements/lock-py3.X.txt after a change of pyproject.toml's dependencies
 # Extra arguments: make train ARGS="model=tiny debug=fast_dev_run"; make test PYTEST_ARGS="-m 'not slow'"
 
@@ -23,9 +24,11 @@ LOCK_ARGS ?=
 UV_COMPILE := pip compile --quiet pyproject.toml requirements/lock.in --all-extras \
 	--python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock'
 
-.PHONY: train test lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps lock lock-check
+.PHONY: train test test-python lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps lock lock-check
 
 # What installs into the venv: pip, which finds the CPU torch wheel on this machine image's disk (Python 3.11).
+# make test-python passes .venv's uv instead (uv pip install), for the CUDA builds of torch that the other Pythons
+# get from PyPI: uv unpacks them once into its cache and links them into each venv.
 INSTALL ?= $(BIN)/pip install --quiet
 
 $(STAMP): pyproject.toml $(LOCK)
@@ -43,6 +46,23 @@ train: $(STAMP)
 TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+# Another Python: the newest pyenv interpreter of version PY ($(PYENV_ROOT)/versions/PY.*), else pythonPY on PATH
+# (either must report version PY: a pyenv shim without that version does not); none is an error, never a skip.
+# Its own venv .venv-PY, made from its lock by .venv's uv (what CI installs: make ci-deps), then the fast tests.
+PY ?=
+PYENV_ROOT ?= $(HOME)/.pyenv
+find_python = $(shell for p in $$(ls -d $(PYENV_ROOT)/versions/$(1).*/bin/python$(1) 2>/dev/null | sort -rV) python$(1); do \
+	"$$p" -c 'import sys; sys.exit(sys.version_info[:2] != ($(subst .,$(comma),$(1))))' >/dev/null 2>&1 && \
+	command -v "$$p" && break; done)
+comma := ,
+test-python: $(STAMP)
+	@test -n "$(PY)" || { echo "make test-python: name the Python, e.g. make test-python PY=3.12" >&2; exit 2; }
+	@test -n "$(call find_python,$(PY))" || { echo "make test-python: no Python $(PY) on this machine (looked for \
+	$(PYENV_ROOT)/versions/$(PY).*/bin/python$(PY) and python$(PY) on PATH)" >&2; exit 1; }
+	$(MAKE) --no-print-directory ci-deps test VENV=.venv-$(PY) PYTHON=$(call find_python,$(PY)) \
+		INSTALL="$(abspath $(BIN))/uv pip install --quiet --python .venv-$(PY)/bin/python" \
+		PYTEST_ARGS="-m 'not slow' $(PYTEST_ARGS)"
 
 # so that no test skips for a reason CI can fix (only the CUDA tests skip on a CPU): Debian's chromium for the
 # serve page's browser test (apt-get: root, or sudo), and the ci extra of pyproject.toml (Playwright for Python,
@@ -130,4 +150,4 @@ gpu-venv:
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) .pytest_cache site
+	rm -rf $(VENV) .venv-3.* .pytest_cache site
