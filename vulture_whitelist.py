@@ -45,4 +45,3 @@ _.out_shape  # torch's flop counter calls the registered formulas with it (scrip
 # methods a base class calls
 _._compute  # ThroughputMonitor calls it after each batch (hiersum/private_apis.py ThroughputMonitorHooks)
 _.__module__  # the derived TrainerConfig is named after its module for pickling and docs (hiersum/config/trainer.py)
-__dir__  # dir(hiersum.config) lists the lazily imported names (hiersum/config/__init__.py)

@@ -347,9 +347,8 @@ def run_case(
     src_tokens = sum(int(b.src_mask.sum()) for b in batches)
     memory_rows = sum(b.src_mask.size(0) * int(b.src_mask.flatten(1).sum(1).max()) for b in batches)
     tgt_tokens = sum(int(b.labels.ne(IGNORE_INDEX).sum()) for b in batches)
-    config = model_config(model_name)
     model_flops = None if args.part != "step" else sum(
-        training_flops(config, args.vocab, b.src_mask, b.labels.ne(IGNORE_INDEX)) or 0 for b in batches)
+        training_flops(next(iter(models.values())), b.src_mask, b.labels.ne(IGNORE_INDEX)) or 0 for b in batches)
     result = {
         "model": model_name, "case": case, "batches": len(batches),
         "real_src_tokens": src_tokens, "src_fill": round(src_tokens / sum(b.src_mask.numel() for b in batches), 3),

@@ -4,7 +4,9 @@ kept for the scripts that call it by this path.
     python scripts/summarize.py checkpoint=PATH input=IN.jsonl output=OUT.jsonl
 """
 
-from hiersum.cli.summarize import main
+import sys
+
+from hiersum.cli.main import run_action
 
 if __name__ == "__main__":
-    main()
+    run_action("summarize", sys.argv[1:], prog="hiersum-summarize")

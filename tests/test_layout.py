@@ -7,8 +7,7 @@ and OmegaConf only by commands/, serving/ and cli/ (and Hydra's ``instantiate`` 
 checkpoints. ``private_apis`` (every private API of another library, fenced) sits below every stage and may import
 any library, each inside the function that uses it.
 Within a stage too, the imports draw no circle (:func:`test_the_imports_draw_no_circle`, which counts the imports
-inside functions as well). ``atomic``, ``deprecation`` and ``private_apis``, like ``errors``, import nothing of
-hiersum.
+inside functions as well). ``atomic`` and ``private_apis``, like ``errors``, import nothing of hiersum.
 """
 
 from __future__ import annotations
@@ -22,13 +21,12 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
-STAGES = {"errors": -1, "atomic": -1, "deprecation": -1, "private_apis": -1, "config": 0, "registry": 0, "data": 1,
+STAGES = {"errors": -1, "atomic": -1, "private_apis": -1, "config": 0, "registry": 0, "data": 1,
           "model": 2, "checkpoints": 3, "decoding": 4, "inference": 5, "training": 6, "evaluation": 6, "commands": 7,
           "serving": 8, "cli": 9}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""
-ALIASES = {"convert": "deprecation", "__main__": "cli"}
-"""Top-level modules that are no stage of their own: ``convert`` is an old name kept as lazy attributes
-(:mod:`hiersum.deprecation`, which imports the new module only when a name is used), ``__main__`` the command."""
+ALIASES = {"__main__": "cli"}
+"""Top-level modules that are no stage of their own: ``__main__`` is the command."""
 LIGHTNING = ("pytorch_lightning", "lightning")
 LIGHTNING_USERS = ("hiersum.training", "hiersum.data.datamodule")
 HYDRA = ("hydra", "omegaconf")
@@ -162,8 +160,8 @@ def test_the_imports_draw_no_circle():
     """No hiersum module imports, directly or through others, a module that imports it. Every import counts,
     module-level or inside a function (and under ``if TYPE_CHECKING:``): an import deferred into a function
     hides a circle from the interpreter, not from the reader, so a circle cannot be broken by moving an import
-    into a function. A name reached through ``importlib`` (the lazy ``hiersum.training`` names, the deprecated
-    old paths of :mod:`hiersum.deprecation`) is no import. Python's own import of a package's ``__init__``
+    into a function. A module reached through ``importlib`` (an action's entry module, which
+    :mod:`hiersum.cli.main` imports by name) is no import. Python's own import of a package's ``__init__``
     before its modules is no arrow either: ``from hiersum.x import N`` of a name ``N`` defined in (or
     re-exported by) ``hiersum/x/__init__.py`` is."""
     paths = {module_name(path): path for path in package_modules()}
@@ -226,11 +224,11 @@ def test_imports_follow_the_dependency_direction(path):
         ("hiersum.data.selection", "def f():\n    from omegaconf import OmegaConf", "Hydra and OmegaConf are for"),
         ("hiersum.training.fit", "from omegaconf import DictConfig", "Hydra and OmegaConf are for"),
         ("hiersum.evaluation.split", "from hydra.utils import instantiate", "Hydra and OmegaConf are for"),
-        ("hiersum.decoding.generation", "from hiersum.checkpoints.io import load_summarizer", "imports none of"),
+        ("hiersum.decoding.generation", "from hiersum.checkpoints.io import load_network", "imports none of"),
         ("hiersum.decoding.generation", "from hiersum.inference import summarize_encoded", "against the dependency"),
         ("hiersum.decoding.generation", "from hiersum.data.batching import collate", "batches no records"),
         ("hiersum.commands.summarize", "from hiersum.cli.common import task", "against the dependency"),
-        ("hiersum.serving.api", "from hiersum.commands.summarize import output_records", "lives below commands/"),
+        ("hiersum.serving.api", "from hiersum.commands.summarize import summarize", "lives below commands/"),
         ("hiersum.serving.server", "def f():\n    from hiersum.commands import common", "imports none of"),
     ],
 )
@@ -250,7 +248,7 @@ def test_the_checker_allows_the_right_arrows():
     assert violations("from omegaconf import OmegaConf", "hiersum.commands.composed") == []
     assert violations("def f():\n    from pytorch_lightning.strategies import launchers\n    from omegaconf import "
                       "DictConfig", FENCE) == []
-    assert violations("from hiersum.config import UsageError", FENCE) != []
+    assert violations("from hiersum.errors import UsageError", FENCE) != []
 
 
 def loaded_libraries(modules: list[str], libraries: set[str]) -> list[str]:

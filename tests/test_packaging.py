@@ -156,16 +156,16 @@ def test_installed_entry_points_compose_their_configs(installed: Path) -> None:
     assert Path(where[0]).is_relative_to(site) and Path(where[1]) == site / "hiersum" / "conf", where
 
     # resolved in the empty folder, data=sample is the corpus generated into the cache
-    train = _run([sys.executable, "-m", "hiersum.cli.train", "--cfg", "job", "--resolve"], cwd=empty, env=env)
+    train = _run([sys.executable, "-m", "hiersum", "train", "--cfg", "job", "--resolve"], cwd=empty, env=env)
     assert "d_model: 128" in train, train
     assert Path(yaml.safe_load(train)["paths"]["root_dir"]) == empty, train
     data_path = Path(yaml.safe_load(train)["data"]["path"])
     assert data_path.parent == installed / "cache" / "hiersum", train
     _assert_committed_sample(data_path)
 
-    evaluate = _run([sys.executable, "-m", "hiersum.cli.evaluate", "--cfg", "job"], cwd=empty, env=env)
+    evaluate = _run([sys.executable, "-m", "hiersum", "evaluate", "--cfg", "job"], cwd=empty, env=env)
     assert "split: test" in evaluate and "bootstrap:" in evaluate, evaluate
-    summarize = _run([sys.executable, "-m", "hiersum.cli.summarize", "--cfg", "job", "checkpoint=m.ckpt",
+    summarize = _run([sys.executable, "-m", "hiersum", "summarize", "--cfg", "job", "checkpoint=m.ckpt",
                       "input=docs.jsonl", "output=out.jsonl"], cwd=empty, env=env)
     expected = ("checkpoint: m.ckpt", "input: docs.jsonl", "output: out.jsonl")
     assert all(line in summarize.splitlines() for line in expected), summarize

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import re
 
-import pytest
 import torch
 
 from hiersum.config import DataConfig, OptimConfig
@@ -47,18 +46,6 @@ def test_every_name_of_the_api_table_imports():
         assert callable(resolve(name)), name
 
 
-@pytest.mark.parametrize(("old", "new", "name"), [
-    ("hiersum.convert", "hiersum.checkpoints.official", "load_official_hiersumm"),
-    ("hiersum.decoding.inference", "hiersum.inference", "summarize_encoded"),
-])
-def test_an_old_name_the_readme_gives_still_imports_with_a_deprecation_warning(old, new, name):
-    module = importlib.import_module(old)
-    with pytest.warns(DeprecationWarning, match=rf"^{old}\.{name} is deprecated: import it from {new}"):
-        assert getattr(module, name) is getattr(importlib.import_module(new), name)
-    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
-        module.nothing  # noqa: B018
-
-
 def readme_example() -> str:
     """The Python code block of the README's Python API section."""
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
@@ -68,7 +55,7 @@ def readme_example() -> str:
 
 
 def test_the_readme_example_runs_as_written_on_a_tiny_checkpoint(tmp_path, capsys):
-    """The example as written (it decodes on the CPU, ``load_summarizer``'s default), its checkpoint path the tiny
+    """The example as written (it decodes on the CPU, ``load_network``'s default), its checkpoint path the tiny
     checkpoint's."""
     code = readme_example()
     placeholder = '"outputs/train/<run>/checkpoints/last.ckpt"'
@@ -84,9 +71,9 @@ def test_the_readme_example_runs_as_written_on_a_tiny_checkpoint(tmp_path, capsy
 
 
 def test_the_network_api_of_the_table_on_a_tiny_checkpoint(tmp_path, device):
-    from hiersum.checkpoints import load_summarizer
+    from hiersum.checkpoints import load_network
     from hiersum.decoding import GenerationOptions, generate
-    from hiersum.training import HierSumModule, module_hparams
+    from hiersum.training.module import HierSumModule, module_hparams
 
     tokenizer = train_tokenizer(TEXTS * 5, vocab_size=80)
     config = tiny_model_config()
@@ -96,8 +83,8 @@ def test_the_network_api_of_the_table_on_a_tiny_checkpoint(tmp_path, device):
     module.on_save_checkpoint(checkpoint)
     torch.save(checkpoint, tmp_path / "last.ckpt")
 
-    summarizer = load_summarizer(tmp_path / "last.ckpt")
-    model, loaded_tokenizer = summarizer.model.to(device), summarizer.tokenizer()
+    summarizer = load_network(tmp_path / "last.ckpt")
+    model, loaded_tokenizer = summarizer.model.to(device), summarizer.tokenizer
     paragraphs = [loaded_tokenizer.encode_batch(TEXTS[:2]), loaded_tokenizer.encode_batch(TEXTS[2:])]
     T = max(len(ids) for example in paragraphs for ids in example)
     src = torch.full((2, 2, T), loaded_tokenizer.special.pad)  # (B, P, T)

@@ -5,7 +5,7 @@ metric, read from the newest checkpoint of ``<run>/checkpoints``: :func:`ranked_
 Floating point tensors are averaged (in float64, cast back), integer buffers must agree. The result
 is the best checkpoint with its weights replaced and its optimizer, scheduler and callback states
 dropped (an evaluation checkpoint, not one to resume from); it loads with
-:func:`hiersum.checkpoints.io.load_summarizer` (``weights_only=True``).
+:func:`hiersum.checkpoints.io.load_network` (``weights_only=True``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import torch
 
 from hiersum.checkpoints.contents import CHECKPOINT_EXTRA_KEY
 from hiersum.checkpoints.io import read_checkpoint
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 
 DROPPED_KEYS = ("optimizer_states", "lr_schedulers", "callbacks", "loops")
 

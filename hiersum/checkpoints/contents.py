@@ -1,12 +1,13 @@
 """What a summarizer checkpoint carries besides its weights, read the same way from a checkpoint file
 (:mod:`~hiersum.checkpoints.io`) and a model directory (:mod:`~hiersum.checkpoints.directory`): the data settings,
-the tokenizer, and :class:`Summarizer`, the network with both.
+the tokenizer, and :class:`TrainedNetwork`, the network with both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def effective_decode_config(trained: DecodeConfig | None, given: DecodeConfig,
 
 
 @dataclass
-class Summarizer:
+class TrainedNetwork:
     """A trained network with what decoding needs from its checkpoint."""
 
     model: HierSum
@@ -80,20 +81,23 @@ class Summarizer:
     def model_config(self) -> ModelConfig:
         return self.model.config
 
+    @cached_property
     def tokenizer(self) -> SubwordTokenizer:
+        """The tokenizer it carries, parsed on first use; ``ValueError`` when it carries none or one that does not
+        load (:func:`tokenizer_from_json`; :func:`checkpoint_tokenizer` names the file)."""
         return tokenizer_from_json(self.tokenizer_json)
 
 
-def checkpoint_tokenizer(source: Summarizer | Mapping[str, Any], path: str | Path,
+def checkpoint_tokenizer(source: TrainedNetwork | Mapping[str, Any], path: str | Path,
                          kind: CheckpointKind = SUMMARIZER) -> SubwordTokenizer:
-    """The tokenizer that ``source`` (a loaded :class:`Summarizer`, or the dict of a checkpoint file) carries,
+    """The tokenizer that ``source`` (a loaded :class:`TrainedNetwork`, or the dict of a checkpoint file) carries,
     for the commands: none, or one that does not load, raises :class:`CheckpointError` (a usage error) naming
     ``path`` and what a file of ``kind`` is expected to be."""
-    tokenizer_json = source.tokenizer_json if isinstance(source, Summarizer) else checkpoint_tokenizer_json(source)
+    tokenizer_json = source.tokenizer_json if isinstance(source, TrainedNetwork) else checkpoint_tokenizer_json(source)
     if not tokenizer_json:
         raise CheckpointError(path, "carries no tokenizer", kind.expected, NO_TOKENIZER_HINT)
     try:
-        return tokenizer_from_json(tokenizer_json)
+        return source.tokenizer if isinstance(source, TrainedNetwork) else tokenizer_from_json(tokenizer_json)
     except ValueError as error:
         raise CheckpointError(path, f"its tokenizer ('hiersum.tokenizer_json') does not load "
                                     f"({one_line(error.__cause__ or error)})", kind.expected) from error

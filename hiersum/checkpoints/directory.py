@@ -16,7 +16,7 @@ A model directory holds:
 ``README.md``
     The model card.
 
-:func:`load_model_directory` reads one back (what :func:`hiersum.checkpoints.load_summarizer` does for a
+:func:`load_model_directory` reads one back (what :func:`hiersum.checkpoints.load_network` does for a
 directory) with ``safetensors`` and ``json`` only; every way a directory can be broken (a missing file, a damaged
 safetensors header, a ``config.json`` without a key, a tokenizer that does not load, weights that do not fit) is one
 :class:`~hiersum.checkpoints.CheckpointError` line naming the file, what it is and what was expected.
@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from safetensors import SafetensorError, safe_open
 
-from hiersum.checkpoints.contents import Summarizer, data_config_from_hparams, tokenizer_from_json
+from hiersum.checkpoints.contents import TrainedNetwork, data_config_from_hparams
 from hiersum.checkpoints.kinds import SUMMARIZER, CheckpointError, CheckpointKind, check_file, one_line, rebuilding
 from hiersum.config import DecodeConfig, ModelConfig
 from hiersum.model.hub import CONFIG_FILE, INIT_KEYS, WEIGHTS_FILE
@@ -70,23 +70,23 @@ def is_model_directory(path: str | Path) -> bool:
     return path.is_dir() and any((path / name).exists() for name in (WEIGHTS_FILE, CONFIG_FILE))
 
 
-def save_model_directory(summarizer: Summarizer, directory: str | Path, card: ModelNotes) -> Path:
+def save_model_directory(network: TrainedNetwork, directory: str | Path, card: ModelNotes) -> Path:
     """Write every file of a model directory (module docstring) into ``directory`` (created if needed);
     ``HierSum.save_pretrained`` writes the weights and ``config.json``."""
     directory = Path(directory)
-    data = asdict(summarizer.data_config) if summarizer.data_config is not None else None
-    config = {**summarizer.model.init_arguments(), DATA_KEY: data,
+    data = asdict(network.data_config) if network.data_config is not None else None
+    config = {**network.model.init_arguments(), DATA_KEY: data,
               "hiersum_version": importlib.metadata.version("hiersum")}
     (directory / CARD_FILE).parent.mkdir(parents=True, exist_ok=True)
     (directory / CARD_FILE).write_text(card.text, encoding="utf-8")  # before save_pretrained: its card is not used
-    summarizer.model.save_pretrained(directory, config=json.loads(json.dumps(config, default=str)))
-    (directory / TOKENIZER_FILE).write_text(summarizer.tokenizer_json or "", encoding="utf-8")
+    network.model.save_pretrained(directory, config=json.loads(json.dumps(config, default=str)))
+    (directory / TOKENIZER_FILE).write_text(network.tokenizer_json or "", encoding="utf-8")
     generation = json.dumps(asdict(card.generation), indent=2, sort_keys=True, default=str)
     (directory / GENERATION_FILE).write_text(generation + "\n", encoding="utf-8")
     return directory
 
 
-def load_model_directory(path: str | Path, *, map_location: str | torch.device = "cpu") -> Summarizer:
+def load_model_directory(path: str | Path, *, map_location: str | torch.device = "cpu") -> TrainedNetwork:
     """The summarizer of a model directory (module docstring), its network in eval mode; nothing is unpickled.
     Any failure raises :class:`CheckpointError` naming the file."""
     path = Path(path)
@@ -98,13 +98,6 @@ def load_model_directory(path: str | Path, *, map_location: str | torch.device =
         check_file(path / name, DIRECTORY)
     config = read_config(path / CONFIG_FILE)
     check_weights_file(path / WEIGHTS_FILE)
-    tokenizer_json = (path / TOKENIZER_FILE).read_text(encoding="utf-8")
-    try:
-        tokenizer_from_json(tokenizer_json)
-    except ValueError as error:
-        reason = one_line(error.__cause__ or error)
-        raise CheckpointError(path / TOKENIZER_FILE, f"does not load as a tokenizer ({reason})",
-                              DIRECTORY.expected) from error
     with rebuilding(path / CONFIG_FILE, DIRECTORY, "settings"):
         data_config = data_config_from_hparams(config)
     decode_config = None
@@ -116,8 +109,15 @@ def load_model_directory(path: str | Path, *, map_location: str | torch.device =
     except (RuntimeError, ValueError, TypeError) as error:  # what load_model and the constructors raise
         raise CheckpointError(path / WEIGHTS_FILE, f"its weights do not fit the model {CONFIG_FILE} describes "
                                                    f"({one_line(error)})", DIRECTORY.expected) from error
-    return Summarizer(model=model.eval(), data_config=data_config, tokenizer_json=tokenizer_json,
-                      decode_config=decode_config)
+    network = TrainedNetwork(model=model.eval(), data_config=data_config, decode_config=decode_config,
+                             tokenizer_json=(path / TOKENIZER_FILE).read_text(encoding="utf-8"))
+    try:
+        network.tokenizer  # noqa: B018  (parsed now, once: a broken tokenizer.json is refused at load)
+    except ValueError as error:
+        reason = one_line(error.__cause__ or error)
+        raise CheckpointError(path / TOKENIZER_FILE, f"does not load as a tokenizer ({reason})",
+                              DIRECTORY.expected) from error
+    return network
 
 
 def read_config(path: Path) -> dict[str, Any]:

@@ -4,7 +4,7 @@ A checkpoint is what Lightning's ``ModelCheckpoint`` saves for a
 :class:`hiersum.training.module.HierSumModule` (or what ``hiersum import-hiersumm`` writes in the same
 format): ``hyper_parameters`` (the module's keyword arguments: model, optim and data configs as
 dicts, vocabulary size, special ids), ``state_dict`` (the network under ``model.``) and
-``hiersum.tokenizer_json``. :func:`load_summarizer` rebuilds the network alone, without
+``hiersum.tokenizer_json``. :func:`load_network` rebuilds the network alone, without
 importing Lightning, for the commands and the Python API.
 
 Every checkpoint hiersum reads (a summarizer, a ranker, an official hiersumm checkpoint, one to resume
@@ -13,8 +13,8 @@ read a file as the checkpoint expected raises :class:`CheckpointError`, in one l
 is and what was expected.
 
 Below this module: :mod:`~hiersum.checkpoints.kinds` (the kinds of checkpoint and the error),
-:mod:`~hiersum.checkpoints.contents` (what a checkpoint carries: :class:`Summarizer`, its tokenizer and data
-settings) and :mod:`~hiersum.checkpoints.directory` (model directories, which :func:`load_summarizer` also reads).
+:mod:`~hiersum.checkpoints.contents` (what a checkpoint carries: :class:`TrainedNetwork`, its tokenizer and data
+settings) and :mod:`~hiersum.checkpoints.directory` (model directories, which :func:`load_network` also reads).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import torch
 
 from hiersum.checkpoints.contents import (
     CHECKPOINT_EXTRA_KEY,
-    Summarizer,
+    TrainedNetwork,
     checkpoint_tokenizer_json,
     data_config_from_hparams,
     decode_config_from_hparams,
@@ -173,7 +173,7 @@ def network_from_hparams(hparams: Mapping[str, Any], *, pretrained_weights: bool
     )
 
 
-def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu") -> Summarizer:
+def load_network(path: str | Path, *, map_location: str | torch.device = "cpu") -> TrainedNetwork:
     """The network of a hiersum checkpoint (``weights_only=True``) or of a model directory of ``hiersum export``
     (safetensors and JSON only: :func:`hiersum.checkpoints.directory.load_model_directory`), without Lightning.
     Any failure to read it as either raises :class:`CheckpointError` (see :func:`read_checkpoint`)."""
@@ -190,5 +190,5 @@ def load_summarizer(path: str | Path, *, map_location: str | torch.device = "cpu
         for name, tensor in checkpoint["state_dict"].items() if name.startswith(MODEL_PREFIX)
     }
     load_weights(path, model, weights, SUMMARIZER)
-    return Summarizer(model=model.eval(), data_config=data_config, tokenizer_json=checkpoint_tokenizer_json(checkpoint),
-                      decode_config=decode_config)
+    return TrainedNetwork(model=model.eval(), data_config=data_config,
+                          tokenizer_json=checkpoint_tokenizer_json(checkpoint), decode_config=decode_config)

@@ -3,7 +3,7 @@ file of a kind is called, what is expected, how it is used), :class:`CheckpointE
 what it is and what was expected), and the checks every reader shares.
 
 The lowest module of :mod:`hiersum.checkpoints`, whose readers import one way only: ``io`` (checkpoint files,
-and :func:`~hiersum.checkpoints.io.load_summarizer` for either) -> ``directory`` (model directories) -> ``contents``
+and :func:`~hiersum.checkpoints.io.load_network` for either) -> ``directory`` (model directories) -> ``contents``
 (what a checkpoint carries) -> ``kinds``.
 """
 
@@ -20,7 +20,7 @@ from hiersum.data.torch_files import TorchFileError, file_problem
 class CheckpointError(TorchFileError):
     """Any failure to read a file as the hiersum checkpoint expected (missing, a directory, not a torch file,
     another kind of checkpoint, missing entries, weights that do not fit the model): one line naming the file,
-    what it is and what was expected (a :class:`~hiersum.config.UsageError`: the commands print it and exit
+    what it is and what was expected (a :class:`~hiersum.errors.UsageError`: the commands print it and exit
     with status 2); the original exception, if any, is its ``__cause__``."""
 
 

@@ -8,7 +8,7 @@ table. :func:`official_key` is the inverse renaming, used to export a HierSum in
 (:func:`official_checkpoint`), e.g. to test the importer on models of any size.
 
 :func:`hiersum_checkpoint` turns an imported model into a normal hiersum checkpoint (what
-``hiersum import-hiersumm`` writes), which :func:`hiersum.checkpoints.io.load_summarizer` loads.
+``hiersum import-hiersumm`` writes), which :func:`hiersum.checkpoints.io.load_network` loads.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 usage error (:func:`usage_error`: one line on stderr, exit status :data:`EXIT_USAGE`).
 
 A usage error is a problem with the command itself: an option Hydra or argparse refuses, a bad value
-(:class:`hiersum.config.UsageError`, raised by the code below the entry points), a missing or
+(:class:`hiersum.errors.UsageError`, raised by the code below the entry points), a missing or
 unreadable file, a malformed record of a split that must be read whole
 (:class:`hiersum.data.schema.RecordError`).
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
-import importlib
 import importlib.resources
 import os
 import re
@@ -29,9 +28,10 @@ from typing import Any, NoReturn
 from omegaconf import DictConfig
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
+from hiersum.cli.actions import Action
 from hiersum.cli.config_store import register_configs
 from hiersum.cli.resolvers import register_resolvers
-from hiersum.config import RunStopped, UsageError, interruption_status
+from hiersum.errors import RunStopped, UsageError, interruption_status
 from hiersum.private_apis import config_option_names
 
 # The configs ship in the package as ``hiersum.conf`` (pyproject.toml maps it to the top-level conf/):
@@ -51,8 +51,8 @@ EXIT_USAGE = 2
 EXIT_RECORD_ERRORS = 3
 """Exit status of ``summarize`` and ``rank`` when some input records were refused (the others are written)."""
 
-__all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "UsageError", "lazy_attributes",
-           "run_entry_point", "task", "usage_error", "usage_errors"]
+__all__ = ["CONFIG_DIR", "EXIT_RECORD_ERRORS", "EXIT_USAGE", "ArgumentParser", "run_entry_point", "run_hydra_action",
+           "task", "usage_error", "usage_errors"]
 
 _FULL_ERROR = "HYDRA_FULL_ERROR"
 
@@ -195,6 +195,20 @@ def run_entry_point(hydra_main: Callable[[], None], prog: str, argv: list[str] |
         invocation.restore_full_error()
 
 
+def run_hydra_action(action: Action, argv: list[str] | None, *, prog: str) -> None:
+    """Run the Hydra action ``action`` as command ``prog`` on ``argv``: Hydra composes its primary config
+    (``conf/<action.config>.yaml``) with the command line, then its function runs on it inside :func:`task`
+    (imported only then, so that ``--help`` answers at once)."""
+    import hydra
+
+    @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name=action.config)
+    def run(cfg: DictConfig) -> None:
+        with task(prog):
+            action.load()(cfg)
+
+    run_entry_point(run, prog, argv, config_name=action.config)
+
+
 def print_help(config_name: str, overrides: list[str]) -> str:
     """The ``--help`` page of an action: the template of its ``hydra/help`` config
     (``conf/hydra/help/<action>.yaml``, Hydra's own help mechanism) with ``$CONFIG`` the config composed
@@ -225,19 +239,6 @@ def _config_groups(cfg: Any) -> str:
         options = sorted(path.stem for path in Path(CONFIG_DIR, group).glob("*.yaml"))
         lines.append(f"{group}: {', '.join(options)}")
     return "\n".join(lines)
-
-
-def lazy_attributes(module: str, *names: str) -> Callable[[str], Any]:
-    """A module ``__getattr__`` importing ``names`` from ``module`` on first use: an entry module keeps the
-    names it used to hold importable (``from hiersum.cli.summarize import summarize``) while importing it,
-    as ``--help`` does, loads neither torch nor Lightning."""
-
-    def __getattr__(name: str) -> Any:
-        if name in names:
-            return getattr(importlib.import_module(module), name)
-        raise AttributeError(f"no attribute {name!r} (the names kept from {module}: {', '.join(names)})")
-
-    return __getattr__
 
 
 def _hydra_message(error: Exception) -> str:

@@ -1,6 +1,7 @@
 """Hydra's ConfigStore: the schemas of :mod:`hiersum.config` registered under the names ``conf/`` extends.
 
-A group's YAML files name ``<group>/schema`` in their defaults list, a primary config ``<action>_schema``;
+A group's YAML files name ``<group>/schema`` in their defaults list, a primary config ``<config>_schema`` (the
+``schema`` of its action in :data:`hiersum.cli.actions.ACTIONS`);
 composition then checks every key, type and choice against the dataclass. The entry points
 (:mod:`hiersum.cli.common`) register them once, before any composition.
 """
@@ -9,22 +10,14 @@ from __future__ import annotations
 
 from hydra.core.config_store import ConfigStore
 
+from hiersum.cli.actions import ACTIONS, load_object
 from hiersum.config import (
     DataConfig,
     DecodeConfig,
-    EvaluateConfig,
-    EvaluateSelectionConfig,
-    ExportConfig,
     ModelConfig,
     OptimConfig,
-    PrepareConfig,
-    RankConfig,
     RankerModelConfig,
-    RankerTrainConfig,
-    ServeConfig,
-    SummarizeConfig,
     TokenizerConfig,
-    TrainConfig,
     TrainerConfig,
 )
 
@@ -44,13 +37,7 @@ def register_configs() -> None:
     store.store(group="decode", name="schema", node=DecodeConfig)
     store.store(group="trainer", name="schema", node=TrainerConfig)
     store.store(group="ranker_model", name="schema", node=RankerModelConfig)
-    store.store(name="train_schema", node=TrainConfig)
-    store.store(name="evaluate_schema", node=EvaluateConfig)
-    store.store(name="summarize_schema", node=SummarizeConfig)
-    store.store(name="serve_schema", node=ServeConfig)
-    store.store(name="prepare_schema", node=PrepareConfig)
-    store.store(name="export_schema", node=ExportConfig)
-    store.store(name="ranker_schema", node=RankerTrainConfig)
-    store.store(name="rank_schema", node=RankConfig)
-    store.store(name="evaluate_selection_schema", node=EvaluateSelectionConfig)
+    for action in ACTIONS.values():
+        if action.config is not None and action.schema is not None:
+            store.store(name=f"{action.config}_schema", node=load_object(action.schema))
     _registered.append(True)

@@ -1,20 +1,22 @@
 """``hiersum <action> [options]``: the one command, after ``litgpt <action>`` and ``tune <action>``.
 
-:data:`ACTIONS` lists each action with the module of its entry point and a one-line description; ``hiersum
---help`` prints them. ``hiersum <action> ...`` imports only that action's entry module and runs it with the
+The table :data:`hiersum.cli.actions.ACTIONS` lists each action with its function and a one-line description;
+``hiersum --help`` prints them. ``hiersum <action> ...`` imports only that action's function and runs it on the
 rest of the command line, so ``hiersum --help`` and ``hiersum <action> --help`` answer before torch or
-Lightning is imported. The ``hiersum-<action>`` console scripts of pyproject.toml call the same entry points
-(aliases: same config, same output).
+Lightning is imported. The ``hiersum-<action>`` console scripts of pyproject.toml are this same :func:`main`,
+which reads the action from the script's name (aliases: same config, same output, messages that start with
+``hiersum-<action>``).
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 import os
 import sys
-from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
+
+from hiersum.cli.actions import ACTIONS
 
 PROG = "hiersum"
 EXIT_USAGE = 2
@@ -23,38 +25,11 @@ ACTION_VARIABLE = "HIERSUM_ACTION"
 action's name (Lightning's DDP ranks run ``sys.argv`` again, which the action sees without it) runs it."""
 
 
-@dataclass(frozen=True)
-class Action:
-    module: str
-    """The entry module; its ``main(argv)`` runs the action."""
-    summary: str
-    """One line for ``hiersum --help``."""
-
-
-ACTIONS: dict[str, Action] = {
-    "train": Action("hiersum.cli.train", "fit a model on a corpus, then score its best checkpoint on the test split"),
-    "evaluate": Action("hiersum.cli.evaluate",
-                       "score a checkpoint (decoding a split) or a predictions file; write the report"),
-    "summarize": Action("hiersum.cli.summarize",
-                        "summarize JSONL records, text files or stdin with a checkpoint, resumably"),
-    "serve": Action("hiersum.cli.serve", "serve a checkpoint over HTTP (LitServe): batched requests, a page at /"),
-    "prepare": Action("hiersum.cli.prepare", "tokenize a corpus's splits once into prepared shards"),
-    "rank": Action("hiersum.cli.rank", "keep the top paragraphs of raw documents (trained ranker or tf-idf)"),
-    "train-ranker": Action("hiersum.cli.train_ranker", "train the paragraph ranker of Liu & Lapata (2019)"),
-    "evaluate-selection": Action("hiersum.cli.evaluate_selection",
-                                 "how much of the references each paragraph selection keeps"),
-    "average-checkpoints": Action("hiersum.cli.average_checkpoints", "average the weights of several checkpoints"),
-    "export": Action("hiersum.cli.export", "write a checkpoint as a model directory (safetensors, config.json, "
-                                           "tokenizer, model card)"),
-    "import-hiersumm": Action("hiersum.cli.import_hiersumm", "convert an official hiersumm checkpoint"),
-    "make-sample": Action("hiersum.cli.make_sample", "regenerate the synthetic sample corpus (data/sample)"),
-}
-"""Every action of ``hiersum``, in the order ``hiersum --help`` lists them."""
-
-
 def index() -> str:
     """The text of ``hiersum --help``."""
     width = max(map(len, ACTIONS))
+    *others, last = [name for name, action in ACTIONS.items() if action.config is None]
+    flagged = f"{', '.join(others)} and {last}" if others else last
     rows = "\n".join(f"  {name:<{width}}  {action.summary}" for name, action in ACTIONS.items())
     return (
         f"usage: {PROG} <action> [options]\n\n"
@@ -62,7 +37,7 @@ def index() -> str:
         f"actions:\n{rows}\n\n"
         f"'{PROG} <action> --help' tells what an action reads and writes, its main options and an example.\n"
         "Options are Hydra overrides (key=value, e.g. model=paper trainer.max_epochs=20), except for\n"
-        "average-checkpoints, import-hiersumm and make-sample, which take --flags.\n"
+        f"{flagged}, which take --flags.\n"
         "Exit status: 0 done, 2 usage error (one line on stderr), 3 some input records refused.\n"
     )
 
@@ -73,7 +48,12 @@ def _usage_error(message: str) -> NoReturn:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run ``hiersum`` with ``argv`` (default: the process's command line)."""
+    """Run ``hiersum`` with ``argv`` (default: the process's command line; run as a ``hiersum-<action>`` script,
+    that action)."""
+    alias = script_action(sys.argv[0]) if argv is None else None
+    if alias is not None:
+        run_action(alias, sys.argv[1:], prog=f"{PROG}-{alias}")
+        return
     args = sys.argv[1:] if argv is None else list(argv)
     if not args:
         print(index(), file=sys.stderr, end="")
@@ -89,17 +69,36 @@ def main(argv: list[str] | None = None) -> None:
         return
     if name not in ACTIONS:
         _usage_error(f"unknown action {name!r}; expected one of {', '.join(ACTIONS)} (see '{PROG} --help')")
-    module = importlib.import_module(ACTIONS[name].module)
+    run_action(name, rest, prog=f"{PROG} {name}")
+
+
+def run_action(name: str, argv: list[str], *, prog: str) -> None:
+    """Run action ``name`` of :data:`ACTIONS` on ``argv`` as command ``prog`` (its messages start with it):
+    a Hydra action composes its config with ``argv`` (:func:`hiersum.cli.common.run_hydra_action`), another
+    parses ``argv`` itself."""
+    action = ACTIONS[name]
     saved = os.environ.get(ACTION_VARIABLE)
     os.environ[ACTION_VARIABLE] = name  # for the processes the action starts, and for them only
     try:
-        module.main(rest, prog=f"{PROG} {name}")
+        if action.config is None:
+            action.load()(argv, prog=prog)
+        else:
+            from hiersum.cli.common import run_hydra_action  # Hydra and the schemas: not for ``hiersum --help``
+
+            run_hydra_action(action, argv, prog=prog)
     finally:
         if saved is None:
             os.environ.pop(ACTION_VARIABLE, None)
         else:
             os.environ[ACTION_VARIABLE] = saved
 
+
+def script_action(script: str) -> str | None:
+    """The action a ``hiersum-<action>`` console script runs, from the script's path (``sys.argv[0]``);
+    None for any other program (``hiersum``, ``python -m hiersum``)."""
+    name = Path(script).name.removesuffix(".exe")
+    action = name.removeprefix(f"{PROG}-")
+    return action if action != name and action in ACTIONS else None
 
 if __name__ == "__main__":
     main()

@@ -1,38 +1,23 @@
 """``hiersum rank`` (alias ``hiersum-rank``): rank the paragraphs of raw multi-document records, resumably.
 
-The entry point: Hydra composes ``conf/rank.yaml`` with the command line, then
-:func:`hiersum.commands.rank.rank` does the work (imported when the task starts, so that ``--help`` answers at
-once). ``hiersum rank --help`` describes the action (``conf/hydra/help/rank.yaml``).
+:func:`run` is the action's function (:data:`hiersum.cli.actions.ACTIONS`): Hydra has composed ``conf/rank.yaml``
+with the command line, :func:`hiersum.commands.rank.rank` does the work (imported when the task starts, so that
+``--help`` answers at once). ``hiersum rank --help`` describes the action (``conf/hydra/help/rank.yaml``).
 """
 
 from __future__ import annotations
 
 import sys
 
-import hydra
 from omegaconf import DictConfig
 
-from hiersum.cli.common import CONFIG_DIR, EXIT_RECORD_ERRORS, lazy_attributes, run_entry_point, task
-
-PROG = "hiersum-rank"
-
-__getattr__ = lazy_attributes("hiersum.commands.rank", "rank")
+from hiersum.cli.common import EXIT_RECORD_ERRORS
 
 
-@hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="rank")
-def _run(cfg: DictConfig) -> None:
-    with task(PROG):
-        from hiersum.commands.rank import rank
+def run(cfg: DictConfig) -> None:
+    """Rank on the composed config; exit :data:`EXIT_RECORD_ERRORS` when some records were refused."""
+    from hiersum.commands.rank import rank
 
-        result = rank(cfg)
+    result = rank(cfg)
     if result.errors:
         sys.exit(EXIT_RECORD_ERRORS)
-
-
-def main(argv: list[str] | None = None, *, prog: str = PROG) -> None:
-    """Run the action on ``argv`` (default: the process's command line) as command ``prog``."""
-    run_entry_point(_run, prog, argv, config_name="rank")
-
-
-if __name__ == "__main__":
-    main()

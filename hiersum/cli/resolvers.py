@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from omegaconf import OmegaConf
 
 from hiersum.data import sample_location
 from hiersum.training import launchers
 
+
+def dir_name(path: str) -> str:
+    """The last part of ``path``: ``${hiersum.dir_name:${paths.output_dir}}``, a run's name in a tracker."""
+    return PurePath(path).name
+
+
 RESOLVERS = {
     sample_location.RESOLVER: sample_location.sample_dir,
     launchers.RESOLVER: launchers.run_name,
+    "hiersum.dir_name": dir_name,
 }
-"""``${hiersum.sample_dir:DATA_DIR}`` of ``conf/data/sample.yaml`` (the sample corpus, or its cached copy) and
-``${hiersum.run_name:DEFAULT}`` of ``conf/hydra/train.yaml`` (one run directory per torchrun or SLURM job)."""
+"""``${hiersum.sample_dir:DATA_DIR}`` of ``conf/data/sample.yaml`` (the sample corpus, or its cached copy),
+``${hiersum.run_name:DEFAULT}`` of ``conf/hydra/train.yaml`` (one run directory per torchrun or SLURM job) and
+``${hiersum.dir_name:PATH}`` of ``conf/logger/mlflow.yaml`` and ``wandb.yaml`` (the run directory's name)."""
 
 
 def register_resolvers() -> None:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hiersum.checkpoints.averaging import average_checkpoints, ranked_checkpoints
-from hiersum.config import UsageError
 from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ the run directory (see :mod:`hiersum.evaluation.report` and :mod:`hiersum.evalua
 its lock throughout (:mod:`hiersum.data.output_lock`: a second evaluation into it is refused). A
 problem with the command itself (both or neither of ``checkpoint`` and ``predictions``, a missing file,
 predictions that do not match the split's ids, a report file that is one of the inputs) raises
-:class:`hiersum.config.UsageError`.
+:class:`hiersum.errors.UsageError`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
-from hiersum.config import DataConfig, EvaluateConfig, UsageError, config_dict
+from hiersum.config import DataConfig, EvaluateConfig, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.formats.registry import format_spec
@@ -32,11 +31,12 @@ from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.selection import SELECTION_FIELDS
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
 from hiersum.evaluation.scoring import ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
-from hiersum.inference.pipeline import load_checkpoint
+from hiersum.inference.pipeline import load_summarizer
 from hiersum.model.encoder_registry import encoder_spec, validate_choices
 from hiersum.model.summarizer import HierSum
 
@@ -173,10 +173,10 @@ class _System:
 
 def _with_checkpoint(cfg: EvaluateConfig, data_given: Collection[str], decode_given: Collection[str]) -> _System:
     """Checkpoint mode: the split decoded by ``cfg.checkpoint``."""
-    summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
-    model, tokenizer = summarizer.model, checkpoint_tokenizer(summarizer, cfg.checkpoint)
+    summarizer = load_summarizer(cfg.checkpoint, compile=cfg.compile)
+    model, tokenizer = summarizer.model, summarizer.tokenizer
     data = effective_data_config(summarizer.data_config, cfg.data, data_given)
-    decode = effective_decode_config(summarizer.decode_config, cfg.decode, decode_given)
+    decode = summarizer.decoding(cfg.decode, decode_given)
     _refuse_overwriting_inputs(cfg, data)
     splits = CorpusSplits(data, tokenizer, model.config)  # prepared on disk once, then reused
     examples, encoded = splits.evaluation_split(cfg.split)

@@ -23,14 +23,14 @@ from huggingface_hub import ModelCardData
 from omegaconf import DictConfig, OmegaConf
 
 from hiersum.atomic import publishing_directory
-from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.directory import ModelNotes, save_model_directory
-from hiersum.checkpoints.io import Summarizer
+from hiersum.checkpoints.io import TrainedNetwork
 from hiersum.commands.composed import command_config
-from hiersum.config import DecodeConfig, ExportConfig, UsageError
+from hiersum.config import DecodeConfig, ExportConfig
 from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
-from hiersum.inference.pipeline import load_checkpoint
+from hiersum.errors import UsageError
+from hiersum.inference.pipeline import load_summarizer
 from hiersum.inference.record_output import checkpoint_sha256
 
 USAGE = "hiersum export checkpoint=RUN_OR_CKPT output=DIR"
@@ -59,12 +59,11 @@ def export(cfg: ExportConfig | DictConfig) -> ExportResult:
     refuse_output(output, checkpoint, run_dir, overwrite=cfg.overwrite)
     with output_lock(output, what="output directory"):  # one writer; checked again under the lock
         refuse_output(output, checkpoint, run_dir, overwrite=cfg.overwrite)
-        summarizer = load_checkpoint(str(checkpoint))
-        checkpoint_tokenizer(summarizer, str(checkpoint))  # a checkpoint without a tokenizer cannot be used: refused
-        notes = ModelNotes(generation=summarizer.decode_config or run_decode_config(run_dir),
-                           text=model_card(summarizer, checkpoint, run_dir, export_command(cfg)))
+        network = load_summarizer(str(checkpoint)).network  # a checkpoint without a tokenizer is refused
+        notes = ModelNotes(generation=network.decode_config or run_decode_config(run_dir),
+                           text=model_card(network, checkpoint, run_dir, export_command(cfg)))
         with publishing_directory(output) as staged:  # an earlier directory (overwrite=true) replaced
-            save_model_directory(summarizer, staged, notes)
+            save_model_directory(network, staged, notes)
             give_plain_permissions(staged)
     print(f"exported {checkpoint} to {output}", file=sys.stderr)
     return ExportResult(directory=output, checkpoint=checkpoint)
@@ -143,17 +142,17 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def model_card(summarizer: Summarizer, checkpoint: Path, run_dir: Path | None, command: str) -> str:
+def model_card(network: TrainedNetwork, checkpoint: Path, run_dir: Path | None, command: str) -> str:
     """The ``README.md`` of the directory: what the model is, what it was trained on and how, its metrics, how
     to use it and how it was made."""
     header = ModelCardData(library_name="hiersum", pipeline_tag="summarization",
                            tags=["summarization", "multi-document-summarization", "hiersum"]).to_yaml()
     sections = [
-        f"---\n{header}\n---\n\n# {checkpoint.stem}: a hierarchical transformer summarizer\n\n"
-        "A multi-document summarizer after Liu & Lapata (ACL 2019), \"Hierarchical Transformers for Multi-Document "
+        f"---\n{header}\n---\n\n# {checkpoint.stem}: a hierarchical transformer network\n\n"
+        "A multi-document network after Liu & Lapata (ACL 2019), \"Hierarchical Transformers for Multi-Document "
         "Summarization\", trained with hiersum: it reads several documents about one topic and writes one summary.",
-        _architecture(summarizer),
-        _training(summarizer, run_dir),
+        _architecture(network),
+        _training(network, run_dir),
         _metrics(run_dir),
         _usage(),
         f"## How this directory was made\n\n`{command}`, from `{checkpoint.name}` "
@@ -167,8 +166,8 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows])
 
 
-def _architecture(summarizer: Summarizer) -> str:
-    model, config = summarizer.model, summarizer.model_config
+def _architecture(network: TrainedNetwork) -> str:
+    model, config = network.model, network.model_config
     parameters = sum(parameter.numel() for parameter in model.parameters())
     rows = [["encoder", config.encoder], ["width (d_model)", config.d_model], ["attention heads", config.heads],
             ["feed-forward width", config.ff_size], ["encoder layers", config.encoder_layers],
@@ -182,8 +181,8 @@ def _architecture(summarizer: Summarizer) -> str:
     return "## Architecture\n\n" + _table(["setting", "value"], rows)
 
 
-def _training(summarizer: Summarizer, run_dir: Path | None) -> str:
-    data = summarizer.data_config
+def _training(network: TrainedNetwork, run_dir: Path | None) -> str:
+    data = network.data_config
     text = "## Training data and configuration\n\n"
     if data is not None:
         rows = [["format", data.format], ["path", data.path], ["paragraph selection", str(data.selection)],
@@ -220,7 +219,9 @@ def _figure(value: Any) -> str:
 
 def _usage() -> str:
     return ("## Use\n\n```bash\nhiersum summarize checkpoint=THIS_DIRECTORY input=docs/ output=summaries.jsonl\n```"
-            "\n\n```python\nfrom hiersum.checkpoints import load_summarizer\n\n"
-            "summarizer = load_summarizer(\"THIS_DIRECTORY\")  # .model (HierSum), .tokenizer(), .data_config\n```\n\n"
-            "generation_config.json holds the decoding options of the run that trained it; `hiersum summarize` "
-            "takes its own `decode.*` options (give these to decode as the run did).")
+            "\n\n```python\nfrom hiersum.inference import load_summarizer\n\n"
+            "summarizer = load_summarizer(\"THIS_DIRECTORY\")  # .model (HierSum), .tokenizer, .data_config\n"
+            "[line] = summarizer.summarize(\"A paragraph.\\n\\nAnother paragraph.\", beam_size=2)  # line[\"summary\"]"
+            "\n```\n\n"
+            "generation_config.json holds the decoding options of the run that trained it: `hiersum summarize`, "
+            "`hiersum serve` and `summarize(...)` decode with them, but for the options they are given.")

@@ -32,11 +32,12 @@ from typing import Any
 import torch
 
 from hiersum.atomic import write_bytes_atomically
-from hiersum.config import RankConfig, RunStopped, SummarizeConfig, UsageError
+from hiersum.config import RankConfig, SummarizeConfig
 from hiersum.data.formats import STDIN, read_records
 from hiersum.data.jsonl_output import completed_ids
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import RecordError
+from hiersum.errors import RunStopped, UsageError
 from hiersum.inference.record_output import errors_path, provenance_path, write_errors
 
 ShardedConfig = SummarizeConfig | RankConfig

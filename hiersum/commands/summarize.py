@@ -1,12 +1,10 @@
 """``hiersum summarize``: summarize records with a checkpoint, resumably (:func:`summarize`).
 
-The story of :func:`summarize`: typed config -> the output checked against the inputs -> load the model
-(:mod:`hiersum.checkpoints`) -> read the records still to write (:mod:`hiersum.data.formats`) -> select
-and encode their paragraphs (:mod:`hiersum.data.selection`) -> decode them in token-budget batches
-(:mod:`hiersum.inference`) -> write each summary, in input order, as soon as every earlier one
-is done, through :class:`hiersum.inference.record_output.RecordOutput`. The record-to-line logic
-(:mod:`hiersum.inference.records`) is also what ``hiersum serve`` answers with and what
-:func:`hiersum.inference.load_summarizer` gives Python.
+The story of :func:`summarize`: typed config -> the output checked against the inputs -> the summarizer
+(:func:`hiersum.inference.load_summarizer`, what ``hiersum serve`` and Python load too) -> read the records still
+to write (:mod:`hiersum.data.formats`) -> window by window, their lines (:meth:`hiersum.inference.Summarizer.lines`:
+paragraphs selected and encoded, decoded in token-budget batches) -> each written, in input order, as soon as every
+earlier one is done, through :class:`hiersum.inference.record_output.RecordOutput`.
 
 Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, or ``-`` (stdin);
 see :mod:`hiersum.data.formats` and ``input_format``.
@@ -30,7 +28,7 @@ Malformed records (bad JSON, missing or wrong-typed field, empty document, inval
 repeated ids (every occurrence after the first; see :mod:`hiersum.data.formats`) are reported on stderr and in
 ``<output stem>.errors.jsonl`` (``file``, ``line``, ``id``, ``field``, ``reason``) and counted in
 :attr:`SummarizeResult.errors`; the others are summarized. A problem with the command itself (missing
-checkpoint, unreadable input, bad option) raises :class:`hiersum.config.UsageError`.
+checkpoint, unreadable input, bad option) raises :class:`hiersum.errors.UsageError`.
 """
 
 from __future__ import annotations
@@ -43,17 +41,15 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
-from hiersum.checkpoints.io import Summarizer
 from hiersum.commands.common import rerun_command
 from hiersum.commands.composed import command_config
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
-from hiersum.config import SummarizeConfig, UsageError
+from hiersum.config import SummarizeConfig
 from hiersum.data.output_lock import output_lock
-from hiersum.data.schema import EncodedExample
-from hiersum.data.selection import encode_examples
-from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.inference.pipeline import checked_device, load_checkpoint
+from hiersum.data.schema import Example
+from hiersum.data.selection import SelectionConfig
+from hiersum.errors import UsageError
+from hiersum.inference.pipeline import Summarizer, load_summarizer
 from hiersum.inference.record_output import (
     LineWriter,
     OutputResult,
@@ -61,8 +57,6 @@ from hiersum.inference.record_output import (
     RecordOutput,
     refuse_record_output_over_inputs,
 )
-from hiersum.inference.records import output_records, record_selection
-from hiersum.model.encoder_registry import encoder_spec
 
 USAGE = "hiersum summarize checkpoint=CKPT input=IN output=OUT"
 
@@ -88,12 +82,14 @@ def summarize(cfg: SummarizeConfig | DictConfig, decode_given: Collection[str] |
 def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
                     decode_given: Collection[str] | None) -> SummarizeResult:
     """:func:`summarize` of one process into ``output`` (the output, or the file of ``shard``), whose lock it holds."""
-    checked_device(cfg.device, cfg.precision)
-    summarizer = load_checkpoint(cfg.checkpoint, compile=cfg.compile)
-    if decode_given is not None:  # the checkpoint's recorded search settings but for the fields given
-        cfg = replace(cfg, decode=effective_decode_config(summarizer.decode_config, cfg.decode, decode_given))
-    tokenizer = _tokenizer(summarizer, cfg)
-    selection = record_selection(cfg, summarizer)
+    summarizer = load_summarizer(cfg.checkpoint, device=cfg.device, precision=str(cfg.precision),
+                                 batch_tokens=cfg.batch_tokens, compile=cfg.compile)
+    # the checkpoint's recorded search settings but for the fields given
+    cfg = replace(cfg, decode=summarizer.decoding(cfg.decode, decode_given))
+    if cfg.attention and not summarizer.inter_paragraph:
+        raise UsageError(f"attention=true needs a model with inter-paragraph attention; this checkpoint's "
+                         f"encoder is {summarizer.network.model_config.encoder}")
+    selection = summarizer.selection(cfg)
     options = {**_output_options(cfg), **({"shard": str(shard)} if shard else {})}
     provenance = Provenance.of("summarize", model=cfg.checkpoint, source=cfg.input, options=options)
     out = RecordOutput(output, provenance, noun="summaries", rerun=rerun_command("summarize"))
@@ -103,8 +99,7 @@ def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
                    f"beams multiply it (decode.beam_size={cfg.decode.beam_size})")
     with out.writing(memory_hint=memory_hint, description="summarizing") as lines:
         for start in range(0, len(pending), cfg.sort_window):
-            encoded = encode_examples(pending[start : start + cfg.sort_window], tokenizer, selection)
-            _summarize_window(summarizer, encoded, tokenizer, cfg, lines)
+            _summarize_window(summarizer, pending[start : start + cfg.sort_window], selection, cfg, lines)
     return out.finish()
 
 
@@ -123,22 +118,15 @@ def _output_options(cfg: SummarizeConfig) -> dict[str, Any]:
     return {"decode": asdict(cfg.decode), **{name: getattr(cfg, name) for name in names}}
 
 
-def _tokenizer(summarizer: Summarizer, cfg: SummarizeConfig) -> SubwordTokenizer:
-    if cfg.attention and not encoder_spec(summarizer.model_config.encoder).inter_paragraph:
-        raise UsageError(f"attention=true needs a model with inter-paragraph attention; this checkpoint's "
-                         f"encoder is {summarizer.model_config.encoder}")
-    return checkpoint_tokenizer(summarizer, cfg.checkpoint)
-
-
-def _summarize_window(summarizer: Summarizer, encoded: list[EncodedExample], tokenizer: SubwordTokenizer,
+def _summarize_window(summarizer: Summarizer, examples: list[Example], selection: SelectionConfig,
                       cfg: SummarizeConfig, lines: LineWriter) -> None:
-    """Decode one window of records in token-budget batches and write their summaries in input order as soon
-    as every earlier one is done (synced after each batch)."""
-    results: list[dict[str, Any] | None] = [None] * len(encoded)
+    """Decode one window of records in token-budget batches (:meth:`Summarizer.lines`) and write their summaries in
+    input order as soon as every earlier one is done (synced after each batch)."""
+    results: list[dict[str, Any] | None] = [None] * len(examples)
     next_index = 0  # first result of this window not yet written
     attention_top_k = cfg.attention_top_k if cfg.attention else 0
-    for indices, records in output_records(summarizer, encoded, tokenizer, cfg, device=cfg.device,
-                                           attention_top_k=attention_top_k):
+    for indices, records in summarizer.lines(examples, selection=selection, decode=cfg.decode,
+                                             attention_top_k=attention_top_k):
         for index, record in zip(indices, records, strict=True):
             results[index] = record
         while next_index < len(results) and results[next_index] is not None:

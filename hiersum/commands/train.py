@@ -18,22 +18,25 @@ from __future__ import annotations
 import logging
 import shlex
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.io import load_summarizer
+from hiersum.checkpoints.io import load_network
 from hiersum.commands.common import count_skipped, rerun_command
 from hiersum.commands.composed import command_config
-from hiersum.config import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped, TrainConfig
+from hiersum.config import TrainConfig
 from hiersum.data.corpus_splits import DATA_ERRORS, existing_split_files
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped
 from hiersum.evaluation.report import report_outputs, write_report
 from hiersum.evaluation.split import evaluate_split
 from hiersum.training.dry_run import print_dry_run
 from hiersum.training.fit import FitStopped, fit
 from hiersum.training.launchers import launched_job
+from hiersum.training.trackers import log_run_results
 
 log = logging.getLogger(__name__)
 USAGE = "hiersum train [group=option ...] [key=value ...]"
@@ -63,9 +66,10 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
         metrics["mfu_peak"] = fitted.mfu_peak
     errors_file = run_dir / DATA_ERRORS
     skipped = count_skipped(metrics, errors_file if errors_file.is_file() else None)
+    written: dict[str, Path] = {}
     if cfg.eval_split and fitted.is_global_zero:
         # in float32 (a checkpoint loads so; the fitted network is bfloat16 after trainer.precision=bf16-true)
-        model = load_summarizer(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model.float()
+        model = load_network(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model.float()
         if cfg.compile:
             model.compile()
         examples, encoded = fitted.datamodule.splits.evaluation_split(cfg.eval_split)
@@ -74,9 +78,11 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
             batch_tokens=fitted.datamodule.config.batch_tokens, device=fitted.device,
         )
         metrics.update(evaluation.metrics)
-        write_report(run_dir, metrics, evaluation.predictions, rows=evaluation.rows)
+        written = write_report(run_dir, metrics, evaluation.predictions, rows=evaluation.rows)
         log.info("metrics and report written to %s", run_dir)
     if fitted.is_global_zero:
+        log_run_results(fitted.loggers, metrics, tracked_files(run_dir, written), run_dir=run_dir,
+                        step=fitted.global_step)
         print(f"run directory: {run_dir}")
         if skipped:
             print(skipped)
@@ -86,6 +92,20 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
             print(line)
             log.info(line)
     return metrics
+
+
+TRACKED_REPORT_FILES = ("metrics", "report", "html")
+"""The files of :func:`hiersum.evaluation.report.write_report` a tracker keeps with the run (the predictions and
+per-example scores stay in the run directory)."""
+TRACKED_CONFIG_FILES = (".hydra/config.yaml", ".hydra/overrides.yaml")
+"""The run's config as Hydra saved it (absent when ``train`` is called with a config composed in process)."""
+
+
+def tracked_files(run_dir: Path, written: dict[str, Path]) -> list[Path]:
+    """The files a tracker keeps with the run (:mod:`hiersum.training.trackers`): ``metrics.json``, ``report.md``,
+    ``report.html`` (``written``: what :func:`write_report` wrote), and the saved config when there is one."""
+    config = [run_dir / name for name in TRACKED_CONFIG_FILES if (run_dir / name).is_file()]
+    return [*(written[key] for key in TRACKED_REPORT_FILES if key in written), *config]
 
 
 def missing_eval_split(cfg: TrainConfig) -> str | None:

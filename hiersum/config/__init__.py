@@ -13,8 +13,8 @@ invariants in ``__post_init__``. Fixed choices are :class:`ConfigEnum` members, 
 (``config.graph == "none"``); :func:`config_dict` turns a config into plain values (what checkpoints store).
 
 The modules import no Hydra, OmegaConf or Lightning (:mod:`hiersum.config.trainer` reads the Trainer's signature
-from Lightning's source). This package imports its modules when a name is first asked for, so that
-``from hiersum.config.decode import DecodeConfig`` loads none of the other schemas.
+from Lightning's source), and this package imports every schema from its module (``from hiersum.config import
+DecodeConfig`` and ``from hiersum.config.decode import DecodeConfig`` are one class).
 
 =================  =====================================================================
 module             schemas
@@ -33,54 +33,54 @@ module             schemas
 ``evaluate``       :class:`EvaluateConfig`, :class:`EvaluateSelectionConfig`, :class:`BootstrapConfig`
 ``summarize``      :class:`SummarizeConfig`, :class:`ExportConfig`
 ``serve``          :class:`ServeConfig`, :class:`ServeLimits`
-``ranker``         :class:`RankerModelConfig`, :class:`RankConfig`
+``ranker_model``   :class:`RankerModelConfig` (the ``ranker_model`` group)
+``rank``           :class:`RankConfig`
 ``train_ranker``   :class:`RankerTrainConfig`
 =================  =====================================================================
 
-The run's exceptions and exit statuses (``UsageError``, ``RunStopped``...) live in :mod:`hiersum.errors` and are
-importable from here too.
+The run's exceptions and exit statuses (``UsageError``, ``RunStopped``...) live in :mod:`hiersum.errors`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from hiersum.config.checks import MISSING, config_dict
+from hiersum.config.choices import (
+    Baseline,
+    ConfigEnum,
+    Graph,
+    LogLevel,
+    OnError,
+    Paragraphs,
+    Precision,
+    RankerFeature,
+    Selection,
+    SelectionStrategy,
+    ServeAccelerator,
+    ServeHost,
+    Stopping,
+)
+from hiersum.config.data import DataConfig, TokenizerConfig
+from hiersum.config.decode import DecodeConfig
+from hiersum.config.evaluate import BootstrapConfig, EvaluateConfig, EvaluateSelectionConfig
+from hiersum.config.model import ModelConfig
+from hiersum.config.optim import NOAM_SCHEDULER, OptimConfig, ParameterGroupConfig
+from hiersum.config.prepare import PrepareConfig
+from hiersum.config.rank import RankConfig
+from hiersum.config.ranker_model import RankerModelConfig
+from hiersum.config.record_output import RecordOutputConfig
+from hiersum.config.records import RecordConfig
+from hiersum.config.serve import ServeConfig, ServeLimits
+from hiersum.config.summarize import ExportConfig, SummarizeConfig
+from hiersum.config.train import TrainConfig
+from hiersum.config.train_ranker import RankerTrainConfig
+from hiersum.config.trainer import TRAINER_ACCELERATORS, TRAINER_PRECISIONS, TRAINER_PROFILERS, TrainerConfig
 
-_HOMES = {
-    "hiersum.config.choices": ("ConfigEnum", "Graph", "Selection", "Paragraphs", "OnError", "Stopping", "Precision",
-                               "Baseline", "ServeHost", "ServeAccelerator", "LogLevel", "RankerFeature",
-                               "SelectionStrategy"),
-    "hiersum.config.checks": ("MISSING", "config_dict"),
-    "hiersum.config.model": ("ModelConfig",),
-    "hiersum.config.data": ("TokenizerConfig", "DataConfig"),
-    "hiersum.config.optim": ("NOAM_SCHEDULER", "ParameterGroupConfig", "OptimConfig"),
-    "hiersum.config.decode": ("DecodeConfig",),
-    "hiersum.config.records": ("RecordConfig",),
-    "hiersum.config.trainer": ("TRAINER_ACCELERATORS", "TRAINER_PRECISIONS", "TRAINER_PROFILERS", "TrainerConfig"),
-    "hiersum.config.train": ("TrainConfig",),
-    "hiersum.config.prepare": ("PrepareConfig",),
-    "hiersum.config.evaluate": ("BootstrapConfig", "EvaluateConfig", "EvaluateSelectionConfig"),
-    "hiersum.config.record_output": ("RecordOutputConfig",),
-    "hiersum.config.summarize": ("SummarizeConfig", "ExportConfig"),
-    "hiersum.config.serve": ("ServeLimits", "ServeConfig"),
-    "hiersum.config.ranker": ("RankerModelConfig", "RankConfig"),
-    "hiersum.config.train_ranker": ("RankerTrainConfig",),
-    "hiersum.errors": ("UsageError", "RunStopped", "Terminated", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
-                       "interruption_status", "TrainingDiverged"),
-}
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
-__all__ = sorted(_MODULE_OF)
-
-
-def __getattr__(name: str) -> Any:
-    """A schema (or error) by name, from the module that defines it, imported on first use."""
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module 'hiersum.config' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_MODULE_OF[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
-
+__all__ = [
+    "Baseline", "BootstrapConfig", "ConfigEnum", "DataConfig", "DecodeConfig", "EvaluateConfig",
+    "EvaluateSelectionConfig", "ExportConfig", "Graph", "LogLevel", "MISSING", "ModelConfig", "NOAM_SCHEDULER",
+    "OnError", "OptimConfig", "Paragraphs", "ParameterGroupConfig", "Precision", "PrepareConfig", "RankConfig",
+    "RankerFeature", "RankerModelConfig", "RankerTrainConfig", "RecordConfig", "RecordOutputConfig", "Selection",
+    "SelectionStrategy", "ServeAccelerator", "ServeConfig", "ServeHost", "ServeLimits", "Stopping", "SummarizeConfig",
+    "TRAINER_ACCELERATORS", "TRAINER_PRECISIONS", "TRAINER_PROFILERS", "TokenizerConfig", "TrainConfig",
+    "TrainerConfig", "config_dict",
+]

@@ -36,6 +36,10 @@ class ModelConfig:
     into one sequence [B, L], a plain transformer encoder) or ``pretrained`` (a BERT-family encoder from
     ``pretrained_encoder`` applied to each paragraph, then ``encoder_layers`` new layers at its width, of which
     ``inter_layers`` are inter-paragraph; ``d_model`` is the encoder's hidden size)."""
+    decoder: str = "transformer"
+    """A registered decoder (``hiersum.model.decoder_registry.DECODERS``, checked there): ``transformer`` (the
+    paper's, ``decoder_layers`` pre-LN layers over the encoder's memory). A checkpoint written before this option
+    existed holds none and gets this default."""
     flat_max_tokens: int = 500
     """Flat encoder only: source tokens kept after joining the paragraphs (EOS is appended)."""
     graph: Graph = Graph.none

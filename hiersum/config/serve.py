@@ -35,7 +35,7 @@ class ServeConfig(RecordConfig):
 
     task_name: str = MISSING
     checkpoint: str = MISSING
-    """What ``hiersum summarize`` takes (read by :func:`hiersum.checkpoints.load_summarizer`)."""
+    """What ``hiersum summarize`` takes (read by :func:`hiersum.checkpoints.load_network`)."""
     host: ServeHost = ServeHost("127.0.0.1")  # type: ignore[valid-type]
     """Address to listen on (``0.0.0.0``: every interface)."""
     port: int = 8000

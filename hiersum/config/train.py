@@ -37,6 +37,10 @@ class TrainConfig:
     compile: bool = False
     """Compile the model's repeated blocks in place (:meth:`hiersum.model.HierSum.compile`). Off by default: on
     a CPU it gains nothing (docs/benchmarks.md, "Compiling") and its first steps cost compile time."""
+    activation_checkpointing: bool = False
+    """Recompute the encoder's activations in the backward pass instead of keeping them
+    (:meth:`hiersum.model.HierSum.recompute_encoder`): for records of hundreds of thousands of tokens, whose
+    training step would not fit otherwise; about one more encoder forward a step."""
     dry_run: bool = False
     """Print the memory a training step of this config needs (parameters, optimizer state, the step's peak; fp32
     and bf16, for GPUs of 16-80 GB) and stop, training nothing (:mod:`hiersum.training.dry_run`)."""

@@ -7,13 +7,13 @@ from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
 from hiersum.config.data import DataConfig, TokenizerConfig
-from hiersum.config.ranker import RankerModelConfig
+from hiersum.config.ranker_model import RankerModelConfig
 from hiersum.config.trainer import TrainerConfig
 
 
 @dataclass
 class RankerTrainConfig:
-    """``conf/ranker.yaml`` (``hiersum train-ranker``): its top-level keys and groups."""
+    """``conf/train_ranker.yaml`` (``hiersum train-ranker``): its top-level keys and groups."""
 
     task_name: str = MISSING
     """The run directory's task folder (``outputs/<task_name>/...``); ``train_ranker``."""
@@ -32,7 +32,7 @@ class RankerTrainConfig:
     """L' of the recall table written at the end of the run (the trained ranker against ``first`` and ``tfidf``
     on the validation split, ``<run>/selection.md``); ``top_k`` is always one of them. Each >= 1."""
     ranker_model: RankerModelConfig = MISSING
-    """The ranker's sizes and features (``ranker_model=features|paper|tiny``; ``small`` = ``paper``)."""
+    """The ranker's sizes and features (``ranker_model=features|paper|tiny``)."""
     tokenizer: TokenizerConfig = MISSING
     """The subword tokenizer, loaded or trained on the train split."""
     data: DataConfig = MISSING

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hiersum.config import DataConfig, ModelConfig, OnError, UsageError
+from hiersum.config import DataConfig, ModelConfig, OnError
 from hiersum.data.formats.registry import format_spec, text_format
 from hiersum.data.jsonl_output import write_jsonl_atomically
 from hiersum.data.prepared import PreparedSplit, prepare_split
 from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.errors import UsageError
 
 DATA_ERRORS = "data_errors.jsonl"
 """The file of a run directory listing the records ``data.on_error=skip`` left out."""

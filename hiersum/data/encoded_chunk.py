@@ -115,19 +115,20 @@ def encode_chunk(examples: list[Example], tokenizer: SubwordTokenizer, selection
 # The tokenizing processes of hiersum prepare run the two functions below. They live here, not in
 # hiersum.data.prepared, so that a spawned process imports neither torch nor the rest of the prepared corpora.
 
-Encoder = tuple[SubwordTokenizer, SelectionConfig, bool]
-"""What a tokenizing process encodes with: the tokenizer, the selection and ``with_text``."""
+EncodingSettings = tuple[SubwordTokenizer, SelectionConfig, bool]
+"""What a tokenizing process encodes with: the tokenizer, the selection and ``with_text`` (the arguments of
+:func:`encode_chunk` after the examples)."""
 
-_ENCODER: list[Encoder] = []
-"""The encoder of this tokenizing process, set once when it starts."""
+_SETTINGS: list[EncodingSettings] = []
+"""The encoding settings of this tokenizing process, set once when it starts."""
 
 
-def start_encoder(encoder: Encoder) -> None:
+def init_tokenizing_process(settings: EncodingSettings) -> None:
     """The initializer of a tokenizing process."""
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a process: the processes already use the cores
-    _ENCODER.append(encoder)
+    _SETTINGS.append(settings)
 
 
 def encode_in_process(examples: list[Example]) -> EncodedChunk:
-    """:func:`encode_chunk` with the encoder this process started with."""
-    return encode_chunk(examples, *_ENCODER[-1])
+    """:func:`encode_chunk` with the settings this process started with."""
+    return encode_chunk(examples, *_SETTINGS[-1])

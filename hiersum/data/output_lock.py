@@ -29,7 +29,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 
 STDOUT = "-"
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 
 PathLike = str | os.PathLike[str]
 

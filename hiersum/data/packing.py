@@ -24,6 +24,7 @@ Dimensions
     M  packed memory length: the most real tokens of any example
     n  paragraphs of one bucket
     W  width of one bucket (an entry of :data:`BUCKET_WIDTHS`)
+    S  rows of one :class:`RowChunk`
 
 Masks are boolean with True = real token.
 """
@@ -67,6 +68,25 @@ class ParagraphBucket:
 
     def to(self, device: torch.device | str) -> ParagraphBucket:
         return ParagraphBucket(self.gather_index.to(device), self.attn_mask.to(device))
+
+
+@dataclass(frozen=True)
+class RowChunk:
+    """A run of whole paragraphs of a :class:`PackedGrid`: its packed rows ``start:stop`` (S of them), with the
+    buckets of their paragraph-local attention counted from ``start`` (what
+    :meth:`hiersum.model.layers.MultiHeadAttention.self_attend_buckets` reads of a layout). Made by
+    :meth:`PackedGrid.row_chunks`."""
+
+    start: int
+    stop: int
+    first_paragraph: int
+    """The packed index (0..R-1) of the chunk's first paragraph."""
+    n_paragraphs: int
+    """Paragraphs of the chunk (the packed ``first_paragraph:first_paragraph + n_paragraphs``)."""
+    buckets: tuple[ParagraphBucket, ...]
+    """As :attr:`PackedGrid.buckets`, over the chunk's paragraphs; row indices count from ``start``."""
+    bucket_row_index: Tensor
+    """[S]: as :attr:`PackedGrid.bucket_row_index`, for the chunk's rows."""
 
 
 @dataclass
@@ -162,6 +182,23 @@ class PackedGrid:
                 moved[name] = value.to(device, non_blocking=True)
         moved["buckets"] = tuple(bucket.to(device) for bucket in self.buckets)
         return PackedGrid(**moved)
+
+    def row_chunks(self, max_rows: int) -> list[RowChunk]:
+        """The packed rows cut into runs of whole paragraphs, each of at most ``max_rows`` rows (a paragraph
+        longer than that is a run of its own), in packed order: what lets paragraph-local layers run a part of
+        the rows at a time (they never look across paragraphs). Reads tensor values into Python."""
+        lengths = torch.bincount(self.paragraph_of_row, minlength=self.n_paragraphs).tolist()  # (R,) packed order
+        device = self.grid_index.device
+        chunks, first, start = [], 0, 0
+        while first < len(lengths):
+            last, stop = first + 1, start + lengths[first]
+            while last < len(lengths) and stop - start + lengths[last] <= max_rows:
+                stop += lengths[last]
+                last += 1
+            buckets, bucket_row_index = _buckets(lengths[first:last], 0, device)
+            chunks.append(RowChunk(start, stop, first, last - first, buckets, bucket_row_index))
+            first, start = last, stop
+        return chunks
 
     def pack(self, grid: Tensor) -> Tensor:
         """The values of a grid [B, P, T] (e.g. the token ids) at the packed rows: [N]."""

@@ -30,16 +30,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
-
-from nltk.tokenize.punkt import PunktSentenceTokenizer
+from typing import TYPE_CHECKING
 
 from hiersum.config.choices import Paragraphs
 from hiersum.data.schema import Example
 from hiersum.data.tokenizer import SubwordTokenizer
 
+if TYPE_CHECKING:
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
 
 @cache
 def _punkt() -> PunktSentenceTokenizer:
+    # imported here: importing nltk imports scipy.stats, ~1.2 s that every start of hiersum summarize, serve and
+    # the Python call paid, though only the paragraph rules that split sentences need it
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
     return PunktSentenceTokenizer()
 
 

@@ -53,23 +53,24 @@ from filelock import FileLock
 from torch.utils.data import Dataset
 
 from hiersum.atomic import publishing_directory
-from hiersum.config import DataConfig, OnError, TokenizerConfig, UsageError
+from hiersum.config import DataConfig, OnError, TokenizerConfig
 from hiersum.data.batching import LENGTH_FIELDS
 from hiersum.data.encoded_chunk import (
     OFFSET_DTYPE,
     TOKEN_DTYPE,
     EncodedChunk,
-    Encoder,
+    EncodingSettings,
     encode_chunk,
     encode_in_process,
     encoded_chunk,
-    start_encoder,
+    init_tokenizing_process,
 )
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import SelectionConfig, selection_config
 from hiersum.data.tokenizer import SPECIAL_TOKENS, SubwordTokenizer, load_tokenizer, train_tokenizer
+from hiersum.errors import UsageError
 
 PREPARED_VERSION = 1
 """Version of the on-disk layout (part of every key: a new layout never reads an old folder)."""
@@ -301,7 +302,7 @@ def _in_chunks(items: Iterable[Any], expand: Callable[[Any], list[Any]]) -> Iter
     yield chunk
 
 
-def _encoded_in_processes(items: Iterator[list[Example] | RecordError], encoder: Encoder, workers: int
+def _encoded_in_processes(items: Iterator[list[Example] | RecordError], settings: EncodingSettings, workers: int
                           ) -> Iterator[EncodedChunk | RecordError]:
     """:func:`encoded_chunks` by ``workers`` spawned processes, started once a second chunk is read (a split of
     one chunk is tokenized here); the chunks are yielded in order, at most ``2 * workers`` of them in flight."""
@@ -314,8 +315,8 @@ def _encoded_in_processes(items: Iterator[list[Example] | RecordError], encoder:
                 continue
             if pool is None and pending:
                 pool = stack.enter_context(ProcessPoolExecutor(
-                    max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=start_encoder,
-                    initargs=(encoder,)))
+                    max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                    initializer=init_tokenizing_process, initargs=(settings,)))
                 first, _ = pending.popleft()
                 pending.append((first, pool.submit(encode_in_process, first)))
             pending.append((item, pool.submit(encode_in_process, item) if pool else None))
@@ -323,7 +324,7 @@ def _encoded_in_processes(items: Iterator[list[Example] | RecordError], encoder:
                 _, future = pending.popleft()
                 yield future.result()
         for chunk, future in pending:
-            yield future.result() if future else encode_chunk(chunk, *encoder)
+            yield future.result() if future else encode_chunk(chunk, *settings)
 
 
 def _write_split(

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from rouge_score.tokenizers import DefaultTokenizer
 
 from hiersum.config import DataConfig
 from hiersum.data.corpus_splits import read_text_split
@@ -43,6 +42,10 @@ class Rouge2Recall:
     recall, with each reference tokenized once (a cluster has tens to hundreds of paragraphs)."""
 
     def __init__(self) -> None:
+        # imported here: rouge_score's tokenizer imports nltk and with it scipy.stats (~1 s), which loading a
+        # summarizer (this module is imported with the ranker checkpoints) does not need
+        from rouge_score.tokenizers import DefaultTokenizer
+
         self.tokenizer = DefaultTokenizer(use_stemmer=True)
 
     def bigrams(self, text: str) -> Counter[tuple[str, str]]:

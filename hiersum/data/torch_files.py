@@ -2,7 +2,7 @@
 
 :func:`load_torch_file` is the one ``torch.load`` of hiersum: always ``weights_only=True``, and any failure
 to read the file (missing, a directory, empty, truncated, not a torch file, objects ``weights_only``
-refuses) raises :class:`TorchFileError`, a :class:`~hiersum.config.UsageError` whose one-line message
+refuses) raises :class:`TorchFileError`, a :class:`~hiersum.errors.UsageError` whose one-line message
 names the file, what it is and what was expected; the original exception is its ``__cause__``.
 
 PyTorch's message for a ``weights_only`` refusal advises loading with ``weights_only=False``: for a file
@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 
 ZIP_MAGIC = b"PK\x03\x04"
 """The first bytes of a zip archive (the format ``torch.save`` writes)."""

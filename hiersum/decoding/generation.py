@@ -90,6 +90,7 @@ def generate(
     static = use_cache and options.compile_step
     capacity = None if not use_cache else max_length + 1 if static else max_length
     state = model.init_decoder_state(encoded, cache_capacity=capacity)
+    del encoded  # the state holds what the search reads; the token states [B, P, T, D] go (as large as the input)
     step = model.step
     if static:
         model.compile_step()

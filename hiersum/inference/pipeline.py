@@ -1,10 +1,11 @@
-"""One call from Python: ``load_summarizer(path).summarize(inputs, **decode_options)``, as Hugging Face's
-``pipeline("summarization")`` gives its users; and loading a checkpoint on a device, every failure a one-line
-:class:`~hiersum.config.UsageError` (what ``hiersum summarize``, ``evaluate``, ``export`` and ``serve`` load
-through).
+"""The one summarizer: :func:`load_summarizer` loads a checkpoint on a device (every failure a one-line
+:class:`~hiersum.errors.UsageError`) as a :class:`Summarizer`, which ``hiersum summarize``, ``hiersum serve`` and a
+Python call all decode with, as litgpt's ``LLM.load`` is what its server and its users call. Its
+:meth:`Summarizer.lines` is the one sequence from records to output lines: paragraph selection -> encoding ->
+decoding in token-budget batches -> the line of each record (:mod:`hiersum.inference.records`).
 
-The summaries are the lines ``hiersum summarize`` writes for the same records and options
-(:mod:`hiersum.inference.records`), one dict per input, in input order::
+From Python, :meth:`Summarizer.summarize` gives, as Hugging Face's ``pipeline("summarization")``, the lines
+``hiersum summarize`` writes for the same records and options, one dict per input, in input order::
 
     from hiersum.inference import load_summarizer
 
@@ -15,9 +16,8 @@ The summaries are the lines ``hiersum summarize`` writes for the same records an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, fields
-from functools import cached_property
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +25,22 @@ import torch
 
 import hiersum.checkpoints.ranker  # noqa: F401  (registers SCORERS["ranker"]: a checkpoint's selection=ranker)
 from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
-from hiersum.checkpoints.io import Summarizer
-from hiersum.checkpoints.io import load_summarizer as load_checkpoint_network
-from hiersum.config import DecodeConfig, RecordConfig, UsageError
+from hiersum.checkpoints.io import TrainedNetwork, load_network
+from hiersum.config import DataConfig, DecodeConfig, RecordConfig
 from hiersum.data.schema import Example
-from hiersum.data.selection import encode_examples, paragraphed
+from hiersum.data.selection import SelectionConfig, encode_examples, paragraphed, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.inference.batched import PRECISIONS
-from hiersum.inference.records import attended_paragraphs, example_of, output_records, record_selection
+from hiersum.errors import UsageError
+from hiersum.inference.batched import PRECISIONS, summarize_encoded
+from hiersum.inference.records import attended_paragraphs, example_of, output_record
+from hiersum.model.encoder_registry import encoder_spec
+from hiersum.model.summarizer import HierSum
 
 INPUT_SOURCE = "input"
 """The file name of a record given in Python: its default id is ``input-<position>`` (1-based)."""
 
 Input = str | Sequence[str] | dict[str, Any]
-"""One input of :meth:`TextSummarizer.summarize`: a plain text (one document, paragraphs separated by blank
+"""One input of :meth:`Summarizer.summarize`: a plain text (one document, paragraphs separated by blank
 lines), a list of documents (strings, each its paragraphs separated by blank lines), or a record in the native
 JSONL shape (``{"id", "title", "documents"}``, or ``{"id", "text"}``)."""
 
@@ -59,22 +61,14 @@ def checked_device(device: str, precision: str = "32") -> str:
     return kind
 
 
-def load_checkpoint(checkpoint: str | Path, *, compile: bool = False) -> Summarizer:
-    """:func:`hiersum.checkpoints.load_summarizer`: a missing, unreadable or mismatched checkpoint raises its
-    :class:`~hiersum.checkpoints.io.CheckpointError`, a :class:`UsageError` (one line, exit status 2). With
-    ``compile``, the model's repeated blocks are compiled in place (:meth:`hiersum.model.HierSum.compile`)."""
-    summarizer = load_checkpoint_network(checkpoint)
-    if compile:
-        summarizer.model.compile()
-    return summarizer
-
-
 @dataclass
-class TextSummarizer(Summarizer):
-    """A checkpoint's network (every attribute of :class:`hiersum.checkpoints.Summarizer`: ``model``,
-    ``data_config``, ``tokenizer()``) that summarizes text in one call (:meth:`summarize`)."""
+class Summarizer:
+    """A checkpoint's network loaded to summarize on a device: what ``hiersum summarize``, ``hiersum serve`` and the
+    Python call decode with. Made by :func:`load_summarizer`."""
 
-    checkpoint: str = ""
+    network: TrainedNetwork
+    """The network and what its checkpoint carries (tokenizer, data and search settings)."""
+    checkpoint: str
     """The file or model directory it was loaded from (named in errors)."""
     device: str = "cpu"
     """Where it decodes: ``cpu``, ``cuda``, ``cuda:N``."""
@@ -82,6 +76,79 @@ class TextSummarizer(Summarizer):
     """``32``, ``bf16``, ``16`` (autocast; cuda) or ``bf16-true`` (the weights in bfloat16)."""
     batch_tokens: int = 8192
     """Token budget of a decoding batch (examples x paragraphs x tokens)."""
+
+    @property
+    def model(self) -> HierSum:
+        """The network (:class:`hiersum.model.HierSum`), in eval mode."""
+        return self.network.model
+
+    @property
+    def tokenizer(self) -> SubwordTokenizer:
+        """The checkpoint's tokenizer, parsed once (:func:`load_summarizer` parses it)."""
+        return self.network.tokenizer
+
+    @property
+    def data_config(self) -> DataConfig | None:
+        """The data settings it was trained with (its paragraph selection), when recorded."""
+        return self.network.data_config
+
+    @property
+    def decode_config(self) -> DecodeConfig | None:
+        """The search settings of its training run, when recorded (:meth:`decoding`)."""
+        return self.network.decode_config
+
+    @property
+    def inter_paragraph(self) -> bool:
+        """Whether its encoder attends across paragraphs (what ``attention_top_k`` reads)."""
+        return encoder_spec(self.network.model_config.encoder).inter_paragraph
+
+    def selection(self, options: RecordConfig) -> SelectionConfig:
+        """The checkpoint's paragraph selection (as for evaluation), with the fields ``options`` gives
+        (``max_paragraphs``, ``max_paragraph_tokens``, ``selection``, ``ranker``; None keeps the checkpoint's); an
+        invalid one is a :class:`UsageError`."""
+        data = self.data_config or DataConfig(path="")
+        given = {name: value for name, value in (("max_paragraphs", options.max_paragraphs),
+                                                 ("max_paragraph_tokens", options.max_paragraph_tokens),
+                                                 ("selection", options.selection), ("ranker", options.ranker))
+                 if value is not None}
+        if "max_paragraphs" in given:
+            given["eval_max_paragraphs"] = None  # the command line wins over the checkpoint's evaluation setting
+        try:
+            return selection_config(replace(data, **given), graph=self.network.model_config.graph, evaluation=True)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+
+    def decoding(self, given: DecodeConfig, names: Collection[str] | None) -> DecodeConfig:
+        """The search settings of its training run, but for the fields ``names`` (those the command line or the
+        call gave) taken from ``given``; ``given`` whole when ``names`` is None or the checkpoint records none
+        (:func:`hiersum.checkpoints.contents.effective_decode_config`)."""
+        return given if names is None else effective_decode_config(self.decode_config, given, names)
+
+    def lines(self, examples: Sequence[Example], *, selection: SelectionConfig, decode: DecodeConfig,
+              attention_top_k: int = 0, paragraphs: bool = False, deadlines: Sequence[float | None] | None = None,
+              ) -> Iterator[tuple[list[int], list[dict[str, Any] | None]]]:
+        """The output line of each example (:func:`hiersum.inference.records.output_record`): its paragraphs
+        selected by ``selection``, encoded, decoded with ``decode`` in token-budget batches; yields (indices into
+        ``examples``, their lines: None for an example past its deadline) batch by batch. What ``hiersum summarize``
+        writes, ``hiersum serve`` answers and :meth:`summarize` returns.
+
+        ``attention_top_k``: the most attended paragraphs added to each line (``top_paragraphs``; 0 adds none);
+        ``paragraphs``: each line also gets them with their text (``paragraphs``, :func:`attended_paragraphs`);
+        ``deadlines``: per example, a ``time.monotonic()`` past which its decoding stops and it has no line
+        (``hiersum serve``'s timeout)."""
+        encoded = encode_examples(examples, self.tokenizer, selection)
+        if paragraphs and attention_top_k:  # the paragraphs as the paragraph rule made them: provenance indexes them
+            examples = paragraphed(examples, self.tokenizer, selection)
+        for indices, summaries in summarize_encoded(
+            self.model, encoded, self.tokenizer, decode, batch_tokens=self.batch_tokens, device=self.device,
+            precision=self.precision, attention_top_k=attention_top_k, deadlines=deadlines,
+        ):
+            lines = [None if summary is None else output_record(summary, encoded[index], n_best=decode.n_best > 1)
+                     for index, summary in zip(indices, summaries, strict=True)]
+            if paragraphs:
+                lines = [None if line is None else {**line, "paragraphs": attended_paragraphs(line, examples[index])}
+                         for index, line in zip(indices, lines, strict=True)]
+            yield indices, lines
 
     def summarize(self, inputs: Input | Sequence[Input], *, max_paragraphs: int | None = None,
                   max_paragraph_tokens: int | None = None, selection: str | None = None,
@@ -98,36 +165,24 @@ class TextSummarizer(Summarizer):
         the checkpoint's training run recorded, or the command line's defaults where it recorded none). A malformed
         input raises :class:`hiersum.data.schema.RecordError` (a ``ValueError``) naming its position and field, an
         unknown option a ``TypeError``, a value out of range a ``ValueError``."""
-        examples = [self._example(item, position) for position, item in enumerate(_as_list(inputs), start=1)]
-        config = RecordConfig(precision=self.precision, batch_tokens=self.batch_tokens, max_paragraphs=max_paragraphs,
-                              max_paragraph_tokens=max_paragraph_tokens, selection=selection,
-                              decode=effective_decode_config(self.decode_config, DecodeConfig(**decode_options),
-                                                             decode_options))
-        tokenizer = self.text_tokenizer
-        selection = record_selection(config, self)
-        encoded = encode_examples(examples, tokenizer, selection)
+        examples = [_example(item, position) for position, item in enumerate(_as_list(inputs), start=1)]
+        options = RecordConfig(max_paragraphs=max_paragraphs, max_paragraph_tokens=max_paragraph_tokens,
+                               selection=selection)
+        decode = self.decoding(DecodeConfig(**decode_options), decode_options)
         lines: list[dict[str, Any]] = [{} for _ in examples]
-        for indices, records in output_records(self, encoded, tokenizer, config, device=self.device,
-                                               attention_top_k=attention_top_k):
+        for indices, records in self.lines(examples, selection=self.selection(options), decode=decode,
+                                           attention_top_k=attention_top_k, paragraphs=bool(attention_top_k)):
             for index, record in zip(indices, records, strict=True):
                 lines[index] = record or {}
-        if attention_top_k:  # the paragraphs as the paragraph rule made them, which the provenance indexes
-            lines = [{**line, "paragraphs": attended_paragraphs(line, example)}
-                     for line, example in zip(lines, paragraphed(examples, tokenizer, selection), strict=True)]
         return lines
 
-    @cached_property
-    def text_tokenizer(self) -> SubwordTokenizer:
-        """The checkpoint's tokenizer, parsed once (:func:`load_summarizer` checks it when loading)."""
-        return checkpoint_tokenizer(self, self.checkpoint)
 
-    @staticmethod
-    def _example(item: Input, position: int) -> Example:
-        if isinstance(item, str):
-            item = {"text": item}
-        elif not isinstance(item, dict):
-            item = {"documents": list(item)}
-        return example_of(item, source=INPUT_SOURCE, line=position)
+def _example(item: Input, position: int) -> Example:
+    if isinstance(item, str):
+        item = {"text": item}
+    elif not isinstance(item, dict):
+        item = {"documents": list(item)}
+    return example_of(item, source=INPUT_SOURCE, line=position)
 
 
 def _as_list(inputs: Input | Sequence[Input]) -> list[Input]:
@@ -139,14 +194,17 @@ def _as_list(inputs: Input | Sequence[Input]) -> list[Input]:
 
 
 def load_summarizer(path: str | Path, *, device: str = "cpu", precision: str = "32", batch_tokens: int = 8192,
-                    compile: bool = False) -> TextSummarizer:
+                    compile: bool = False) -> Summarizer:
     """The hiersum checkpoint (``.ckpt``) or model directory (``hiersum export``) at ``path``, ready to
-    summarize on ``device`` in ``precision`` (:class:`TextSummarizer`); loaded as
-    :func:`hiersum.checkpoints.load_summarizer` loads it (``weights_only=True``, no Lightning). Any failure is one
-    :class:`UsageError` line (a missing file, no tokenizer, a device this machine lacks)."""
+    summarize on ``device`` in ``precision`` (:class:`Summarizer`); its network loaded by
+    :func:`hiersum.checkpoints.load_network` (``weights_only=True``, no Lightning) and its tokenizer parsed. Any
+    failure is one :class:`UsageError` line (a missing, unreadable or mismatched file, no tokenizer, a device this
+    machine lacks). With ``compile``, the model's repeated blocks are compiled in place
+    (:meth:`hiersum.model.HierSum.compile`)."""
     checked_device(device, precision)
-    loaded = load_checkpoint(path, compile=compile)
-    summarizer = TextSummarizer(**{field.name: getattr(loaded, field.name) for field in fields(Summarizer)},
-                                checkpoint=str(path), device=device, precision=precision, batch_tokens=batch_tokens)
-    summarizer.text_tokenizer  # noqa: B018  (parsed now: a checkpoint without a tokenizer is refused at load)
-    return summarizer
+    network = load_network(path)
+    if compile:
+        network.model.compile()
+    checkpoint_tokenizer(network, path)  # parsed now, once: a checkpoint without a tokenizer is refused at load
+    return Summarizer(network, checkpoint=str(path), device=device, precision=str(precision),
+                      batch_tokens=batch_tokens)

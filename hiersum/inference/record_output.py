@@ -21,7 +21,7 @@ Beside ``out.jsonl``:
 The output is checked to be writable before the work starts. A run stopped by Ctrl-C, SIGTERM or a
 failed write (a full disk) leaves every line written so far complete (one ``write`` a line, see
 :mod:`hiersum.data.jsonl_output`), and says so in one line with the command that resumes it
-(:class:`hiersum.config.RunStopped`).
+(:class:`hiersum.errors.RunStopped`).
 
 Nothing here reads Hydra: the command that resumes a run is given by the command (``rerun``).
 """
@@ -44,11 +44,11 @@ from typing import Any
 import torch
 
 from hiersum.atomic import write_bytes_atomically, write_text_atomically
-from hiersum.config import RunStopped, Terminated, UsageError, interruption_status
 from hiersum.data.formats import STDIN, read_records
 from hiersum.data.jsonl_output import JsonlAppender, completed_ids, write_jsonl_atomically
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import Example, RecordError
+from hiersum.errors import RunStopped, Terminated, UsageError, interruption_status
 from hiersum.inference.batched import is_out_of_memory, progress_bar
 
 CHUNK = 1 << 20

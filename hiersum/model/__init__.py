@@ -1,9 +1,11 @@
 """The hierarchical summarization model (encoder, decoder, output layer)."""
 
 from hiersum.model.decoder import DecoderState, TransformerDecoder
+from hiersum.model.decoder_contract import Decoder, DecoderOutput
 from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
 from hiersum.model.encoder_contract import Encoder, EncoderOutput, PretrainedWeights
 from hiersum.model.summarizer import HierSum, TeacherForcedOutput
 
-__all__ = ["DecoderState", "Encoder", "EncoderOutput", "FlatEncoder", "HierSum", "HierarchicalEncoder",
+__all__ = ["Decoder", "DecoderOutput", "DecoderState", "Encoder",
+           "EncoderOutput", "FlatEncoder", "HierSum", "HierarchicalEncoder",
            "PretrainedWeights", "TeacherForcedOutput", "TransformerDecoder"]

@@ -65,6 +65,15 @@ class CopyAttention(nn.Module):
         self.key = nn.Linear(d_model, d_model)
         self.switch = nn.Linear(3 * d_model, 1)
 
+    def forward_flops(self, memory_lengths: Tensor, tgt_mask: Tensor) -> int:
+        """Forward FLOPs on the real tokens (``memory_lengths`` long [B], ``tgt_mask`` bool [B, S]): keys 2 M D^2,
+        query 2 S D^2, scores and context 4 D sum(S M), switch 6 S D; the scatter onto the vocabulary and the mixture
+        are element-wise (:mod:`hiersum.model.flops`)."""
+        D = self.query.in_features
+        target = tgt_mask.sum(-1).long()  # (B,)
+        S, M = int(target.sum()), int(memory_lengths.sum())
+        return 2 * M * D * D + 2 * S * D * D + 4 * D * int((target * memory_lengths).sum()) + 6 * S * D
+
     def init_memory(self, memory: Tensor, ids: Tensor) -> CopyMemory:
         """The copy attention's view of the memory [B', M, D] whose token ids are ``ids`` [B', M] (long)."""
         return CopyMemory(keys=self.key(memory), memory=memory, ids=ids)

@@ -32,6 +32,7 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.model.cache import DecoderState, SelfAttentionCache, StepWeights, write_key_value, write_key_value_at
+from hiersum.model.decoder_contract import DecoderOutput
 from hiersum.model.layers import (
     LAYER_NORM_EPS,
     FeedForward,
@@ -50,16 +51,6 @@ class DecoderStep:
     """[N, V] log p(next token | prefix, source)."""
     state: DecoderState
     """The state after consuming the fed tokens."""
-
-
-@dataclass
-class DecoderOutput:
-    """Result of :class:`TransformerDecoder`."""
-
-    states: Tensor
-    """[N, L, D] final LayerNorm output for the L new tokens."""
-    state: DecoderState
-    """The state after consuming them."""
 
 
 class DecoderLayer(nn.Module):
@@ -149,6 +140,19 @@ class TransformerDecoder(nn.Module):
             for _ in range(config.decoder_layers)
         )
         self.final_norm = nn.LayerNorm(config.d_model, eps=LAYER_NORM_EPS)
+
+    def forward_flops(self, memory_lengths: Tensor, tgt_mask: Tensor) -> int:
+        """The forward FLOPs of the layers on the real tokens (the optional capability of the decoder contract):
+        ``memory_lengths`` long [B] real memory positions (M each), ``tgt_mask`` bool [B, S]. Per layer,
+        self-attention 8 S D^2 + 4 D sum(S^2), context attention 4 S D^2 + 4 M D^2 + 4 D sum(S M), feed-forward
+        4 S D F (:mod:`hiersum.model.flops`)."""
+        D, F = self.d_model, self.layers[0].feed_forward.w_in.out_features if len(self.layers) else 0
+        target = tgt_mask.sum(-1).long()  # (B,)
+        S, M = int(target.sum()), int(memory_lengths.sum())
+        layer = (8 * S * D * D + 4 * D * int((target * target).sum())  # self-attention
+                 + 4 * S * D * D + 4 * M * D * D + 4 * D * int((target * memory_lengths).sum())  # context attention
+                 + 4 * S * D * F)  # feed-forward
+        return len(self.layers) * layer
 
     def init_state(
         self, memory: Tensor, memory_mask: Tensor, *, cache_capacity: int | None = 0

@@ -22,16 +22,59 @@ reference they are tested against (the same parameters over the whole [B, P, T] 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
+from torch.utils.checkpoint import checkpoint
 
 from hiersum.config import ModelConfig
-from hiersum.data.packing import PackedGrid
+from hiersum.data.packing import PackedGrid, RowChunk
 from hiersum.model.encoder_contract import EncoderOutput
 from hiersum.model.layers import LAYER_NORM_EPS, FeedForward, MultiHeadAttention, sinusoid_rows, sinusoid_table
 from hiersum.model.pooling import MultiHeadPooling
+
+CHUNK_ROWS = 1 << 16
+"""Packed rows above which the encoder layers run over runs of whole paragraphs of at most this many rows, one
+run at a time (:meth:`PackedGrid.row_chunks`), instead of over all rows at once: the paragraph-local layers whole
+(they never look across paragraphs), an inter-paragraph layer's pooling and feed-forward (only its paragraph
+attention sees all paragraphs, as [B, P] vectors). This bounds the temporaries (q/k/v, the attention's padded
+buckets, pooled values, the feed-forward's hidden states) by the chunk instead of by the input. It is done where
+it saves memory: without gradients (summarizing), or with activation checkpointing (``recompute``), where each
+chunk's activations are recomputed in the backward pass instead of kept. Inputs up to this size, and training
+without recompute, take the one-pass path, whose results are bitwise those of earlier versions; chunked results
+equal the one pass to float rounding (the matrix products see other row counts). Not when attention is returned
+(the pooling weights are then kept whole)."""
+
+RowFunction = Callable[[Tensor, "PackedGrid | RowChunk"], Tensor]
+"""``f(rows, rows_layout)``: a computation on the packed rows [S, D] of whole paragraphs, given their layout (the
+:class:`PackedGrid` for all rows, or one :class:`RowChunk`)."""
+
+
+def row_chunks(layout: PackedGrid, recompute: bool) -> list[RowChunk] | None:
+    """The chunks the encoder's layers run over (see :data:`CHUNK_ROWS`), or None for one pass."""
+    if layout.n_rows <= CHUNK_ROWS or (torch.is_grad_enabled() and not recompute):
+        return None
+    return layout.row_chunks(CHUNK_ROWS)
+
+
+def run_rows(function: RowFunction, x: Tensor, layout: PackedGrid, chunks: list[RowChunk] | None,
+             recompute: bool) -> Tensor:
+    """``function`` over the packed rows ``x`` [N, D]: in one pass, or chunk by chunk into one [N, D] result;
+    with ``recompute`` (and gradients) under activation checkpointing, each call's activations recomputed in the
+    backward pass (:func:`torch.utils.checkpoint.checkpoint`) instead of kept."""
+    def call(rows: Tensor, rows_layout: PackedGrid | RowChunk) -> Tensor:
+        if recompute and torch.is_grad_enabled():
+            return checkpoint(function, rows, rows_layout, use_reentrant=False)
+        return function(rows, rows_layout)
+
+    if chunks is None:
+        return call(x, layout)
+    out = torch.empty_like(x)
+    for chunk in chunks:
+        out[chunk.start:chunk.stop] = call(x[chunk.start:chunk.stop], chunk)  # (S, D)
+    return out
 
 
 @dataclass
@@ -63,11 +106,22 @@ class SelfAttentionBlock(nn.Module):
 
 
 class LocalLayer(SelfAttentionBlock):
-    """Self-attention within each paragraph, on the packed token rows of a :class:`PackedGrid`."""
+    """Self-attention within each paragraph, on the packed token rows of a :class:`PackedGrid` (or of one
+    :class:`RowChunk` of it)."""
 
-    def forward(self, x: Tensor, layout: PackedGrid) -> Tensor:
+    recompute: bool = False
+    """Activation checkpointing in training (:meth:`hiersum.model.HierSum.recompute_encoder`; see
+    :data:`CHUNK_ROWS`)."""
+
+    def forward(self, x: Tensor, layout: PackedGrid | RowChunk) -> Tensor:
         """x: [N, D], the real tokens in the order of ``layout``. Returns [N, D]."""
         return self.add_context(x, self.self_attn.self_attend_buckets(self.norm(x), layout))  # (N, D)
+
+    def forward_flops(self, lengths: Tensor) -> int:
+        """Forward FLOPs on the real tokens, ``lengths`` long [B, P] per paragraph: N (8 D^2 + 4 D F) + 4 D sum(L^2)
+        (:mod:`hiersum.model.flops`)."""
+        D, F = self.feed_forward.w_in.in_features, self.feed_forward.w_in.out_features
+        return int(lengths.sum()) * (8 * D * D + 4 * D * F) + 4 * D * int((lengths * lengths).sum())
 
 
 class SequenceLayer(SelfAttentionBlock):
@@ -108,6 +162,21 @@ class InterLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
         self.graph_weight = nn.Parameter(torch.ones(heads)) if graph else None
+        self.recompute = False
+        """Activation checkpointing in training, as :attr:`LocalLayer.recompute`."""
+
+    def forward_flops(self, lengths: Tensor) -> int:
+        """Forward FLOPs on the real tokens, ``lengths`` long [B, P] per paragraph (R real paragraphs, E = D / H):
+        pooling N (2 D H + 2 D^2), paragraph attention 6 R H E^2 + 4 E H sum(P^2), output 2 R D^2, feed-forward
+        4 N D F (:mod:`hiersum.model.flops`)."""
+        D, F, H = self.out.in_features, self.feed_forward.w_in.out_features, self.heads
+        E = D // H
+        N = int(lengths.sum())
+        paragraphs = (lengths > 0).sum(-1)  # (B,) real paragraphs of each example
+        R = int(paragraphs.sum())
+        pooling = N * (2 * D * H + 2 * D * D)
+        attention = 6 * R * H * E * E + 4 * E * H * int((paragraphs * paragraphs).sum()) + 2 * R * D * D
+        return pooling + attention + 4 * N * D * F
 
     def graph_bias(self, graph: Tensor | None, B: int, P: int) -> Tensor | None:
         """The additive score bias [B*H, P, P] of a paragraph graph [B, P, P] (None without a graph)."""
@@ -127,17 +196,41 @@ class InterLayer(nn.Module):
         B, P = layout.real_paragraphs.shape  # sizes of tensors, not Python values: dynamic when compiled
         N, D = x.shape
         H, E = self.heads, D // self.heads
-        pooled = self.pooling(self.norm(x), layout.paragraph_of_row, layout.n_paragraphs)  # (R, H, E)
-        vectors = pooled.vectors.new_zeros(B * P, H, E).index_copy(0, layout.paragraph_grid_index, pooled.vectors)
-        update, attention = self.attend_paragraphs(vectors.view(B, P, H, E), layout.real_paragraphs, graph,
-                                                   return_attention)  # (B, P, D)
-        row_update = update.view(B * P, D).index_select(0, layout.grid_paragraph_of_row)  # (N, D)
+        chunks = None if return_attention else row_chunks(layout, self.recompute)
         pooling_weights = None
         if return_attention:
+            pooled = self.pooling(self.norm(x), layout.paragraph_of_row, layout.n_paragraphs)  # (R, H, E)
+            paragraph_vectors = pooled.vectors
             pooling_weights = layout.scatter_to_grid(pooled.weights).permute(0, 1, 3, 2)  # (B, P, H, T)
-        return InterLayerOutput(
-            states=self.feed_forward(x + row_update), pooling_weights=pooling_weights, attention=attention
-        )
+        elif chunks is None:
+            paragraph_vectors = self.pool(x, layout.paragraph_of_row, layout.n_paragraphs)  # (R, H, E)
+        else:  # each chunk's paragraphs pooled from its rows alone
+            paragraph_vectors = torch.cat([
+                self.pool(x[c.start:c.stop], layout.paragraph_of_row[c.start:c.stop] - c.first_paragraph,
+                          c.n_paragraphs) for c in chunks
+            ])  # (R, H, E)
+        vectors = paragraph_vectors.new_zeros(B * P, H, E).index_copy(0, layout.paragraph_grid_index, paragraph_vectors)
+        update, attention = self.attend_paragraphs(vectors.view(B, P, H, E), layout.real_paragraphs, graph,
+                                                   return_attention)  # (B, P, D)
+        update = update.view(B * P, D)
+
+        def add_update(rows: Tensor, rows_layout: PackedGrid | RowChunk) -> Tensor:
+            start, stop = (rows_layout.start, rows_layout.stop) if isinstance(rows_layout, RowChunk) else (0, N)
+            return self.feed_forward(rows + update.index_select(0, layout.grid_paragraph_of_row[start:stop]))
+
+        states = run_rows(add_update, x, layout, chunks, self.recompute)  # (N, D)
+        return InterLayerOutput(states=states, pooling_weights=pooling_weights, attention=attention)
+
+    def pool(self, rows: Tensor, segment: Tensor, n_segments: int) -> Tensor:
+        """The pooled vectors [R', H, E] of the ``n_segments`` paragraphs whose packed rows are ``rows`` [S, D]
+        (``segment`` [S]: the paragraph 0..R'-1 of each row), recomputed in the backward pass with
+        :attr:`recompute`."""
+        def pooled(h: Tensor) -> Tensor:
+            return self.pooling(self.norm(h), segment, n_segments).vectors
+
+        if self.recompute and torch.is_grad_enabled():
+            return checkpoint(pooled, rows, use_reentrant=False)
+        return pooled(rows)
 
     def attend_paragraphs(
         self, vectors: Tensor, real: Tensor, graph: Tensor | None, return_attention: bool
@@ -179,6 +272,21 @@ def hierarchical_layers(config: ModelConfig, width: int) -> nn.ModuleList:
     )
 
 
+def run_local_layers(layers: list[LocalLayer], x: Tensor, layout: PackedGrid) -> Tensor:
+    """Consecutive paragraph-local ``layers`` over the packed rows ``x`` [N, D]: in one pass, or one
+    :class:`RowChunk` at a time (see :data:`CHUNK_ROWS`). Returns [N, D]."""
+    if not layers:
+        return x
+    recompute = layers[0].recompute
+
+    def run(rows: Tensor, rows_layout: PackedGrid | RowChunk) -> Tensor:
+        for layer in layers:
+            rows = layer(rows, rows_layout)
+        return rows
+
+    return run_rows(run, x, layout, row_chunks(layout, recompute), recompute)
+
+
 def run_packed_layers(
     layers: nn.ModuleList, final_norm: nn.Module, x: Tensor, layout: PackedGrid, *, ids: Tensor,
     paragraph_graph: Tensor | None, return_attention: bool,
@@ -186,16 +294,18 @@ def run_packed_layers(
     """``layers`` (of :func:`hierarchical_layers`) then ``final_norm`` over the real tokens: ``x`` [N, D] holds the
     input states of the packed rows of ``layout``, ``ids`` [N] their token ids; the memory is the real tokens packed
     example by example (``memory_ids`` their ids)."""
-    pooling_weights, inter_attention = [], []
+    pooling_weights, inter_attention, local = [], [], []
     for layer in layers:
         if isinstance(layer, InterLayer):
+            x = run_local_layers(local, x, layout)
+            local = []
             out = layer(x, layout, graph=paragraph_graph, return_attention=return_attention)
             x = out.states
             pooling_weights.append(out.pooling_weights)
             inter_attention.append(out.attention)
         else:
-            x = layer(x, layout)
-    x = final_norm(x)  # (N, D)
+            local.append(layer)
+    x = final_norm(run_local_layers(local, x, layout))  # (N, D)
     return EncoderOutput(
         token_states=layout.scatter_to_grid(x),
         memory=layout.scatter_to_memory(x),
@@ -228,6 +338,12 @@ class HierarchicalEncoder(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.layers = hierarchical_layers(config, D)
         self.final_norm = nn.LayerNorm(D, eps=LAYER_NORM_EPS)
+
+    def forward_flops(self, src_mask: Tensor) -> int:
+        """The forward FLOPs of the layers on the real tokens of ``src_mask`` bool [B, P, T] (the optional
+        capability of the encoder contract that :mod:`hiersum.model.flops` counts with)."""
+        lengths = src_mask.sum(-1).long()  # (B, P) real tokens of each paragraph
+        return sum(layer.forward_flops(lengths) for layer in self.layers)
 
     def embed(self, ids: Tensor, layout: PackedGrid) -> Tensor:
         """The input states of the real tokens of a grid, ``ids`` [N] (``layout.pack(src)``): packed rows [N, D]

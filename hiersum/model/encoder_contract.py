@@ -101,6 +101,18 @@ class PretrainedWeights(Protocol):
         ...
 
 
+@runtime_checkable
+class CountsFlops(Protocol):
+    """An optional capability: the encoder counts the FLOPs of its forward pass on the real tokens, which
+    :mod:`hiersum.model.flops` adds up for throughput and MFU (an encoder without it is not counted). An encoder
+    that has it keeps one memory position per real source token (the decoder's share is counted on them)."""
+
+    def forward_flops(self, src_mask: Tensor) -> int:
+        """The forward FLOPs (2 a multiply-add, matrix products and attention only) on the real tokens of
+        ``src_mask`` bool [B, P, T]."""
+        ...
+
+
 def check_encoder(encoder: object, name: str) -> nn.Module:
     """``encoder`` if it satisfies :class:`Encoder` (its ``forward`` takes every keyword of the contract); else a
     one-line ``ValueError`` saying what it lacks."""

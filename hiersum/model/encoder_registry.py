@@ -38,6 +38,7 @@ from hiersum.data.batching import FlatLayout, SourceLayout, flat_layout
 from hiersum.data.formats.registry import validate_format
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
+from hiersum.model.decoder_registry import decoder_spec
 from hiersum.model.encoder import FlatEncoder, HierarchicalEncoder
 from hiersum.model.encoder_contract import check_encoder
 from hiersum.model.pretrained import PretrainedEncoder, resolve_pretrained_config
@@ -129,14 +130,15 @@ def batch_layout(config: ModelConfig, tokenizer: SubwordTokenizer) -> FlatLayout
 
 
 def validate_choices(cfg: Any) -> None:
-    """Check the registered choices of a typed command config (``model.encoder`` with its options and
-    ``data.format``, where the config has these groups): what cannot be is a one-line
+    """Check the registered choices of a typed command config (``model.encoder`` with its options, ``model.decoder``
+    and ``data.format``, where the config has these groups): what cannot be is a one-line
     :class:`~hiersum.errors.UsageError`."""
     model, data = (getattr(cfg, key, None) for key in ("model", "data"))
     try:
         if model is not None:
             encoder_spec(str(model.encoder))
             validate_encoder(model)
+            decoder_spec(str(model.decoder))
             resolve_model_config(model)  # a pretrained encoder's directory is read (and a missing one refused) now
         if data is not None:
             validate_format(data)

@@ -16,9 +16,13 @@ example), S real target tokens (per example), M = N the memory, D width, F feed-
 - copy attention (``model.copy_attention``): keys 2 M D^2, query 2 S D^2, scores and context 4 D sum(S M),
   switch 6 S D (the scatter onto the vocabulary and the mixture are element-wise)
 
-A batch without padding is counted as FlopCounterMode counts it (tested on the tiny model); padding makes
-the executed work larger than this count, which is the point of counting real tokens. The encoders other
-than ``hierarchical`` are not counted (:func:`training_flops` returns None).
+Each module counts its own share on the real tokens: the encoder and the decoder through the optional
+``forward_flops`` capability of their contracts (``CountsFlops`` of :mod:`hiersum.model.encoder_contract` and
+:mod:`hiersum.model.decoder_contract`; the hierarchical encoder's layers and the transformer decoder have it), the
+output projection and the copy attention in :meth:`HierSum.forward_flops`. A model whose encoder or decoder does not
+count (the flat and pretrained encoders today) gets None from :func:`training_flops`. A batch without padding is
+counted as FlopCounterMode counts it (tested on the tiny model); padding makes the executed work larger than this
+count, which is the point of counting real tokens.
 """
 
 from __future__ import annotations
@@ -31,16 +35,18 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
-from hiersum.config import ModelConfig
 from hiersum.data.jsonl_output import write_json_atomically
 from hiersum.data.sample_location import cache_root
 from hiersum.private_apis import cpu_flash_attention_ops
+
+if TYPE_CHECKING:
+    from hiersum.model.summarizer import HierSum
 
 log = logging.getLogger(__name__)
 
@@ -48,47 +54,12 @@ FORWARD_AND_BACKWARD = 3
 """A training step costs three forward passes: the forward, and twice that in the backward."""
 
 
-def training_flops(config: ModelConfig, vocab_size: int, src_mask: Tensor, tgt_mask: Tensor) -> int | None:
-    """The FLOPs of one training step (forward and backward) on a batch: ``src_mask`` bool [B, P, T] and
-    ``tgt_mask`` bool [B, S], True = real token. None for an encoder this count does not know."""
-    if config.encoder != "hierarchical" or src_mask.dim() != 3:
-        return None
-    return FORWARD_AND_BACKWARD * forward_flops(config, vocab_size, src_mask, tgt_mask)
-
-
-def forward_flops(config: ModelConfig, vocab_size: int, src_mask: Tensor, tgt_mask: Tensor) -> int:
-    """The forward FLOPs of the hierarchical model on the real tokens (see the module docstring)."""
-    D, F = config.d_model, config.ff_size
-    lengths = src_mask.sum(-1).long()  # (B, P) real tokens of each paragraph
-    source = lengths.sum(-1)  # (B,) real tokens of each example: its memory
-    target = tgt_mask.sum(-1).long()  # (B,)
-    N, S = int(source.sum()), int(target.sum())
-    inter = {int(index) for index in config.inter_layers}
-    encoder = 0
-    for index in range(config.encoder_layers):
-        if index in inter:
-            encoder += _inter_layer(config, lengths)
-        else:
-            encoder += N * (8 * D * D + 4 * D * F) + 4 * D * int((lengths * lengths).sum())
-    decoder_layer = (8 * S * D * D + 4 * D * int((target * target).sum())  # self-attention
-                     + 4 * S * D * D + 4 * N * D * D + 4 * D * int((target * source).sum())  # context attention
-                     + 4 * S * D * F)  # feed-forward
-    copy = 0
-    if config.copy_attention:
-        copy = 2 * N * D * D + 2 * S * D * D + 4 * D * int((target * source).sum()) + 6 * S * D
-    return encoder + config.decoder_layers * decoder_layer + 2 * S * D * vocab_size + copy
-
-
-def _inter_layer(config: ModelConfig, lengths: Tensor) -> int:
-    """One inter-paragraph layer; ``lengths`` [B, P] real tokens of each paragraph."""
-    D, F, H = config.d_model, config.ff_size, config.inter_heads
-    E = D // H
-    N = int(lengths.sum())
-    paragraphs = (lengths > 0).sum(-1)  # (B,) real paragraphs of each example
-    R = int(paragraphs.sum())
-    pooling = N * (2 * D * H + 2 * D * D)
-    attention = 6 * R * H * E * E + 4 * E * H * int((paragraphs * paragraphs).sum()) + 2 * R * D * D
-    return pooling + attention + 4 * N * D * F
+def training_flops(model: HierSum, src_mask: Tensor, tgt_mask: Tensor) -> int | None:
+    """The FLOPs of one training step (forward and backward) of ``model`` on a batch: ``src_mask`` bool [B, P, T]
+    and ``tgt_mask`` bool [B, S], True = real token. Each module counts its own share
+    (:meth:`HierSum.forward_flops`); None for a model whose encoder or decoder does not count."""
+    forward = model.forward_flops(src_mask, tgt_mask)
+    return None if forward is None else FORWARD_AND_BACKWARD * forward
 
 
 def _cpu_attention_flops(query, key, value, *args, out_shape=None, **kwargs) -> int:

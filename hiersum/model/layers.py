@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hiersum.data.packing import PackedGrid
+from hiersum.data.packing import PackedGrid, RowChunk
 
 LAYER_NORM_EPS = 1e-6
 """LayerNorm epsilon of every sublayer, as in the official code."""
@@ -162,7 +162,7 @@ class MultiHeadAttention(nn.Module):
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (N, H, L, E)
         return q, KeyValue(k, v)
 
-    def self_attend_buckets(self, x: Tensor, layout: PackedGrid) -> Tensor:
+    def self_attend_buckets(self, x: Tensor, layout: PackedGrid | RowChunk) -> Tensor:
         """Self-attention within each paragraph of the packed token rows ``x`` [N, D] (see
         :mod:`hiersum.data.packing`): projections on the packed rows, attention per bucket of
         paragraphs of one width class (padded to the bucket's width W only). Returns [N, D]."""

@@ -1,9 +1,10 @@
-"""HierSum: an encoder of the registry (hierarchical, flat, ...) + transformer decoder + tied output layer
-(Liu & Lapata 2019).
+"""HierSum: an encoder of the registry (hierarchical, flat, ...) + a decoder of the registry (transformer) + tied
+output layer (Liu & Lapata 2019).
 
 The network knows nothing of the search: :func:`hiersum.decoding.generate` drives its :meth:`HierSum.step`. It
 knows its encoder only through :mod:`hiersum.model.encoder_contract` (the :class:`Encoder` protocol and the optional
-:class:`PretrainedWeights` capability). Teacher forcing is one call, ``model(src, src_mask, tgt_in)``
+:class:`PretrainedWeights` capability) and its decoder only through :mod:`hiersum.model.decoder_contract` (the
+:class:`Decoder` protocol). Teacher forcing is one call, ``model(src, src_mask, tgt_in)``
 (:meth:`HierSum.forward`), which gives a :class:`TeacherForcedOutput`.
 
 Dimensions
@@ -21,7 +22,6 @@ Masks are boolean with True = real token; every tensor is batch-first.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,8 +32,10 @@ from torch import Tensor, nn
 
 from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
+from hiersum.model import decoder_contract, encoder_contract
 from hiersum.model.copy_attention import CopyAttention, CopyOutput
-from hiersum.model.decoder import DecoderState, DecoderStep, TransformerDecoder
+from hiersum.model.decoder import DecoderState, DecoderStep
+from hiersum.model.decoder_registry import build_decoder
 from hiersum.model.encoder_contract import EncoderOutput, PretrainedWeights
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
 from hiersum.model.hub import SummarizerHubMixin
@@ -72,7 +74,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
 
     Args:
         config: model sizes; ``config.encoder`` names an entry of :data:`hiersum.model.encoder_registry.ENCODERS`,
-            which may complete it (:func:`resolve_model_config`; ``self.config`` is the completed one).
+            ``config.decoder`` one of :data:`hiersum.model.decoder_registry.DECODERS`; the encoder may complete it
+            (:func:`resolve_model_config`; ``self.config`` is the completed one).
         vocab_size: V.
         pad_id: the padding token's id (official SentencePiece model: 6).
         bos_id: the begin-of-summary token's id (official: 4).
@@ -92,7 +95,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         embeddings = nn.Embedding(vocab_size, config.d_model, padding_idx=pad_id)
         self.encoder = build_encoder(config, embeddings=embeddings)
-        self.decoder = TransformerDecoder(config, embeddings=embeddings)
+        self.decoder = build_decoder(config, embeddings=embeddings)
         self.generator = nn.Linear(config.d_model, vocab_size)
         self.generator.weight = embeddings.weight
         self.copy_attention = CopyAttention(config.d_model) if config.copy_attention else None
@@ -117,10 +120,38 @@ class HierSum(nn.Module, SummarizerHubMixin):
         for block in self.compiled_blocks():
             block.compile(*args, **kwargs)
 
+    def recompute_encoder(self, enabled: bool = True) -> None:
+        """Activation checkpointing of the encoder's layers in training (``activation_checkpointing=true``): their
+        activations are recomputed in the backward pass, a run of whole paragraphs at a time past
+        :data:`hiersum.model.encoder.CHUNK_ROWS` rows, instead of kept; what lets a training step take hundreds of
+        thousands of source tokens (docs/model.md). Costs about one more forward of the encoder; the gradients are
+        unchanged (to float rounding past that size). An encoder whose layers cannot (the flat one) is refused."""
+        layers = [layer for layer in self.encoder.layers if hasattr(layer, "recompute")]
+        if not layers:
+            raise ValueError(f"model.encoder={self.config.encoder} has no layers that recompute their activations "
+                             "(activation_checkpointing=true is for the hierarchical and pretrained encoders)")
+        for layer in layers:
+            layer.recompute = enabled
+
     def compiled_blocks(self) -> list[nn.Module]:
         """What :meth:`compile` compiles: the encoder's ``layers`` (part of the encoder contract) and the
         decoder's."""
         return [*self.encoder.layers, *self.decoder.layers]
+
+    def forward_flops(self, src_mask: Tensor, tgt_mask: Tensor) -> int | None:
+        """The forward FLOPs on the real tokens (``src_mask`` bool [B, P, T], ``tgt_mask`` bool [B, S]): what the
+        encoder and the decoder count (their optional ``CountsFlops`` capability), the output projection 2 S D V and
+        the copy attention; None when the encoder or the decoder does not count (:mod:`hiersum.model.flops`)."""
+        if not (isinstance(self.encoder, encoder_contract.CountsFlops)
+                and isinstance(self.decoder, decoder_contract.CountsFlops)):
+            return None
+        memory_lengths = src_mask.flatten(1).sum(-1).long()  # (B,) one memory position per real source token
+        S = int(tgt_mask.sum())
+        total = (self.encoder.forward_flops(src_mask) + self.decoder.forward_flops(memory_lengths, tgt_mask)
+                 + 2 * S * self.generator.in_features * self.generator.out_features)
+        if self.copy_attention is not None:
+            total += self.copy_attention.forward_flops(memory_lengths, tgt_mask)
+        return total
 
     def pretrained_parameters(self) -> list[nn.Parameter]:
         """The parameters that come from a pretrained model: those of an encoder with the
@@ -263,22 +294,3 @@ class HierSum(nn.Module, SummarizerHubMixin):
             return TeacherForcedOutput(logits=logits, encoded=encoded)
         copy = self.copy_output(out.states, tgt_in, state, logits)
         return TeacherForcedOutput(logits=copy.log_probs, encoded=encoded, copy=copy)
-
-    def log_probs(
-        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None
-    ) -> Tensor:
-        """Deprecated: ``model(src, src_mask, tgt_in).log_probs()`` (:meth:`forward`), [B, S, V]."""
-        _deprecated("log_probs(src, src_mask, tgt_in)", "model(src, src_mask, tgt_in).log_probs()")
-        return self(src, src_mask, tgt_in, paragraph_graph=paragraph_graph).log_probs()
-
-    def logits(
-        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, *, paragraph_graph: Tensor | None = None,
-        layout: PackedGrid | None = None,
-    ) -> Tensor:
-        """Deprecated: ``model(src, src_mask, tgt_in).logits`` (:meth:`forward`), [B, S, V]."""
-        _deprecated("logits(src, src_mask, tgt_in)", "model(src, src_mask, tgt_in).logits")
-        return self(src, src_mask, tgt_in, paragraph_graph=paragraph_graph, layout=layout).logits
-
-
-def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"HierSum.{old} is deprecated and will be removed; use {new}", DeprecationWarning, stacklevel=3)

@@ -24,20 +24,14 @@ from typing import Any
 import litserve
 from starlette.responses import JSONResponse
 
-from hiersum.checkpoints.contents import checkpoint_tokenizer
-from hiersum.checkpoints.io import Summarizer
 from hiersum.config import DecodeConfig, ServeConfig, ServeLimits
 from hiersum.data.sample_location import is_sample_corpus
-from hiersum.data.selection import encode_examples, paragraphed
-from hiersum.inference.pipeline import load_checkpoint
-from hiersum.inference.records import output_records, record_selection
-from hiersum.model.encoder_registry import encoder_spec
+from hiersum.inference.pipeline import Summarizer, load_summarizer
 from hiersum.serving.requests import (
     DEADLINE_FIELD,
     BadRequest,
     ServeRequest,
     read_request,
-    response,
     timeout_message,
     with_deadline,
 )
@@ -67,18 +61,15 @@ class Failure:
 
 
 class Responder:
-    """Answers checked requests with a loaded model: each one as ``hiersum summarize`` writes its record
-    (:func:`hiersum.inference.records.output_records`), requests with equal decoding options decoded together."""
+    """Answers checked requests with a loaded summarizer: each one the line ``hiersum summarize`` writes for its
+    record (:meth:`hiersum.inference.Summarizer.lines`) with its ``paragraphs`` and the ``model`` block, requests
+    with equal decoding options decoded together."""
 
-    def __init__(self, cfg: ServeConfig, summarizer: Summarizer, *, device: str) -> None:
+    def __init__(self, cfg: ServeConfig, summarizer: Summarizer) -> None:
         self.summarizer = summarizer
-        self.tokenizer = checkpoint_tokenizer(summarizer, cfg.checkpoint)
-        self.selection = record_selection(cfg, summarizer)
-        self.cfg = cfg
-        self.device = device
-        config = summarizer.model_config
-        self.attention_top_k = cfg.attention_top_k if encoder_spec(config.encoder).inter_paragraph else 0
-        data = summarizer.data_config
+        self.selection = summarizer.selection(cfg)
+        self.attention_top_k = cfg.attention_top_k if summarizer.inter_paragraph else 0
+        data, config = summarizer.data_config, summarizer.network.model_config
         corpus = data.path if data is not None else None
         self.model = {"checkpoint": cfg.checkpoint, "corpus": corpus,
                       "corpus_format": str(data.format) if data is not None else None,
@@ -113,19 +104,15 @@ class Responder:
 
     def _decode(self, requests: list[ServeRequest], indices: list[int],
                 answers: list[dict[str, Any] | Failure | None]) -> None:
-        examples = [requests[index].example for index in indices]
         decode = requests[indices[0]].decode
-        encoded = encode_examples(examples, self.tokenizer, self.selection)
-        if self.attention_top_k:  # the paragraphs as the paragraph rule made them, which the provenance indexes
-            examples = paragraphed(examples, self.tokenizer, self.selection)
         model = {**self.model, "decode": asdict(decode)}
-        for positions, records in output_records(
-            self.summarizer, encoded, self.tokenizer, self.cfg, device=self.device, decode=decode,
-            attention_top_k=self.attention_top_k, deadlines=[requests[index].deadline for index in indices],
+        for positions, lines in self.summarizer.lines(
+            [requests[index].example for index in indices], selection=self.selection, decode=decode,
+            attention_top_k=self.attention_top_k, paragraphs=True,
+            deadlines=[requests[index].deadline for index in indices],
         ):
-            for position, record in zip(positions, records, strict=True):
-                answers[indices[position]] = (TimedOut() if record is None else
-                                              response(record, examples[position], model))
+            for position, line in zip(positions, lines, strict=True):
+                answers[indices[position]] = TimedOut() if line is None else {**line, "model": model}
 
 
 class SummarizeAPI(litserve.LitAPI):
@@ -145,7 +132,9 @@ class SummarizeAPI(litserve.LitAPI):
 
         self.metrics = metrics
         started = time.monotonic()
-        self.responder = Responder(self.cfg, load_checkpoint(self.cfg.checkpoint), device=device)
+        cfg = self.cfg
+        self.responder = Responder(cfg, load_summarizer(cfg.checkpoint, device=device, precision=str(cfg.precision),
+                                                        batch_tokens=cfg.batch_tokens))
         metrics.MODEL_LOAD.set(time.monotonic() - started)
 
     def decode_request(self, request) -> ServeRequest:  # noqa: ANN001 - LitServe reads an annotation as the body type
@@ -167,7 +156,7 @@ class SummarizeAPI(litserve.LitAPI):
         if metrics is None:  # not set up (a test's API)
             return
         summaries = [answer["summary"] for answer in answers if isinstance(answer, dict)]
-        tokens = sum(map(len, self.responder.tokenizer.encode_batch(summaries))) if summaries else 0
+        tokens = sum(map(len, self.responder.summarizer.tokenizer.encode_batch(summaries))) if summaries else 0
         metrics.BATCH_SIZE.observe(len(answers))
         metrics.DECODE_TOKENS.inc(tokens)
         metrics.DECODE_RATE.set(tokens / max(seconds, 1e-9))

@@ -17,7 +17,7 @@ from typing import Any
 from hiersum.config import DecodeConfig, ServeLimits
 from hiersum.data.formats.lines import load_json_object
 from hiersum.data.schema import Example, RecordError
-from hiersum.inference.records import attended_paragraphs, example_of
+from hiersum.inference.records import example_of
 
 SOURCE = "request"
 """The file name of a request's record (its default id is ``request-1``, as the line readers name records)."""
@@ -130,10 +130,3 @@ def _checked_option(name: str, value: Any, allowed: tuple[type, Any, Any]) -> An
         raise BadRequest(422, f"field 'options.{name}': expected a value in [{low}, {high}] (the server's limit), "
                               f"found {value}")
     return kind(value)
-
-
-def response(record: dict[str, Any], example: Example, model: dict[str, Any]) -> dict[str, Any]:
-    """The answer to a request: the output line of ``hiersum summarize`` for its record (``record``), plus
-    ``paragraphs`` (the most attended source paragraphs with their text, highest weight first) and ``model``
-    (what answered)."""
-    return {**record, "paragraphs": attended_paragraphs(record, example), "model": model}

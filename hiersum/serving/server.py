@@ -5,7 +5,7 @@ checked before they are queued (:class:`hiersum.serving.api.RequestChecks`), the
 LitServe's key check (``X-API-Key``) on all but ``/health`` and the page when a key is set (:func:`server_key`).
 
 Stopping: SIGTERM and Ctrl-C (SIGINT, which a terminal sends to every process of the group) raise a
-:class:`hiersum.config.Terminated` in this process, on which LitServe stops its HTTP process gracefully, so the
+:class:`hiersum.errors.Terminated` in this process, on which LitServe stops its HTTP process gracefully, so the
 requests in flight are answered before the workers stop; then :func:`serve` returns. The processes it forked
 ignore SIGINT and leave the stopping to it.
 """
@@ -31,10 +31,9 @@ from fastapi.exception_handlers import http_exception_handler
 from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
-from hiersum.config import ServeConfig, Terminated, UsageError
-from hiersum.inference.pipeline import checked_device, load_checkpoint
-from hiersum.inference.records import record_selection
+from hiersum.config import ServeConfig
+from hiersum.errors import Terminated, UsageError
+from hiersum.inference.pipeline import load_summarizer
 from hiersum.private_apis import KeepsServerSockets
 from hiersum.serving.api import API_PATH, RequestChecks, SummarizeAPI
 from hiersum.serving.schema import summarize_operation
@@ -61,7 +60,7 @@ LOOPBACK = "127.0.0.1"
 
 def server_key(cfg: ServeConfig) -> str | None:
     """The key of ``cfg`` (``api_key``, else ``LIT_SERVER_API_KEY``), or None; a host other than 127.0.0.1
-    without one (and without ``allow_unauthenticated``) is a :class:`hiersum.config.UsageError`."""
+    without one (and without ``allow_unauthenticated``) is a :class:`hiersum.errors.UsageError`."""
     key = cfg.api_key or os.environ.get(KEY_VARIABLE) or None
     if key is None and cfg.host != LOOPBACK and not cfg.allow_unauthenticated:
         raise UsageError(f"host={cfg.host} would serve anyone who can reach this machine without a key: set "
@@ -125,18 +124,15 @@ def checked_serve_config(cfg: ServeConfig, decode_given: Collection[str] | None 
     the device, carries a tokenizer and its paragraph selection is valid; with ``decode_given``, the requests'
     defaults (in the HTTP process's checks and in each worker) are the checkpoint's recorded search settings but for
     those fields."""
-    checked_device("cuda" if cfg.accelerator == "cuda" else "cpu", cfg.precision)
-    summarizer = load_checkpoint(cfg.checkpoint)
-    checkpoint_tokenizer(summarizer, cfg.checkpoint)
-    record_selection(cfg, summarizer)
-    if decode_given is None:
-        return cfg
-    return replace(cfg, decode=effective_decode_config(summarizer.decode_config, cfg.decode, decode_given))
+    summarizer = load_summarizer(cfg.checkpoint, device="cuda" if cfg.accelerator == "cuda" else "cpu",
+                                 precision=str(cfg.precision))
+    summarizer.selection(cfg)
+    return replace(cfg, decode=summarizer.decoding(cfg.decode, decode_given))
 
 
 def serve(cfg: ServeConfig, decode_given: Collection[str] | None = None) -> None:
     """Serve ``cfg.checkpoint`` until Ctrl-C or SIGTERM (see the module docstring); a checkpoint that does not
-    load is a :class:`hiersum.config.UsageError` before anything starts (``hiersum serve`` turns its composed
+    load is a :class:`hiersum.errors.UsageError` before anything starts (``hiersum serve`` turns its composed
     config into ``cfg``, a bad option a usage error there). ``decode_given``: the ``decode`` fields the command
     line gave; the other defaults of a request are the search settings the checkpoint's training run recorded,
     where it recorded them (None: ``cfg.decode`` whole)."""

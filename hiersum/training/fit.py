@@ -2,7 +2,7 @@
 LightningModule, the Trainer with its callbacks and loggers (:func:`fit`).
 
 A problem with the command itself (a bad value, a missing split, a malformed record) raises
-:class:`hiersum.config.UsageError` or :class:`hiersum.data.schema.RecordError`.
+:class:`hiersum.errors.UsageError` or :class:`hiersum.data.schema.RecordError`.
 """
 
 from __future__ import annotations
@@ -10,20 +10,21 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
 import torch
 from hydra.utils import instantiate
+from pytorch_lightning.loggers import Logger
 from pytorch_lightning.trainer.states import TrainerStatus
 from pytorch_lightning.utilities.exceptions import SIGTERMException
 
 from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.io import check_weights, read_training_checkpoint
 from hiersum.checkpoints.kinds import RESUME
-from hiersum.config import DataConfig, TokenizerConfig, TrainConfig
+from hiersum.config import DataConfig, TokenizerConfig, TrainConfig, config_dict
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.prepared import prepare_tokenizer
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -35,6 +36,7 @@ from hiersum.training.launchers import launched_job, torchrun_restart_hazard
 from hiersum.training.lost_ranks import lost_rank
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.resume import LAST, ResumableCSVLogger, find_checkpoint
+from hiersum.training.trackers import log_run_config, prepare_trackers
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,10 @@ class FitResult:
     """The device this process trained on."""
     mfu_peak: dict[str, Any] | None = None
     """The peak the Throughput callback measured MFU against (:meth:`hiersum.model.flops.Peak.as_dict`)."""
+    loggers: list[Logger] = field(default_factory=list)
+    """The run's Lightning loggers (the trackers among them get the results: :mod:`hiersum.training.trackers`)."""
+    global_step: int = 0
+    """The training steps the fit ended at."""
 
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
@@ -133,6 +139,7 @@ def fit(cfg: TrainConfig) -> FitResult:
     """Seed, build the tokenizer (saved in the run directory), the datamodule and the module, and fit
     them with the Trainer of ``cfg.trainer``."""
     validate_choices(cfg)
+    prepare_trackers(cfg.logger)  # a tracker's missing package, before anything is prepared
     pl.seed_everything(cfg.seed, workers=True)
     run_dir = Path(cfg.paths["output_dir"])
     data, model_config = cfg.data, cfg.model
@@ -155,9 +162,13 @@ def fit(cfg: TrainConfig) -> FitResult:
     datamodule.splits.prepare(["train", "validation", *([cfg.eval_split] if cfg.eval_split else [])])
     datamodule.splits.write_errors(run_dir)
     module = HierSumModule(**module_hparams(model_config, cfg.optim, data, tokenizer, cfg.decode))
+    if cfg.activation_checkpointing:
+        module.model.recompute_encoder()
     if cfg.compile:
         module.model.compile()
     loggers = instantiate_group(cfg.logger)
+    # the rest of the run's config: Lightning logs the module's hyperparameters itself
+    log_run_config(loggers, {key: value for key, value in config_dict(cfg).items() if key not in module.hparams})
     if checkpoint is not None:
         check_weights(resume, module, checkpoint["state_dict"], RESUME)  # not Lightning's multi-line refusal
         for logger in loggers:
@@ -175,4 +186,5 @@ def fit(cfg: TrainConfig) -> FitResult:
         tokenizer=tokenizer, is_global_zero=trainer.is_global_zero, device=trainer.strategy.root_device,
         mfu_peak=next((callback.peak.as_dict() for callback in trainer.callbacks
                        if isinstance(callback, Throughput) and callback.peak is not None), None),
+        loggers=loggers, global_step=trainer.global_step,
     )

@@ -19,9 +19,10 @@ from hiersum.checkpoints.contents import (
 )
 from hiersum.checkpoints.io import network_from_hparams
 from hiersum.checkpoints.migration import optim_config
-from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, TrainingDiverged, config_dict
+from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, config_dict
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
+from hiersum.errors import TrainingDiverged
 from hiersum.model.flops import FORWARD_AND_BACKWARD, training_flops
 from hiersum.model.pooling import pooling_penalty
 from hiersum.model.summarizer import TeacherForcedOutput
@@ -46,7 +47,7 @@ def label_smoothed_nll(logits: torch.Tensor, labels: torch.Tensor, smoothing: fl
 class HierSumModule(pl.LightningModule):
     """Trains :class:`HierSum`. Receives plain config values (saved as hyper-parameters)
     and builds the network itself, so a checkpoint alone rebuilds it
-    (:func:`hiersum.checkpoints.io.load_summarizer`).
+    (:func:`hiersum.checkpoints.io.load_network`).
     """
 
     def __init__(
@@ -99,8 +100,7 @@ class HierSumModule(pl.LightningModule):
 
     def on_train_batch_start(self, batch: Batch, batch_idx: int) -> None:
         """The FLOPs of this step on its real tokens, for :class:`hiersum.training.callbacks.Throughput`."""
-        self.flops_per_batch = training_flops(self.model_config, self.model.generator.out_features,
-                                              *self.host_masks(batch))
+        self.flops_per_batch = training_flops(self.model, *self.host_masks(batch))
 
     @staticmethod
     def host_masks(batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -109,7 +109,7 @@ class HierSumModule(pl.LightningModule):
 
     def on_validation_batch_start(self, batch: Batch, batch_idx: int, dataloader_idx: int = 0) -> None:
         """Validation is a forward pass: its FLOPs are a third of a training step's."""
-        flops = training_flops(self.model_config, self.model.generator.out_features, *self.host_masks(batch))
+        flops = training_flops(self.model, *self.host_masks(batch))
         self.flops_per_batch = None if flops is None else flops // FORWARD_AND_BACKWARD
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:

@@ -12,13 +12,13 @@ import pytest
 import torch
 
 from hiersum.checkpoints.averaging import average_checkpoints
-from hiersum.checkpoints.io import CheckpointError, load_summarizer, read_training_checkpoint
+from hiersum.checkpoints.io import CheckpointError, load_network, read_training_checkpoint
 from hiersum.checkpoints.official import load_official_hiersumm
 from hiersum.checkpoints.ranker import load_ranker, load_ranker_scorer
 from hiersum.cli.common import usage_errors
-from hiersum.config import UsageError
 from hiersum.data.formats.wikisum import shard_records
 from hiersum.data.torch_files import TorchFileError
+from hiersum.errors import UsageError
 from tests.helpers.checkpoints import (
     assert_one_line_error,
     digest,
@@ -114,7 +114,7 @@ def test_every_bad_checkpoint_is_one_checkpoint_error(name, make, message, chain
     path = make(tmp_path / "bad.ckpt", good, ranker)
     before = digest(path) if path.is_file() else None
     with pytest.raises(CheckpointError) as error:
-        load_summarizer(path)
+        load_network(path)
     assert isinstance(error.value, UsageError)
     assert_one_line_error(str(error.value), path, message)
     assert (error.value.__cause__ is not None) == chained
@@ -125,9 +125,9 @@ def test_a_foreign_checkpoint_names_the_command_it_belongs_to(good, ranker, tmp_
     official = tmp_path / "model_step_5.pt"
     torch.save(official_like(), official)
     with pytest.raises(CheckpointError, match=rf"hiersum import-hiersumm --checkpoint {official} --output"):
-        load_summarizer(official)
+        load_network(official)
     with pytest.raises(CheckpointError, match="give it as ranker= of hiersum rank"):
-        load_summarizer(ranker)
+        load_network(ranker)
     with pytest.raises(CheckpointError) as error:
         load_ranker(good)
     assert_one_line_error(str(error.value), good, "holds a hiersum checkpoint; expected a ranker checkpoint",
@@ -173,13 +173,13 @@ def test_hydra_full_error_re_raises_with_the_hidden_cause(tmp_path, monkeypatch,
     (tmp_path / "bad.ckpt").write_bytes(b"PK\x03\x04 cut")
     monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
     with pytest.raises(SystemExit) as exit_info, usage_errors("hiersum summarize"):
-        load_summarizer(tmp_path / "bad.ckpt")
+        load_network(tmp_path / "bad.ckpt")
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.startswith("hiersum summarize: error: ")
     monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
     with pytest.raises(UsageError) as error, usage_errors("hiersum rank"):
         try:
-            load_summarizer(tmp_path / "bad.ckpt")
+            load_network(tmp_path / "bad.ckpt")
         except CheckpointError as hidden:  # as hiersum rank wraps it
             raise UsageError(f"cannot load ranker: {hidden}") from None
     assert isinstance(error.value.__context__, CheckpointError) and not error.value.__suppress_context__

@@ -1,22 +1,22 @@
 """The tokenizer a checkpoint carries (hiersum.checkpoints.contents.checkpoint_tokenizer), the one function the
-commands and a resumed training read it with: from a loaded Summarizer or a checkpoint's dict, none or one that
+commands and a resumed training read it with: from a loaded TrainedNetwork or a checkpoint's dict, none or one that
 does not load is a one-line CheckpointError (a usage error: exit status 2) naming the file and what to do."""
 
 from __future__ import annotations
 
 import pytest
 
-from hiersum.checkpoints.contents import CHECKPOINT_EXTRA_KEY, Summarizer, checkpoint_tokenizer
+from hiersum.checkpoints.contents import CHECKPOINT_EXTRA_KEY, TrainedNetwork, checkpoint_tokenizer
 from hiersum.checkpoints.kinds import RESUME, CheckpointError
-from hiersum.config import UsageError
 from hiersum.data.tokenizer import train_tokenizer
+from hiersum.errors import UsageError
 from tests.helpers.checkpoints import assert_one_line_error
 
 
-def carrying(tokenizer_json: str | None, *, loaded: bool) -> Summarizer | dict:
+def carrying(tokenizer_json: str | None, *, loaded: bool) -> TrainedNetwork | dict:
     """A loaded summarizer (no network needed here) or a checkpoint dict that carries ``tokenizer_json``."""
     if loaded:
-        return Summarizer(model=None, data_config=None, tokenizer_json=tokenizer_json)  # type: ignore[arg-type]
+        return TrainedNetwork(model=None, data_config=None, tokenizer_json=tokenizer_json)  # type: ignore[arg-type]
     return {CHECKPOINT_EXTRA_KEY: {} if tokenizer_json is None else {"tokenizer_json": tokenizer_json}}
 
 
@@ -46,3 +46,10 @@ def test_no_tokenizer_or_a_broken_one_is_one_line_naming_the_file(loaded, tokeni
 def test_the_kind_says_what_was_expected():
     with pytest.raises(CheckpointError, match=r"^last.ckpt: carries no tokenizer; expected a training checkpoint"):
         checkpoint_tokenizer({}, "last.ckpt", RESUME)
+
+
+def test_a_loaded_network_parses_its_tokenizer_once():
+    tokenizer = train_tokenizer(["the cat sat on the mat", "a dog ran"] * 5, vocab_size=60)
+    network = carrying(tokenizer.to_str(), loaded=True)
+    first = network.tokenizer
+    assert network.tokenizer is first and checkpoint_tokenizer(network, "run.ckpt") is first

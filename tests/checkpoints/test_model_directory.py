@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from hiersum.checkpoints import load_summarizer
+from hiersum.checkpoints import load_network
 from hiersum.checkpoints.directory import FILES, ModelNotes, save_model_directory
-from hiersum.checkpoints.io import CheckpointError, Summarizer
-from hiersum.config import DecodeConfig, UsageError
+from hiersum.checkpoints.io import CheckpointError, TrainedNetwork
+from hiersum.config import DecodeConfig
 from hiersum.data.tokenizer import load_tokenizer
 from hiersum.data.torch_files import PICKLE_PROTOCOL_2, ZIP_MAGIC
+from hiersum.errors import UsageError
 from hiersum.inference.record_output import checkpoint_sha256
 from hiersum.model import HierSum
 from tests.helpers import pretrained
@@ -34,7 +35,7 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def directory(checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny checkpoint as a model directory."""
-    return save_model_directory(load_summarizer(checkpoint), tmp_path_factory.mktemp("export") / "model", NOTES)
+    return save_model_directory(load_network(checkpoint), tmp_path_factory.mktemp("export") / "model", NOTES)
 
 
 def no_torch_load(*args, **kwargs):
@@ -66,9 +67,9 @@ def test_a_directory_holds_no_pickle_and_loads_without_torch_load(directory, che
         head = path.read_bytes()[:4]
         assert not head.startswith(ZIP_MAGIC) and not head.startswith(PICKLE_PROTOCOL_2), path
     assert json.loads((directory / "generation_config.json").read_text())["beam_size"] == 3
-    expected = load_summarizer(checkpoint)
+    expected = load_network(checkpoint)
     monkeypatch.setattr(torch, "load", no_torch_load)
-    loaded = load_summarizer(directory)
+    loaded = load_network(directory)
     assert loaded.tokenizer_json == expected.tokenizer_json and loaded.data_config == expected.data_config
     src, src_mask, tgt_in = make_batch()
     src, tgt_in = src % loaded.model.vocab_size, tgt_in % loaded.model.vocab_size
@@ -111,7 +112,7 @@ def test_every_broken_directory_is_one_checkpoint_error_naming_the_file(name, br
     broken = shutil.copytree(directory, tmp_path / "model")
     break_it(broken)
     with pytest.raises(CheckpointError) as error:
-        load_summarizer(broken)
+        load_network(broken)
     assert isinstance(error.value, UsageError)
     assert_one_line_error(str(error.value), broken / file, message, "expected a model directory of hiersum export")
 
@@ -120,7 +121,7 @@ def test_a_directory_that_is_no_model_directory_says_what_is_expected(tmp_path):
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
     with pytest.raises(CheckpointError) as error:
-        load_summarizer(run)
+        load_network(run)
     assert_one_line_error(str(error.value), run, "is a directory", "or a model directory of hiersum export",
                           f"give checkpoint={run / 'checkpoints' / 'last.ckpt'}", "hiersum export checkpoint=")
 
@@ -129,14 +130,14 @@ def test_a_pretrained_encoder_model_loads_with_its_original_directory_deleted(tm
     bert = pretrained.make_tiny_bert(tmp_path / "bert")
     tokenizer = load_tokenizer(str(bert))
     model = pretrained.network(bert, tokenizer)
-    summarizer = Summarizer(model=model, data_config=None, tokenizer_json=tokenizer.to_str())
+    summarizer = TrainedNetwork(model=model, data_config=None, tokenizer_json=tokenizer.to_str())
     directory = save_model_directory(summarizer, tmp_path / "export", NOTES)
     assert "pretrained_encoder\": null" in (directory / "config.json").read_text()
     shutil.rmtree(bert)
-    loaded = load_summarizer(directory)
+    loaded = load_network(directory)
     assert loaded.model.config.pretrained_encoder is None
-    src, src_mask = pretrained.grid(loaded.tokenizer(), pretrained.TEXTS)
-    tgt_in = pretrained.target(loaded.tokenizer())
+    src, src_mask = pretrained.grid(loaded.tokenizer, pretrained.TEXTS)
+    tgt_in = pretrained.target(loaded.tokenizer)
     torch.testing.assert_close(loaded.model(src, src_mask, tgt_in).logits, model(src, src_mask, tgt_in).logits,
                                rtol=0, atol=0)
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from hiersum.checkpoints.io import load_summarizer, read_checkpoint
+from hiersum.checkpoints.io import load_network, read_checkpoint
 from hiersum.checkpoints.official import (
     hiersum_checkpoint,
     hiersum_from_official,
@@ -109,7 +109,7 @@ def test_inter_layers_of_opt_must_match_the_weights():
 
 
 @pytest.mark.parametrize("name", sorted(OTHER_SIZES))
-def test_import_cli_writes_a_hiersum_checkpoint_that_load_summarizer_reads(name, tmp_path, capsys, device):
+def test_import_cli_writes_a_hiersum_checkpoint_that_load_network_reads(name, tmp_path, capsys, device):
     original = random_model(name)
     checkpoint = official_checkpoint(original)
     checkpoint["opt"] = argparse.Namespace(**vars(checkpoint["opt"]), lr=3.0, warmup_steps=8000, beta1=0.9,
@@ -117,7 +117,7 @@ def test_import_cli_writes_a_hiersum_checkpoint_that_load_summarizer_reads(name,
     torch.save(checkpoint, tmp_path / "official.pt")
     import_main(["--checkpoint", str(tmp_path / "official.pt"), "--output", str(tmp_path / "model.ckpt")])
     assert "model.ckpt" in capsys.readouterr().out
-    summarizer = load_summarizer(tmp_path / "model.ckpt")
+    summarizer = load_network(tmp_path / "model.ckpt")
     assert_same_model(summarizer.model, original, name, device)
     optim = read_checkpoint(tmp_path / "model.ckpt")["hyper_parameters"]["optim"]
     assert optim["scheduler"]["warmup_steps"] == 8000 and optim["scheduler"]["lr"] == 3.0
@@ -125,7 +125,7 @@ def test_import_cli_writes_a_hiersum_checkpoint_that_load_summarizer_reads(name,
     assert (summarizer.data_config.max_paragraphs, summarizer.data_config.eval_max_paragraphs) == (24, 40)
     assert summarizer.tokenizer_json is None
     with pytest.raises(ValueError, match="hiersum import-hiersumm --tokenizer"):
-        summarizer.tokenizer()
+        summarizer.tokenizer  # noqa: B018  (parsed here)
 
 
 def test_import_cli_reports_a_bad_checkpoint(tmp_path, capsys):
@@ -166,8 +166,8 @@ def test_imported_checkpoint_with_the_official_tokenizer_summarizes_text(tmp_pat
     torch.save(official_checkpoint(model), tmp_path / "official.pt")
     import_main(["--checkpoint", str(tmp_path / "official.pt"), "--output", str(tmp_path / "m.ckpt"),
                  "--tokenizer", str(SPM)])
-    summarizer = load_summarizer(tmp_path / "m.ckpt")
-    tokenizer = summarizer.tokenizer()
+    summarizer = load_network(tmp_path / "m.ckpt")
+    tokenizer = summarizer.tokenizer
     special = tokenizer.special
     assert (special.pad, special.bos, special.eos, tokenizer.vocab_size) == (6, 4, 5, 32000)
     example = Example(id="e", title="", documents=[["the school was founded in 1987 .", "it has 300 pupils ."]],

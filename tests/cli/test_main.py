@@ -3,7 +3,6 @@ actions, and the ``hiersum-<action>`` aliases (the same entry points, the same o
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import subprocess
 import sys
@@ -12,11 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hiersum.cli.actions import ACTIONS
 from hiersum.cli.common import CONFIG_DIR
-from hiersum.cli.main import ACTIONS, main
-from tests.helpers.cli import BIN, assert_usage_error, cli_env, run_cli
+from hiersum.cli.main import main, script_action
+from tests.helpers.cli import BIN, assert_usage_error, cli_env, console_scripts, run_cli
 
-HYDRA_ACTIONS = ["train", "evaluate", "summarize", "prepare", "rank", "train-ranker", "evaluate-selection", "export"]
+HYDRA_ACTIONS = [name for name, action in ACTIONS.items() if action.config is not None]
 
 
 def test_help_lists_every_action_with_its_summary(capsys):
@@ -37,18 +37,37 @@ def test_no_or_an_unknown_action_is_a_usage_error(argv, capsys):
 
 
 def test_every_action_has_an_alias_script_on_the_same_entry_point():
-    scripts = {entry.name: entry.value for entry in importlib.metadata.entry_points(group="console_scripts")
-               if entry.name.startswith("hiersum")}  # as installed from pyproject.toml
-    assert scripts["hiersum"] == "hiersum.cli.main:main"
-    assert {f"hiersum-{name}": f"{action.module}:main" for name, action in ACTIONS.items()} == {
-        name: target for name, target in scripts.items() if name != "hiersum"}
+    """pyproject.toml's console scripts are ``hiersum`` and one ``hiersum-<action>`` per entry of the table, all
+    :func:`hiersum.cli.main.main`."""
+    scripts = console_scripts()
+    assert scripts == {"hiersum": "hiersum.cli.main:main",
+                       **{f"hiersum-{name}": "hiersum.cli.main:main" for name in ACTIONS}}
+
+
+def test_an_alias_script_runs_the_action_its_name_says(monkeypatch, capsys):
+    assert script_action("/venv/bin/hiersum-evaluate-selection") == "evaluate-selection"
+    assert script_action("C:/venv/Scripts/hiersum-train.exe") == "train"
+    assert script_action("/venv/bin/hiersum") is script_action("hiersum-nothing") is script_action("main.py") is None
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/hiersum-train", "--help"])
+    main()
+    assert capsys.readouterr().out.startswith("usage: hiersum train")
+
+
+def test_each_action_names_a_function_and_a_typed_config():
+    """Every table entry loads; a Hydra action has its primary config, its help page and its schema."""
+    for name, action in ACTIONS.items():
+        assert callable(action.load()), name
+        if action.config is not None:
+            assert (Path(CONFIG_DIR) / f"{action.config}.yaml").is_file(), name
+            assert (Path(CONFIG_DIR) / "hydra" / "help" / f"{action.config}.yaml").is_file(), name
+            assert action.schema is not None, name
 
 
 def test_help_imports_neither_torch_nor_lightning():
     """``hiersum --help`` and ``hiersum <action> --help`` answer before the heavy libraries load."""
     probe = (
         "import sys, importlib, contextlib, io\n"
-        "from hiersum.cli.main import ACTIONS, main\n"
+        "from hiersum.cli.actions import ACTIONS\nfrom hiersum.cli.main import main\n"
         "for name, action in ACTIONS.items():\n"
         "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "        main([name, '--help'])  # argparse's help exits 0\n"
@@ -68,16 +87,10 @@ def test_each_hydra_action_has_its_own_help_page(action, capsys):
     assert "$CONFIG" not in page and "$APP_CONFIG_GROUPS" not in page and "powered by Hydra" not in page
 
 
-ACTION_CONFIGS = {"train": "train", "evaluate": "evaluate", "summarize": "summarize", "prepare": "prepare",
-                  "rank": "rank", "train-ranker": "ranker", "evaluate-selection": "evaluate_selection",
-                  "export": "export"}
-"""The primary config (``conf/<name>.yaml``) of each Hydra action."""
-
-
 @pytest.mark.parametrize("action", HYDRA_ACTIONS)
 def test_each_action_help_lists_only_the_groups_its_config_takes(action, capsys):
     """The groups of the primary config's defaults list, each with its options, when the page lists groups."""
-    defaults = yaml.safe_load((Path(CONFIG_DIR) / f"{ACTION_CONFIGS[action]}.yaml").read_text())["defaults"]
+    defaults = yaml.safe_load((Path(CONFIG_DIR) / f"{ACTIONS[action].config}.yaml").read_text())["defaults"]
     taken = {group for entry in defaults if isinstance(entry, dict) for group in entry
              if not group.startswith(("hydra", "override"))}
     main([action, "--help"])

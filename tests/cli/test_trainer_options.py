@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-import hiersum.cli.train as cli
 from hiersum.cli.main import main
 from hiersum.commands.train import train
 from tests.helpers.cli import assert_usage_error, run_cli, run_main, train_args
@@ -21,8 +20,8 @@ WRONG_TYPE = [("trainer.max_steps=abc", "could not be converted to Integer"),
 @pytest.mark.parametrize(("option", "expected"), WRONG_TYPE, ids=[option for option, _ in WRONG_TYPE])
 def test_a_trainer_option_of_the_wrong_type_is_refused_at_composition(option, expected, tmp_path, monkeypatch,
                                                                       capsys):
-    code, stderr = run_main(cli, [option, f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch, capsys)
-    assert_usage_error(code, stderr, f"{cli.PROG}: error:", option, expected)
+    code, stderr = run_main("train", [option, f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch, capsys)
+    assert_usage_error(code, stderr, "hiersum-train: error:", option, expected)
 
 
 def test_a_refused_option_is_a_usage_error_after_another_command_ran_in_the_process(tiny_corpus, tmp_path,
@@ -34,8 +33,9 @@ def test_a_refused_option_is_a_usage_error_after_another_command_ran_in_the_proc
               "hydra/hydra_logging=none"])
     assert exit_info.value.code == 2
     capsys.readouterr()
-    code, stderr = run_main(cli, ["trainer.max_steps=abc", f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch, capsys)
-    assert_usage_error(code, stderr, f"{cli.PROG}: error:", "trainer.max_steps=abc", "could not be converted")
+    code, stderr = run_main("train", ["trainer.max_steps=abc", f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch,
+                            capsys)
+    assert_usage_error(code, stderr, "hiersum-train: error:", "trainer.max_steps=abc", "could not be converted")
 
 
 REFUSED = [

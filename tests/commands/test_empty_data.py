@@ -8,8 +8,8 @@ import pytest
 
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.train import train
-from hiersum.config import UsageError
 from hiersum.data.tokenizer import train_tokenizer
+from hiersum.errors import UsageError
 from tests.helpers.cli import assert_usage_error, run_cli, train_args
 from tests.helpers.corpus import copy_corpus
 

@@ -2,9 +2,10 @@ import json
 
 import torch
 
-from hiersum.checkpoints import load_summarizer
+from hiersum.checkpoints import load_network
+from hiersum.checkpoints.contents import effective_decode_config
 from hiersum.cli.overrides import given_fields
-from hiersum.commands.evaluate import effective_data_config, effective_decode_config, evaluate
+from hiersum.commands.evaluate import effective_data_config, evaluate
 from hiersum.config import DataConfig, DecodeConfig
 from tests.helpers.config import compose_config
 
@@ -52,7 +53,7 @@ def test_evaluation_decodes_with_the_training_runs_search_settings_unless_given(
 def test_a_checkpoint_records_its_runs_search_settings_and_evaluate_decodes_with_them(checkpoint, tiny_corpus,
                                                                                         tmp_path):
     saved = torch.load(checkpoint, weights_only=True, map_location="cpu")
-    assert DecodeConfig(**saved["hyper_parameters"]["decode"]) == load_summarizer(checkpoint).decode_config
+    assert DecodeConfig(**saved["hyper_parameters"]["decode"]) == load_network(checkpoint).decode_config
     saved["hyper_parameters"]["decode"].update(min_length=1, max_length=2)  # as if its experiment chose them
     short = tmp_path / "short.ckpt"
     torch.save(saved, short)

@@ -13,16 +13,16 @@ import pytest
 import torch
 from rouge_score import rouge_scorer
 
-import hiersum.cli.evaluate as cli
-from hiersum.checkpoints.io import load_summarizer
+from hiersum.checkpoints.io import load_network
 from hiersum.cli import average_checkpoints
-from hiersum.cli.evaluate import PROG
 from hiersum.commands.evaluate import evaluate
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
-from tests.helpers.cli import assert_usage_error, run_cli, run_main
+from tests.helpers.cli import alias, assert_usage_error, run_cli, run_main
 from tests.helpers.paths import SHARED_DIR
+
+PROG = alias("evaluate")
 
 pytestmark = pytest.mark.slow
 
@@ -104,7 +104,7 @@ def test_an_option_hydra_refuses_exits_2_with_one_line(tiny_corpus, tmp_path):
 
 @pytest.mark.parametrize("option", ["baselines=[lead,lexrnk]", "bootstrap.sample=3", "bootstrap.seed=x", "decode=wide"])
 def test_options_hydra_refuses_exit_2_in_one_line(option, tiny_corpus, tmp_path, monkeypatch, capsys):
-    code, stderr = run_main(cli, [f"data.path={tiny_corpus}", option, f"hydra.run.dir={tmp_path / 'e'}"],
+    code, stderr = run_main("evaluate", [f"data.path={tiny_corpus}", option, f"hydra.run.dir={tmp_path / 'e'}"],
                             monkeypatch, capsys)
     assert_usage_error(code, stderr, f"{PROG}: error:", option.split("=")[0])
     assert not (tmp_path / "e").exists()
@@ -138,8 +138,8 @@ def test_average_checkpoints_gives_a_loadable_mean(trained_run, tmp_path, capsys
     shutil.copytree(trained_run / "checkpoints", run_dir / "checkpoints")
     first, second = sorted((run_dir / "checkpoints").glob("epoch*.ckpt"))
     average_checkpoints.main([str(first), str(second), "--output", str(tmp_path / "avg.ckpt")])
-    averaged = load_summarizer(tmp_path / "avg.ckpt").model.state_dict()
-    weights = [load_summarizer(path).model.state_dict() for path in (first, second)]
+    averaged = load_network(tmp_path / "avg.ckpt").model.state_dict()
+    weights = [load_network(path).model.state_dict() for path in (first, second)]
     assert any(not torch.equal(weights[0][key], weights[1][key]) for key in averaged)
     for key, tensor in averaged.items():
         if tensor.is_floating_point():
@@ -149,11 +149,11 @@ def test_average_checkpoints_gives_a_loadable_mean(trained_run, tmp_path, capsys
     average_checkpoints.main([str(run_dir), "--top-k", "1", "--output", str(tmp_path / "top1.ckpt")])
     assert f"averaging the 1 best checkpoints by val/rougeL: {best}" in capsys.readouterr().out
     best_weights = weights[[first.name, second.name].index(best)]
-    for key, tensor in load_summarizer(tmp_path / "top1.ckpt").model.state_dict().items():
+    for key, tensor in load_network(tmp_path / "top1.ckpt").model.state_dict().items():
         torch.testing.assert_close(tensor, best_weights[key])
     average_checkpoints.main([str(run_dir), "--top-k", "3"])
     assert "averaging the 2 best checkpoints by val/rougeL" in capsys.readouterr().out
-    for key, tensor in load_summarizer(run_dir / "checkpoints" / "averaged-top2.ckpt").model.state_dict().items():
+    for key, tensor in load_network(run_dir / "checkpoints" / "averaged-top2.ckpt").model.state_dict().items():
         torch.testing.assert_close(tensor, averaged[key])
     with pytest.raises(SystemExit) as exit_info:
         average_checkpoints.main([str(tmp_path / "missing.ckpt")])

@@ -13,9 +13,10 @@ import pytest
 import yaml
 
 import hiersum.commands.export as export_module
-from hiersum.checkpoints import load_summarizer
+from hiersum.checkpoints import load_network
 from hiersum.commands.export import export
-from hiersum.config import ExportConfig, UsageError
+from hiersum.config import ExportConfig
+from hiersum.errors import UsageError
 from tests.helpers.checkpoints import digest, save_summarizer_checkpoint
 from tests.helpers.config import compose_config
 
@@ -76,7 +77,7 @@ def test_a_checkpoint_outside_a_run_exports_with_the_default_decoding_options(tm
     directory = export(config(checkpoint, tmp_path / "out" / "model")).directory
     assert json.loads((directory / "generation_config.json").read_text())["beam_size"] == 4
     assert "No metrics recorded" in (directory / "README.md").read_text()
-    assert load_summarizer(directory).model.vocab_size == load_summarizer(checkpoint).model.vocab_size
+    assert load_network(directory).model.vocab_size == load_network(checkpoint).model.vocab_size
 
 
 @pytest.mark.parametrize("output", ["checkpoints/last.ckpt", "checkpoints", ".", "metrics.json"],

@@ -11,16 +11,17 @@ from pathlib import Path
 import pytest
 
 from hiersum.cli import average_checkpoints, import_hiersumm
-from hiersum.cli.summarize import PROG
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.export import export
 from hiersum.commands.prepare import prepare
 from hiersum.commands.rank import rank
 from hiersum.commands.summarize import summarize
 from hiersum.commands.train import train
-from hiersum.config import UsageError
-from tests.helpers.cli import assert_usage_error, run_cli
+from hiersum.errors import UsageError
+from tests.helpers.cli import alias, assert_usage_error, run_cli
 from tests.helpers.config import compose_config
+
+PROG = alias("summarize")
 
 
 def digest(path: Path) -> str:

@@ -13,9 +13,10 @@ import torch
 
 from hiersum.checkpoints.ranker import save_ranker
 from hiersum.commands.rank import rank
-from hiersum.config import RankerModelConfig, UsageError
+from hiersum.config import RankerModelConfig
 from hiersum.data.corpus_splits import read_split
 from hiersum.data.tokenizer import train_tokenizer
+from hiersum.errors import UsageError
 from hiersum.model.ranker import ParagraphRanker
 from tests.helpers.cli import assert_usage_error, cli_env
 from tests.helpers.config import compose_config
@@ -96,11 +97,11 @@ def test_a_ranker_checkpoint_ranks_by_its_scores(source, tiny_corpus, tmp_path):
 @pytest.mark.slow
 def test_exit_statuses_of_the_command(source, tmp_path):
     def command(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "hiersum.cli.rank", *args, f"hydra.run.dir={tmp_path / 'h'}"],
+        return subprocess.run([sys.executable, "-m", "hiersum", "rank", *args, f"hydra.run.dir={tmp_path / 'h'}"],
                               cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, env=cli_env())
 
     result = command("ranker=tfidf", f"input={source}", f"output={tmp_path / 'out.jsonl'}", "top_k=2")
     assert result.returncode == 3, result.stderr
     assert len(read_jsonl(tmp_path / "out.jsonl")) == 4
     result = command(f"ranker={tmp_path / 'missing.pt'}", f"input={source}", f"output={tmp_path / 'o.jsonl'}")
-    assert_usage_error(result.returncode, result.stderr, "hiersum-rank: error:", "ranker checkpoint not found")
+    assert_usage_error(result.returncode, result.stderr, "hiersum rank: error:", "ranker checkpoint not found")

@@ -11,7 +11,7 @@ import pytest
 
 from hiersum.commands.shards import Shard
 from hiersum.commands.summarize import summarize
-from hiersum.config import UsageError
+from hiersum.errors import UsageError
 from tests.helpers.paths import SAMPLE_DIR
 
 pytestmark = pytest.mark.slow

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-import hiersum.cli.summarize as cli
-from hiersum.cli.summarize import PROG
 from hiersum.commands.summarize import summarize
-from hiersum.config import UsageError
-from tests.helpers.cli import BIN, assert_usage_error, cli_env, run_cli, run_main
+from hiersum.errors import UsageError
+from tests.helpers.cli import BIN, alias, assert_usage_error, cli_env, run_cli, run_main
 from tests.helpers.paths import PROJECT_ROOT, SAMPLE_DIR
+
+PROG = alias("summarize")
 
 pytestmark = pytest.mark.slow
 
@@ -187,7 +187,7 @@ def test_an_option_hydra_refuses_exits_2_with_one_line(tmp_path):
 @pytest.mark.parametrize("option", ["decode.beam_size=five", "no_such_option=1", "precision=64", "selection=best"])
 def test_options_hydra_refuses_exit_2_in_one_line(option, tmp_path, monkeypatch, capsys):
     args = [*base_args("m.ckpt", "in.jsonl", tmp_path / "out.jsonl"), option, f"hydra.run.dir={tmp_path / 'hydra'}"]
-    code, stderr = run_main(cli, args, monkeypatch, capsys)
+    code, stderr = run_main("summarize", args, monkeypatch, capsys)
     assert_usage_error(code, stderr, f"{PROG}: error:", option.split("=")[0].split(".")[-1])
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "hydra").exists()
 

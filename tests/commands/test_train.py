@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import hiersum.cli.train as cli
-from hiersum.cli.train import PROG
-from tests.helpers.cli import assert_usage_error, run_cli, run_main, train_args
+from tests.helpers.cli import alias, assert_usage_error, run_cli, run_main, train_args
 from tests.helpers.probes import probe_overrides, read_probes
+
+PROG = alias("train")
 
 pytestmark = pytest.mark.slow
 
@@ -90,6 +90,6 @@ def test_an_option_hydra_refuses_is_a_usage_error(tmp_path):
 @pytest.mark.parametrize(("option", "expected"), [("model=huge", "model/huge"), ("model.d_model=big", "d_model"),
                                                 ("data=csv", "data/csv")])
 def test_options_hydra_refuses_exit_2_in_one_line(option, expected, tmp_path, monkeypatch, capsys):
-    code, stderr = run_main(cli, [option, f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch, capsys)
+    code, stderr = run_main("train", [option, f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch, capsys)
     assert_usage_error(code, stderr, f"{PROG}: error:", expected)
     assert not (tmp_path / "run").exists()

@@ -10,7 +10,7 @@ import shutil
 import pytest
 import torch
 
-from hiersum.checkpoints import load_summarizer
+from hiersum.checkpoints import load_network
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.summarize import summarize
 from hiersum.commands.train import train
@@ -90,7 +90,7 @@ def test_a_fixed_cached_encoder_trains_only_the_new_layers_and_its_decoder_table
     assert decoder_table.shape == original["embeddings.word_embeddings.weight"].shape
     assert not torch.equal(decoder_table, original["embeddings.word_embeddings.weight"])
     assert (decoder_table - original["embeddings.word_embeddings.weight"]).abs().max() < 0.1  # a few small updates
-    loaded = load_summarizer(run_dir / "checkpoints" / "last.ckpt").model  # for decoding: encodes each input once
+    loaded = load_network(run_dir / "checkpoints" / "last.ckpt").model  # for decoding: encodes each input once
     assert loaded.config.pretrained_cache_states is False and loaded.encoder.state_cache is None
     assert loaded.encoder.frozen and not loaded.encoder.pretrained.training
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from hiersum.commands.train import train
-from hiersum.config import RunStopped
+from hiersum.errors import RunStopped
 from tests.helpers.cli import run_cli, train_args
 
 

@@ -34,8 +34,8 @@ from hiersum.config import (
     TokenizerConfig,
     TrainConfig,
     TrainerConfig,
-    UsageError,
 )
+from hiersum.errors import UsageError
 from tests.helpers.config import compose_config
 
 SMALL_DATA = {"max_paragraphs": 6, "max_paragraph_tokens": 24, "max_target_tokens": 32}
@@ -61,7 +61,7 @@ def evaluate_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> 
 
 
 RANKER_OPTIMIZER = {"_target_": "torch.optim.Adam", "_partial_": True, "lr": 0.001}
-"""``optimizer`` of ``conf/ranker.yaml``."""
+"""``optimizer`` of ``conf/train_ranker.yaml``."""
 
 
 def ranker_config(corpus: Path | str, run_dir: Path | str, **changes: Any) -> RankerTrainConfig:
@@ -159,7 +159,7 @@ def test_train_ranker_runs_on_its_typed_config_as_on_the_composed_one(tiny_corpu
     assert result["checkpoint"] == str(tmp_path / "typed" / "checkpoints" / "ranker-best.pt")
     options = [f"data.path={tiny_corpus}", "ranker_model=tiny", "tokenizer.vocab_size=300", "trainer.max_epochs=1",
                "trainer.accelerator=cpu", "batch_examples=4", "max_train_paragraphs=8"]
-    composed = train_ranker(compose_config("ranker", options, tmp_path / "composed"))
+    composed = train_ranker(compose_config("train_ranker", options, tmp_path / "composed"))
     assert {**result, "checkpoint": None} == {**composed, "checkpoint": None}
 
 

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from hiersum.config import DataConfig, UsageError
+from hiersum.config import DataConfig
 from hiersum.data.corpus_splits import CorpusSplits, read_corpus_split, read_text_split
 from hiersum.data.formats import InputError, read_records
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.schema import Example, RecordError
 from hiersum.data.tokenizer import train_tokenizer
+from hiersum.errors import UsageError
 from tests.helpers.paths import SHARED_DIR
 
 AESLC = SHARED_DIR / "data" / "aeslc"

@@ -72,8 +72,9 @@ def test_an_unknown_format_is_a_usage_error_where_split_files_are_listed(tmp_pat
     """``hiersum train data.format=tsv`` checks its outputs against the split files first: one line there too."""
     import pytest
 
-    from hiersum.config import DataConfig, UsageError
+    from hiersum.config import DataConfig
     from hiersum.data.corpus_splits import existing_split_files
+    from hiersum.errors import UsageError
 
     with pytest.raises(UsageError, match="data.format: unknown format 'tsv'; registered formats: aeslc, cnndm, jsonl"):
         existing_split_files(DataConfig(path=str(tmp_path), format="tsv"), ["train"])

@@ -14,12 +14,12 @@ from datasets import Dataset, DatasetDict
 from hiersum.commands.prepare import prepare
 from hiersum.commands.summarize import summarize
 from hiersum.commands.train import train
-from hiersum.config import UsageError
 from hiersum.data.corpus_splits import read_corpus_split
 from hiersum.data.formats import InputError, read_records
 from hiersum.data.formats.arrow import ColumnError
 from hiersum.data.formats.wikisum import read_wikisum
 from hiersum.data.selection import SelectionConfig
+from hiersum.errors import UsageError
 from tests.data.test_wikisum import SpecialTokenizer, write_shards
 from tests.helpers.checkpoints import summarizer_checkpoint
 from tests.helpers.cli import assert_usage_error, run_cli

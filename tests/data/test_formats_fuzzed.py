@@ -15,11 +15,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hiersum.config import UsageError
 from hiersum.data.formats import InputError, read_records
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.formats.wikisum import record_error, shard_records
 from hiersum.data.schema import Example, RecordError
+from hiersum.errors import UsageError
 from tests.helpers.fuzz import FUZZ, GOOD_RECORDS, JSON_VALUE, PARAGRAPHS, check_records, mixed_file, written
 
 pytestmark = pytest.mark.fuzz

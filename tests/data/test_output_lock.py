@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from hiersum.config import UsageError
 from hiersum.data.output_lock import OutputLocked, lock_path, output_lock
+from hiersum.errors import UsageError
 from tests.helpers.locks import HOLD, TIMEOUT, kill, lock_holder
 
 LOOP = """

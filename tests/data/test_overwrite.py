@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from hiersum.config import UsageError
 from hiersum.data.overwrite import refuse_overwriting_inputs
+from hiersum.errors import UsageError
 
 
 @pytest.fixture()

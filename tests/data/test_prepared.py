@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from hiersum.config import DataConfig, TokenizerConfig, UsageError
+from hiersum.config import DataConfig, TokenizerConfig
 from hiersum.data import prepared as prepared_module
 from hiersum.data.batching import TokenBudgetBatchSampler, example_lengths, make_token_budget_batches
 from hiersum.data.corpus_splits import CorpusSplits, read_split
@@ -19,6 +19,7 @@ from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split
 from hiersum.data.schema import RecordError
 from hiersum.data.selection import encode_examples, selection_config
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
+from hiersum.errors import UsageError
 from tests.helpers.corpus import copy_corpus, write_with_bad_validation_line
 
 

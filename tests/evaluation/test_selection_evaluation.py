@@ -8,8 +8,9 @@ import pytest
 from rouge_score import rouge_scorer
 
 from hiersum.commands.evaluate_selection import evaluate_selection_command
-from hiersum.config import BootstrapConfig, UsageError
+from hiersum.config import BootstrapConfig
 from hiersum.data.schema import Example
+from hiersum.errors import UsageError
 from hiersum.evaluation.selection import coverage_recall, evaluate_selection, strategy_orders
 from tests.helpers.config import compose_config
 

@@ -4,13 +4,15 @@ or an entry point's ``main`` in process (options that Hydra refuses before the t
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from hiersum.cli import common
+from hiersum.cli.main import main
 from tests.helpers.config import train_overrides
 from tests.helpers.paths import PROJECT_ROOT
 
@@ -49,17 +51,29 @@ class TaskStarted(BaseException):
     """Raised where the task of an entry point would start (not an ``Exception``: nothing reports it)."""
 
 
-def run_main(cli: ModuleType, args: list[str], monkeypatch: pytest.MonkeyPatch,
+def run_main(action: str, args: list[str], monkeypatch: pytest.MonkeyPatch,
              capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """(exit status, stderr) of ``cli.main()`` (an entry point module of ``hiersum.cli``) run in process with
-    ``args`` as its command line, for options that Hydra refuses: should Hydra accept them, the task does not
-    run (:class:`TaskStarted` is raised) and Hydra configures no logging of this process."""
+    """(exit status, stderr) of the ``hiersum-<action>`` script (:func:`hiersum.cli.main.main` as that script)
+    run in process with ``args`` as its command line, for options that Hydra refuses: should Hydra accept them,
+    the task does not run (:class:`TaskStarted` is raised) and Hydra configures no logging of this process."""
 
     def task(prog: str):
         raise TaskStarted(f"{prog} {args}: Hydra composed the config")
 
-    monkeypatch.setattr(cli, "task", task)
-    monkeypatch.setattr(sys, "argv", [cli.PROG, *args, "hydra/job_logging=none", "hydra/hydra_logging=none"])
+    monkeypatch.setattr(common, "task", task)
+    monkeypatch.setattr(sys, "argv", [alias(action), *args, "hydra/job_logging=none", "hydra/hydra_logging=none"])
     with pytest.raises(SystemExit) as exit_info:
-        cli.main()
+        main()
     return exit_info.value.code, capsys.readouterr().err
+
+
+def console_scripts() -> dict[str, str]:
+    """The ``[project.scripts]`` of pyproject.toml, ``{name: "module:function"}`` (no tomllib before Python 3.11)."""
+    text = (PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    section = text.split("[project.scripts]\n", 1)[1].split("\n[", 1)[0]
+    return dict(re.findall(r'^([\w-]+) = "([^"]+)"$', section, flags=re.M))
+
+
+def alias(action: str) -> str:
+    """The console script of ``action``: ``hiersum-<action>``."""
+    return f"hiersum-{action}"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hiersum.checkpoints import load_summarizer as load_network
+from hiersum.checkpoints import load_network
 from hiersum.commands.summarize import summarize
-from hiersum.config import UsageError
 from hiersum.data.schema import RecordError
-from hiersum.inference import TextSummarizer, load_summarizer
+from hiersum.errors import UsageError
+from hiersum.inference import Summarizer, load_summarizer
 from tests.helpers.checkpoints import save_summarizer_checkpoint
 
 RECORDS = [
@@ -75,9 +75,9 @@ def test_the_lines_are_those_hiersum_summarize_writes(checkpoint, device, tiny_c
 
 def test_it_is_the_checkpoint_network_with_what_it_carries(checkpoint):
     summarizer, network = load_summarizer(checkpoint), load_network(checkpoint)
-    assert isinstance(summarizer, TextSummarizer)
-    assert summarizer.data_config == network.data_config and summarizer.model_config == network.model_config
-    assert summarizer.tokenizer().vocab_size == network.tokenizer().vocab_size
+    assert isinstance(summarizer, Summarizer)
+    assert summarizer.data_config == network.data_config and summarizer.model.config == network.model_config
+    assert summarizer.tokenizer.vocab_size == network.tokenizer.vocab_size
 
 
 def test_a_bad_input_or_option_fails_naming_it(checkpoint, device, tmp_path):

@@ -17,14 +17,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from hiersum.cli.summarize import PROG
 from hiersum.commands.rank import rank
 from hiersum.commands.summarize import summarize
-from hiersum.config import RunStopped, UsageError
 from hiersum.data import jsonl_output
-from tests.helpers.cli import BIN, cli_env
+from hiersum.errors import RunStopped, UsageError
+from tests.helpers.cli import BIN, alias, cli_env
 from tests.helpers.config import compose_config
 from tests.helpers.paths import PROJECT_ROOT, SAMPLE_DIR
+
+PROG = alias("summarize")
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
 """The encoder contract (hiersum.model.encoder_contract): what the registry refuses, the optional PretrainedWeights
-capability as HierSum uses it, and the one teacher-forced call with its deprecated aliases."""
+capability as HierSum uses it, and the one teacher-forced call."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from hiersum.model.encoder_contract import check_encoder
 from hiersum.model.encoder_registry import EncoderSpec, register_encoder, unregister_encoder
 from hiersum.model.pretrained import PretrainedEncoder
 from hiersum.model.summarizer import HierSum, TeacherForcedOutput
-from tests.helpers.device import same_result
 from tests.helpers.model import BOS, EOS, PAD, VOCAB, make_batch, make_model, tiny_config
 
 
@@ -142,14 +141,10 @@ def test_declared_pretrained_parameters_keep_their_weights_and_the_encoder_sets_
     assert not (plain.decoder.embeddings.weight == 0.5).any()
 
 
-def test_teacher_forcing_is_one_call_and_the_old_names_are_deprecated_aliases_of_it(model, batch):
+def test_teacher_forcing_is_one_call(model, batch):
     src, mask, tgt = batch
     out = model(src, mask, tgt, return_attention=True)
     assert isinstance(out, TeacherForcedOutput) and out.logits.shape == (3, 7, VOCAB)
     assert len(out.encoded.pooling_weights) == 2 and model(src, mask, tgt).encoded.pooling_weights is None
     assert torch.equal(out.log_probs(), torch.log_softmax(out.logits, dim=-1))
-    same = same_result(src.device)
-    with pytest.warns(DeprecationWarning, match=r"HierSum.log_probs\(src, src_mask, tgt_in\) is deprecated"):
-        torch.testing.assert_close(model.log_probs(src, mask, tgt), out.log_probs(), **same)
-    with pytest.warns(DeprecationWarning, match=r"use model\(src, src_mask, tgt_in\).logits"):
-        torch.testing.assert_close(model.logits(src, mask, tgt), out.logits, **same)
+    assert not hasattr(model, "log_probs") and not hasattr(model, "logits")  # one teacher-forced call, no other

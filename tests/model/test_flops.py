@@ -19,7 +19,6 @@ from hiersum.model.flops import (
     cpu_roof,
     device_peak,
     flop_counter,
-    forward_flops,
     measure_matmul_roof,
     peak_flops,
     training_flops,
@@ -48,22 +47,24 @@ def test_the_count_agrees_with_the_flop_counter_without_padding(changes):
     tgt = torch.randint(3, VOCAB, (2, 5))  # (B, S)
     src_mask, tgt_mask = torch.ones_like(src, dtype=torch.bool), torch.ones_like(tgt, dtype=torch.bool)
     counted = counted_step(model, src, src_mask, tgt)
-    estimate = training_flops(config, VOCAB, src_mask, tgt_mask)
+    estimate = training_flops(model, src_mask, tgt_mask)
     assert estimate == pytest.approx(counted, rel=0.05)
 
 
 def test_padding_adds_no_flops_and_real_tokens_do():
-    config = tiny_model_config()
+    model = HierSum(tiny_model_config(), vocab_size=VOCAB, pad_id=0, bos_id=1, eos_id=2)
+    forward_flops = model.forward_flops
     mask = torch.ones(2, 3, 7, dtype=torch.bool)
     target = torch.ones(2, 5, dtype=torch.bool)
     padded = torch.cat([mask, torch.zeros(2, 3, 4, dtype=torch.bool)], dim=-1)  # 4 padding tokens a paragraph
     extra_paragraph = torch.cat([mask, torch.zeros(2, 1, 7, dtype=torch.bool)], dim=1)  # an empty paragraph
-    base = forward_flops(config, VOCAB, mask, target)
-    assert forward_flops(config, VOCAB, padded, target) == base
+    base = forward_flops(mask, target)
+    assert forward_flops(padded, target) == base
     padded_target = torch.cat([target, torch.zeros(2, 3, dtype=torch.bool)], 1)
-    assert forward_flops(config, VOCAB, extra_paragraph, padded_target) == base
-    assert forward_flops(config, VOCAB, mask, torch.ones(2, 6, dtype=torch.bool)) > base
-    assert training_flops(tiny_model_config(encoder="flat"), VOCAB, mask.flatten(1), target) is None
+    assert forward_flops(extra_paragraph, padded_target) == base
+    assert forward_flops(mask, torch.ones(2, 6, dtype=torch.bool)) > base
+    flat = HierSum(tiny_model_config(encoder="flat", inter_layers=[]), vocab_size=VOCAB, pad_id=0, bos_id=1, eos_id=2)
+    assert training_flops(flat, mask.flatten(1), target) is None
 
 
 @pytest.mark.parametrize(("name", "dtype", "precision", "tflops"), [

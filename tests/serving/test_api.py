@@ -15,15 +15,15 @@ from dataclasses import replace
 import pytest
 
 import hiersum.serving.api as api
-from hiersum.checkpoints.io import load_summarizer
+from hiersum.checkpoints.io import load_network
 from hiersum.commands.export import export
+from hiersum.commands.summarize import summarize
 from hiersum.config import DecodeConfig, ExportConfig, ServeConfig, ServeLimits
-from hiersum.data.selection import encode_examples
-from hiersum.inference.records import output_records, record_selection
+from hiersum.inference import Summarizer, load_summarizer
 from hiersum.serving.api import Failure, RequestChecks, Responder, SummarizeAPI, TimedOut
 from hiersum.serving.requests import read_request
 from tests.helpers.checkpoints import save_summarizer_checkpoint
-from tests.helpers.serving import assert_same_lines
+from tests.helpers.serving import as_summarize_line, assert_same_lines
 
 DECODE = DecodeConfig(beam_size=2, min_length=1, max_length=6)
 LIMITS = ServeLimits()
@@ -44,7 +44,12 @@ def cfg(tmp_path_factory: pytest.TempPathFactory) -> ServeConfig:
 
 @pytest.fixture(scope="module")
 def responder(cfg: ServeConfig) -> Responder:
-    return Responder(cfg, load_summarizer(cfg.checkpoint), device="cpu")
+    return Responder(cfg, serving(cfg, load_network(cfg.checkpoint)))
+
+
+def serving(cfg: ServeConfig, network) -> Summarizer:
+    """The summarizer a worker of ``cfg`` serves ``network`` with, on the CPU."""
+    return Summarizer(network, checkpoint=cfg.checkpoint, precision=str(cfg.precision), batch_tokens=cfg.batch_tokens)
 
 
 def requests(bodies: list[dict]) -> list:
@@ -54,10 +59,10 @@ def requests(bodies: list[dict]) -> list:
 def summarize_lines(responder: Responder, cfg: ServeConfig, bodies: list[dict]) -> list[dict]:
     """What ``hiersum summarize`` writes for each body alone (its own options, attention on)."""
     lines = []
+    summarizer = responder.summarizer
     for request in requests(bodies):
-        encoded = encode_examples([request.example], responder.tokenizer, record_selection(cfg, responder.summarizer))
-        lines += next(output_records(responder.summarizer, encoded, responder.tokenizer, cfg, device="cpu",
-                                     decode=request.decode, attention_top_k=cfg.attention_top_k))[1]
+        lines += next(summarizer.lines([request.example], selection=summarizer.selection(cfg), decode=request.decode,
+                                       attention_top_k=cfg.attention_top_k))[1]
     return lines
 
 
@@ -76,19 +81,44 @@ def test_a_batch_of_mixed_options_is_answered_in_order_with_the_summarize_lines(
     assert all(p["text"] == texts[p["document"], p["paragraph"]] for p in first["paragraphs"])
 
 
+def test_summarize_serve_and_the_python_call_give_the_same_lines(cfg, tiny_cfg, device, tmp_path):
+    """The one summarizer under the three front ends: each record decoded alone (no batch-mate's padding) gets the
+    same line, to the last bit, from ``hiersum summarize``, the served API and ``load_summarizer(...).summarize``."""
+    records = [{"id": body["id"], **({"title": body["title"]} if "title" in body else {}),
+                "documents": body.get("documents", [body.get("text")])} for body in BODIES]  # native JSONL
+    options = {"beam_size": 3, "n_best": 2, "min_length": 1, "max_length": 6}
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    summarize(tiny_cfg(f"checkpoint={cfg.checkpoint}", f"input={source}", f"output={output}", "sort_window=1",
+                       *(f"decode.{name}={value}" for name, value in options.items()), "attention=true",
+                       f"attention_top_k={cfg.attention_top_k}", name="summarize", output_dir=tmp_path / "hydra"))
+    written = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    summarizer = load_summarizer(cfg.checkpoint, device=str(device))
+    called = [line for record in records
+              for line in summarizer.summarize(record, attention_top_k=cfg.attention_top_k, **options)]
+    lit_api = SummarizeAPI(cfg)
+    lit_api.responder = Responder(cfg, summarizer)  # what setup() makes in a worker
+    served = [lit_api.encode_response(lit_api.predict(lit_api.decode_request({**record, "options": options})))
+              for record in records]
+    assert [line["id"] for line in written] == ["a", "b", "c", "d"] and "top_paragraphs" in written[0]
+    assert [{key: value for key, value in line.items() if key != "paragraphs"} for line in called] == written
+    assert [as_summarize_line(answer) for answer in served] == written
+    assert [answer["paragraphs"] for answer in served] == [line["paragraphs"] for line in called]
+
+
 def test_the_model_block_names_the_corpus_and_whether_it_is_the_synthetic_sample(responder, cfg):
     model = responder.answer(requests(BODIES[:1]))[0]["model"]
     assert (model["corpus"], model["sample_corpus"]) == ("x", False)  # the tiny checkpoint's data.path
     assert model["corpus_format"] == "jsonl"
     for path in ["/repo/data/sample", "/home/u/.cache/hiersum/sample-0123456789ab"]:
-        summarizer = load_summarizer(cfg.checkpoint)
+        summarizer = load_network(cfg.checkpoint)
         summarizer = replace(summarizer, data_config=replace(summarizer.data_config, path=path))
-        model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
+        model = Responder(cfg, serving(cfg, summarizer)).answer(requests(BODIES[:1]))[0]["model"]
         assert (model["corpus"], model["sample_corpus"]) == (path, True)
-    cnndm = replace(load_summarizer(cfg.checkpoint), data_config=replace(summarizer.data_config, format="cnndm"))
-    assert Responder(cfg, cnndm, device="cpu").answer(requests(BODIES[:1]))[0]["model"]["corpus_format"] == "cnndm"
-    summarizer = replace(load_summarizer(cfg.checkpoint), data_config=None)  # an old checkpoint: not recorded
-    model = Responder(cfg, summarizer, device="cpu").answer(requests(BODIES[:1]))[0]["model"]
+    cnndm = replace(load_network(cfg.checkpoint), data_config=replace(summarizer.data_config, format="cnndm"))
+    assert Responder(cfg, serving(cfg, cnndm)).answer(requests(BODIES[:1]))[0]["model"]["corpus_format"] == "cnndm"
+    summarizer = replace(load_network(cfg.checkpoint), data_config=None)  # an old checkpoint: not recorded
+    model = Responder(cfg, serving(cfg, summarizer)).answer(requests(BODIES[:1]))[0]["model"]
     assert (model["corpus"], model["corpus_format"], model["sample_corpus"]) == (None, None, False)
 
 
@@ -96,19 +126,19 @@ def test_a_service_of_an_exported_model_directory_answers_as_the_checkpoint_it_c
     directory = tmp_path / "exported"
     export(ExportConfig(task_name="export", checkpoint=cfg.checkpoint, output=str(directory), overwrite=False,
                         paths={}))
-    from_directory = Responder(cfg, load_summarizer(str(directory)), device="cpu")
+    from_directory = Responder(cfg, serving(cfg, load_network(str(directory))))
     assert from_directory.answer(requests(BODIES)) == responder.answer(requests(BODIES))
 
 
 def test_a_failure_inside_the_model_answers_that_request_only(responder, cfg, monkeypatch, caplog):
-    real = api.output_records
+    real = Summarizer.lines
 
-    def failing(summarizer, encoded, tokenizer, config, **options):
-        if any(example.id == "boom" for example in encoded):
+    def failing(summarizer, examples, **options):
+        if any(example.id == "boom" for example in examples):
             raise RuntimeError("the model broke")
-        return real(summarizer, encoded, tokenizer, config, **options)
+        return real(summarizer, examples, **options)
 
-    monkeypatch.setattr(api, "output_records", failing)
+    monkeypatch.setattr(Summarizer, "lines", failing)
     bodies = [BODIES[0], {"id": "boom", "text": "alpha beta."}, BODIES[1]]
     with caplog.at_level(logging.ERROR, logger="hiersum.serving.api"):
         answers = responder.answer(requests(bodies))
@@ -117,7 +147,7 @@ def test_a_failure_inside_the_model_answers_that_request_only(responder, cfg, mo
     assert_same_lines([answers[0], answers[2]], summarize_lines(responder, cfg, [BODIES[0], BODIES[1]]))
     logged = [record for record in caplog.records if failure.request_id in record.getMessage()]
     assert len(logged) == 1 and "the model broke" in caplog.text
-    monkeypatch.setattr(api, "output_records", real)
+    monkeypatch.setattr(Summarizer, "lines", real)
     assert_same_lines(responder.answer(requests([BODIES[1]])), summarize_lines(responder, cfg, [BODIES[1]]))
 
 

@@ -10,7 +10,7 @@ import pytest
 from hiersum.config import DecodeConfig, ServeLimits
 from hiersum.data.formats.native import parse_record
 from hiersum.data.schema import RecordError
-from hiersum.serving.requests import BadRequest, read_request, response
+from hiersum.serving.requests import BadRequest, read_request
 
 DEFAULTS = DecodeConfig()
 LIMITS = ServeLimits(beam_size=6, max_length=50, n_best=3, no_repeat_ngram_size=3)
@@ -81,17 +81,3 @@ def test_options_within_the_limits_change_only_what_they_name():
     assert read({"text": "a", "options": {"greedy": True}}).decode.greedy
     assert read({"text": "a"}).options_key() == read({"text": "b", "options": {}}).options_key()
     assert read({"text": "a"}).options_key() != read({"text": "a", "options": {"beam_size": 2}}).options_key()
-
-
-def test_the_answer_is_the_summarize_line_with_the_attended_paragraphs_text():
-    example = read({"title": "The title", "documents": ["p0\n\np1", "q0"]}).example
-    line = {"id": "request-1", "summary": "s", "score": -1.0, "n_paragraphs_kept": 4, "n_paragraphs_dropped": 0,
-            "top_paragraphs": [{"document": 1, "paragraph": 0, "weight": 0.5},
-                               {"document": -1, "paragraph": 0, "weight": 0.3},
-                               {"document": 0, "paragraph": 1, "weight": 0.2}]}
-    answer = response(line, example, {"encoder": "hierarchical"})
-    assert {key: answer[key] for key in line} == line
-    assert [(p["text"], p["document"], p["attention"]) for p in answer["paragraphs"]] == [
-        ("q0", 1, 0.5), ("The title", -1, 0.3), ("p1", 0, 0.2)]
-    assert answer["model"] == {"encoder": "hierarchical"}
-    assert response({**line, "top_paragraphs": []}, example, {})["paragraphs"] == []

@@ -10,7 +10,8 @@ import litserve
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from hiersum.config import ServeConfig, UsageError
+from hiersum.config import ServeConfig
+from hiersum.errors import UsageError
 from hiersum.serving.client import call_asgi
 from hiersum.serving.server import build_server, server_key
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from hiersum.checkpoints.io import load_summarizer, read_checkpoint
+from hiersum.checkpoints.io import load_network, read_checkpoint
 from hiersum.config import DataConfig, OptimConfig, ParameterGroupConfig
 from hiersum.data.tokenizer import load_tokenizer
 from hiersum.training.module import HierSumModule, module_hparams
@@ -82,9 +82,9 @@ def test_a_checkpoint_rebuilds_the_network_and_tokenizer_without_the_directory(b
 
     saved = read_checkpoint(path)  # weights_only=True
     assert '"model_type": "bert"' in saved["hyper_parameters"]["model"]["pretrained_config_json"]
-    restored = load_summarizer(path)
+    restored = load_network(path)
     assert restored.model.config.pretrained_encoder is None and restored.model.config.d_model == 32
-    tokenizer = restored.tokenizer()
+    tokenizer = restored.tokenizer
     assert tokenizer.tokens == ("[PAD]", "[CLS]", "[SEP]")
     src, mask, tgt = (tensor.to(device) for tensor in (*grid(tokenizer, TEXTS), target(tokenizer)))
     with torch.no_grad():

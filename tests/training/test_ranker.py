@@ -78,7 +78,7 @@ def test_a_ranker_checkpoint_is_self_contained_and_scores_like_the_network(tmp_p
 
 
 def test_hiersum_train_ranker_writes_a_ranker_checkpoint_that_selection_can_use(tiny_corpus, tmp_path):
-    cfg = compose_config("ranker", [f"data.path={tiny_corpus}", "ranker_model=tiny", "tokenizer.vocab_size=300",
+    cfg = compose_config("train_ranker", [f"data.path={tiny_corpus}", "ranker_model=tiny", "tokenizer.vocab_size=300",
                                     "trainer.max_epochs=2", "trainer.accelerator=cpu", "batch_examples=4",
                                     "max_train_paragraphs=8"], tmp_path / "run")
     result = train_ranker(cfg)
@@ -109,7 +109,7 @@ class LeastRelevantFirst:
 def test_train_ranker_warns_in_one_line_when_its_ranker_is_below_document_order(tiny_corpus, tmp_path, monkeypatch,
                                                                                  capsys):
     monkeypatch.setattr(train_ranker_command, "load_ranker_scorer", lambda path: LeastRelevantFirst())
-    cfg = compose_config("ranker", [f"data.path={tiny_corpus}", "ranker_model=tiny", "tokenizer.vocab_size=300",
+    cfg = compose_config("train_ranker", [f"data.path={tiny_corpus}", "ranker_model=tiny", "tokenizer.vocab_size=300",
                                     "trainer.max_epochs=1", "trainer.accelerator=cpu", "batch_examples=8",
                                     "max_train_paragraphs=4", "report_budgets=[2]", "top_k=3"], tmp_path / "run")
     result = train_ranker(cfg)
@@ -134,12 +134,11 @@ def test_the_warning_compares_rouge_l_recall_at_top_k():
     assert warning is not None and "\n" not in warning and "25.00 < 26.60" in warning and "29.30" in warning
 
 
-def test_the_default_ranker_is_the_features_ranker_and_small_is_the_paper_s(tmp_path):
-    default = compose_config("ranker", [], tmp_path / "a")
+def test_the_default_ranker_is_the_features_ranker(tmp_path):
+    default = compose_config("train_ranker", [], tmp_path / "a")
     assert list(default.ranker_model.features) == ["length", "tfidf", "position"]
-    paper = compose_config("ranker", ["ranker_model=paper"], tmp_path / "b")
-    small = compose_config("ranker", ["ranker_model=small"], tmp_path / "c")
-    assert list(paper.ranker_model.features) == [] and small.ranker_model == paper.ranker_model
+    paper = compose_config("train_ranker", ["ranker_model=paper"], tmp_path / "b")
+    assert list(paper.ranker_model.features) == []
     assert default.ranker_model.hidden_size == paper.ranker_model.hidden_size == 128
 
 

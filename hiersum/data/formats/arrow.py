@@ -35,9 +35,9 @@ import pyarrow as pa
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
-from hiersum.config import UsageError
 from hiersum.data.formats.lines import ObjectParser, Record
 from hiersum.data.schema import DATA_DOCS, RecordError
+from hiersum.errors import UsageError
 
 DATASET_DICT = "dataset_dict.json"
 """The file that makes a folder a ``save_to_disk`` corpus."""
@@ -53,7 +53,7 @@ ARROW_SUFFIXES = (".arrow", ".parquet")
 
 class ColumnError(UsageError):
     """A corpus file without a column its format reads, or with one of another type, or that is no Arrow or
-    parquet file: one line, exit status 2 (a :class:`~hiersum.config.UsageError`)."""
+    parquet file: one line, exit status 2 (a :class:`~hiersum.errors.UsageError`)."""
 
 
 def _is_string(kind: pa.DataType) -> bool:

@@ -1,13 +1,11 @@
-"""The configs of the paragraph ranker: its sizes and ``hiersum rank``."""
+"""The paragraph ranker's sizes and features: the ``ranker_model`` group of ``hiersum train-ranker``, stored in
+every ranker checkpoint."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from hiersum.config.checks import MISSING, at_least_one
 from hiersum.config.choices import RankerFeature
-from hiersum.config.record_output import RecordOutputConfig
 
 
 @dataclass
@@ -44,20 +42,3 @@ class RankerModelConfig:
         self.features = [RankerFeature(name) for name in self.features]
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"ranker_model.dropout must be in [0, 1), found {self.dropout}")
-
-
-@dataclass
-class RankConfig(RecordOutputConfig):
-    """``conf/rank.yaml`` (``hiersum rank``): raw multi-document input -> ranked native JSONL; the input and output
-    options are :class:`RecordOutputConfig`'s, as ``hiersum summarize``'s."""
-
-    task_name: str = MISSING
-    ranker: str = MISSING
-    """A ranker checkpoint (``hiersum train-ranker``), or ``tfidf``."""
-    top_k: int = MISSING
-    """L: paragraphs kept per record, in rank order."""
-    batch_examples: int = MISSING
-    paths: dict[str, Any] = MISSING
-
-    def __post_init__(self) -> None:
-        at_least_one(self, "top_k", "batch_examples", "devices")

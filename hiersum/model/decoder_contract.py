@@ -1,0 +1,106 @@
+"""What :class:`hiersum.model.summarizer.HierSum` asks of a decoder: the :class:`Decoder` protocol, as
+:mod:`hiersum.model.encoder_contract` says what it asks of an encoder.
+
+Dimensions
+    N  rows (examples, or examples x beams while decoding)
+    L  new target tokens fed in this call (all of them when teacher forcing, 1 per step)
+    M  memory length (the encoder's ``EncoderOutput.memory``)
+    D  model width
+
+Masks are boolean with True = real token; every tensor is batch-first. The decoder's state is a
+:class:`hiersum.model.cache.DecoderState`: the search reorders, selects and grows it without knowing the
+decoder (its ``memory`` and ``self_attn`` hold what the decoder put there; ``length`` counts the consumed
+target tokens). The registry (:mod:`hiersum.model.decoder_registry`) builds a decoder as
+``cls(config, embeddings=embeddings)`` and refuses one that does not satisfy :class:`Decoder`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from torch import Tensor, nn
+
+from hiersum.model.cache import DecoderState
+
+
+@dataclass
+class DecoderOutput:
+    """What a decoder's ``forward`` returns."""
+
+    states: Tensor
+    """[N, L, D] the final states of the L new tokens (what the output layer reads)."""
+    state: DecoderState
+    """The state after consuming them."""
+
+
+@runtime_checkable
+class Decoder(Protocol):
+    """The contract of every decoder (an ``nn.Module``).
+
+    - ``init_state(memory, memory_mask, *, cache_capacity=0) -> DecoderState``: the state before any target
+      token; memory float [N, M, D], memory_mask bool [N, M]; ``cache_capacity`` target positions to preallocate
+      (the cache grows when a call needs more), None: no cache (a whole target fed in one call);
+    - ``forward(tokens, state) -> DecoderOutput``: consume ``tokens`` long [N, L] at positions S..S+L-1
+      (S = ``state.length``); the output's ``states`` [N, L, D] go to the tied output layer;
+    - ``static_forward(tokens, state, position) -> Tensor``: one token per row, tokens [N, 1] at ``position``
+      (long [1]) over the fixed-size cache of ``state``, written in place; the states [N, 1, D]. Reads no Python
+      number that changes from step to step (one compiled graph serves every step of
+      :meth:`HierSum.static_step`);
+    - ``embeddings``: the token table [V, D] it embeds with (shared with the encoder and the output layer);
+    - ``layers``: an ``nn.ModuleList`` of its repeated blocks, each compiled on its own by :meth:`HierSum.compile`.
+
+    Optional capability (a method): ``forward_flops(memory_lengths, tgt_mask) -> int``, the FLOPs of its forward
+    pass on the real tokens (memory_lengths long [B], real memory positions of each example; tgt_mask bool
+    [B, S]); :mod:`hiersum.model.flops` counts a model whose encoder and decoder both have it.
+    """
+
+    embeddings: nn.Embedding
+    layers: nn.ModuleList
+
+    def init_state(self, memory: Tensor, memory_mask: Tensor, *, cache_capacity: int | None = 0) -> DecoderState:
+        """The state before any target token (see the class docstring)."""
+        ...
+
+    def forward(self, tokens: Tensor, state: DecoderState) -> DecoderOutput:
+        """Consume ``tokens`` [N, L] (see the class docstring)."""
+        ...
+
+    def static_forward(self, tokens: Tensor, state: DecoderState, position: Tensor) -> Tensor:
+        """One token per row at ``position`` over a fixed-size cache (see the class docstring)."""
+        ...
+
+
+@runtime_checkable
+class CountsFlops(Protocol):
+    """An optional capability: the decoder counts the FLOPs of its forward pass on the real tokens
+    (:mod:`hiersum.model.flops`; a decoder without it is not counted)."""
+
+    def forward_flops(self, memory_lengths: Tensor, tgt_mask: Tensor) -> int:
+        """The forward FLOPs (2 a multiply-add, matrix products and attention only): ``memory_lengths`` long [B]
+        real memory positions of each example, ``tgt_mask`` bool [B, S]."""
+        ...
+
+
+CONTRACT_METHODS = ("init_state", "forward", "static_forward")
+"""The methods :class:`Decoder` has (``HierSum`` calls each)."""
+
+
+def check_decoder(decoder: object, name: str) -> nn.Module:
+    """``decoder`` if it satisfies :class:`Decoder`; else a one-line ``ValueError`` saying what it lacks. Not
+    ``isinstance(decoder, Decoder)``: from Python 3.12 that reads attributes statically and misses the ``layers``
+    and ``embeddings`` a module registers in ``__init__`` (see :func:`hiersum.model.encoder_contract.check_encoder`)."""
+    expected = ("an nn.Module with init_state(memory, memory_mask, *, cache_capacity), forward(tokens, state), "
+                "static_forward(tokens, state, position), 'embeddings' and a 'layers' ModuleList "
+                "(hiersum.model.decoder_contract.Decoder)")
+    if not isinstance(decoder, nn.Module):
+        raise ValueError(f"model.decoder={name} built a {type(decoder).__name__}; expected {expected}")
+    lacking = [method for method in CONTRACT_METHODS if not callable(getattr(decoder, method, None))]
+    if not isinstance(getattr(decoder, "layers", None), nn.ModuleList):
+        lacking.append("layers")
+    if not isinstance(getattr(decoder, "embeddings", None), nn.Embedding):
+        lacking.append("embeddings")
+    if lacking:
+        raise ValueError(f"model.decoder={name} built a {type(decoder).__name__} without {', '.join(lacking)}; "
+                         f"expected {expected}")
+    return decoder
