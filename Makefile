@@ -4,22 +4,40 @@
 #   make docs    the documentation site (mkdocs.yml, pages in docs/) built into site/; make docs-serve serves it
 #   make gpu-check   on a CUDA machine: tests, benchmarks and runs on the GPU, one JSON summary (docs/benchmarks.md)
 #   make ci-deps     what CI installs before make test (.ci/run): Debian's chromium and the ci extra
+#   make test-python PY=3.12   the fast tests on another Python, in its own venv .venv-3.12 (CI: 3.10, 3.12, 3.13)
+#   make lock        rewrite the locks requirements/lock-py3.X.txt after a change of pyproject.toml's dependencies
 # Extra arguments: make train ARGS="model=tiny debug=fast_dev_run"; make test PYTEST_ARGS="-m 'not slow'"
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# CPU wheel unless an NVIDIA GPU is present (an unpinned torch pulls a multi-GB CUDA build)
-TORCH_SPEC := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'torch>=2.2' || echo 'torch==2.13.0')
 
-.PHONY: train test lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps
+# The locks: the exact version of every package pyproject.toml asks for, all extras, for Linux x86_64, one file per
+# Python (uv pip compile: make lock). Every install below passes its Python's lock to pip as constraints, so a venv
+# holds the locked version of each package it needs. torch 2.13.0 (requirements/lock.in): with Python 3.11, pip
+# takes this machine image's CPU wheel from its disk; other Pythons get PyPI's, a CUDA build.
+PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+LOCK := requirements/lock-py$(PY_VERSION).txt
+LOCK_PYTHONS := 3.10 3.11 3.12 3.13
+LOCK_ARGS ?=
+UV_COMPILE := pip compile --quiet pyproject.toml requirements/lock.in --all-extras \
+	--python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock'
 
-$(STAMP): pyproject.toml
+.PHONY: train test test-python lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps lock lock-check
+
+# What installs into the venv: pip, which finds the CPU torch wheel on this machine image's disk (Python 3.11).
+# make test-python passes .venv's uv instead (uv pip install), for the CUDA builds of torch that the other Pythons
+# get from PyPI: uv unpacks them once into its cache and links them into each venv.
+INSTALL ?= $(BIN)/pip install --quiet
+
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet '$(TORCH_SPEC)'
-	$(BIN)/pip install --quiet -e '.[dev,official,slurm,serve]'
+	$(INSTALL) -c $(LOCK) -e '.[dev,official,slurm,serve]'
 	touch $(STAMP)
+
+requirements/lock-py%.txt:
+	@echo "no lock for Python $* ($@): add $* to LOCK_PYTHONS in the Makefile, then make lock" >&2; exit 1
 
 train: $(STAMP)
 	$(BIN)/hiersum train $(ARGS)
@@ -28,6 +46,23 @@ train: $(STAMP)
 TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+# Another Python: the newest pyenv interpreter of version PY ($(PYENV_ROOT)/versions/PY.*), else pythonPY on PATH
+# (either must report version PY: a pyenv shim without that version does not); none is an error, never a skip.
+# Its own venv .venv-PY, made from its lock by .venv's uv (what CI installs: make ci-deps), then the fast tests.
+PY ?=
+PYENV_ROOT ?= $(HOME)/.pyenv
+find_python = $(shell for p in $$(ls -d $(PYENV_ROOT)/versions/$(1).*/bin/python$(1) 2>/dev/null | sort -rV) python$(1); do \
+	"$$p" -c 'import sys; sys.exit(sys.version_info[:2] != ($(subst .,$(comma),$(1))))' >/dev/null 2>&1 && \
+	command -v "$$p" && break; done)
+comma := ,
+test-python: $(STAMP)
+	@test -n "$(PY)" || { echo "make test-python: name the Python, e.g. make test-python PY=3.12" >&2; exit 2; }
+	@test -n "$(call find_python,$(PY))" || { echo "make test-python: no Python $(PY) on this machine (looked for \
+	$(PYENV_ROOT)/versions/$(PY).*/bin/python$(PY) and python$(PY) on PATH)" >&2; exit 1; }
+	$(MAKE) --no-print-directory ci-deps test VENV=.venv-$(PY) PYTHON=$(call find_python,$(PY)) \
+		INSTALL="$(abspath $(BIN))/uv pip install --quiet --python .venv-$(PY)/bin/python" \
+		PYTEST_ARGS="-m 'not slow' $(PYTEST_ARGS)"
 
 # so that no test skips for a reason CI can fix (only the CUDA tests skip on a CPU): Debian's chromium for the
 # serve page's browser test (apt-get: root, or sudo), and the ci extra of pyproject.toml (Playwright for Python,
@@ -39,10 +74,31 @@ $(CI_STAMP): $(STAMP)
 	test -x $(CHROMIUM) || ($(SUDO) apt-get -o DPkg::Lock::Timeout=600 update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
 		--no-install-recommends chromium)
-	$(BIN)/pip install --quiet -e '.[ci]'
+	$(INSTALL) -c $(LOCK) -e '.[ci]'
+	$(BIN)/python scripts/check_lock.py --installed
 	touch $(CI_STAMP)
 
 ci-deps: $(CI_STAMP)
+
+# The locks after a change of pyproject.toml's dependencies (or of requirements/lock.in): a version already locked
+# stays unless the new requirements exclude it; LOCK_ARGS=--upgrade moves every package to its newest release.
+# uv comes with the dev extra; a venv without it gets it first.
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/uv || $(BIN)/pip install --quiet -c $(LOCK) uv
+	for v in $(LOCK_PYTHONS); do $(BIN)/uv $(UV_COMPILE) --python-version $$v -o requirements/lock-py$$v.txt \
+		$(LOCK_ARGS) || exit 1; done
+
+# CI: every lock pins a version of each requirement of pyproject.toml within its range (scripts/check_lock.py,
+# offline), and each is what make lock writes now (compiled again into a temporary folder from PyPI, the locked
+# versions preferred, and compared)
+lock-check: $(STAMP)
+	$(BIN)/python scripts/check_lock.py
+	@fresh=$$(mktemp -d) && for v in $(LOCK_PYTHONS); do cp requirements/lock-py$$v.txt $$fresh/ 2>/dev/null; \
+		$(BIN)/uv $(UV_COMPILE) --python-version $$v -o $$fresh/lock-py$$v.txt && \
+		diff -u requirements/lock-py$$v.txt $$fresh/lock-py$$v.txt || { rm -rf $$fresh; \
+		echo "make lock-check: requirements/lock-py$$v.txt is not what make lock writes (the diff above): make lock" >&2; \
+		exit 1; }; done; rm -rf $$fresh; echo "make lock-check: the locks of $(LOCK_PYTHONS) are what make lock writes"
 
 # ruff, then vulture: dead code (its paths and the names it may not see used: [tool.vulture], vulture_whitelist.py)
 lint: $(STAMP)
@@ -56,7 +112,7 @@ sample: $(STAMP)
 # or an API reference that fails to render is an error
 DOCS_STAMP := $(VENV)/.docs-installed
 $(DOCS_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[docs]'
+	$(INSTALL) -c $(LOCK) -e '.[docs]'
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
@@ -94,4 +150,4 @@ gpu-venv:
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) .pytest_cache site
+	rm -rf $(VENV) .venv-3.* .pytest_cache site

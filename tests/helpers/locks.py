@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-TIMEOUT = 60
-"""Seconds any wait on a process of these tests may take."""
+TIMEOUT = 180
+"""Seconds any wait on a process of these tests may take: a guard against a hang, not a bound on speed (a
+``hiersum summarize`` subprocess took over 60 s to take its lock, importing torch and loading its checkpoint, on the
+shared 2-core machine at load average 11)."""
 HOLD = """
 import sys, time
 from hiersum.data.output_lock import output_lock
