@@ -30,16 +30,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
-
-from nltk.tokenize.punkt import PunktSentenceTokenizer
+from typing import TYPE_CHECKING
 
 from hiersum.config.choices import Paragraphs
 from hiersum.data.schema import Example
 from hiersum.data.tokenizer import SubwordTokenizer
 
+if TYPE_CHECKING:
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
 
 @cache
 def _punkt() -> PunktSentenceTokenizer:
+    # imported here: nltk's package imports scipy (1-2 s), which a command that splits no text never needs
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
     return PunktSentenceTokenizer()
 
 

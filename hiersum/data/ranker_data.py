@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from rouge_score.tokenizers import DefaultTokenizer
 
 from hiersum.config import DataConfig
 from hiersum.data.corpus_splits import read_text_split
@@ -43,6 +42,10 @@ class Rouge2Recall:
     recall, with each reference tokenized once (a cluster has tens to hundreds of paragraphs)."""
 
     def __init__(self) -> None:
+        # imported here: rouge-score imports nltk, whose package imports scipy (1-2 s), which a command that labels
+        # no paragraphs (summarize, rank) never needs
+        from rouge_score.tokenizers import DefaultTokenizer
+
         self.tokenizer = DefaultTokenizer(use_stemmer=True)
 
     def bigrams(self, text: str) -> Counter[tuple[str, str]]:
