@@ -1,6 +1,7 @@
 # Set-up and the two main commands. Both create or reuse the virtualenv .venv.
 #   make train   the default training run on the embedded sample corpus (ends with a metric report)
 #   make test    the test suite (what CI runs)
+#   make test-fast   the suite less its tests marked slow (end-to-end, multi-process), for the edit-run loop
 #   make docs    the documentation site (mkdocs.yml, pages in docs/) built into site/; make docs-serve serves it
 #   make gpu-check   on a CUDA machine: tests, benchmarks and runs on the GPU, one JSON summary (docs/benchmarks.md)
 #   make ci-deps     what CI installs before make test (.ci/run): Debian's chromium and the ci extra
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.installed
 # CPU wheel unless an NVIDIA GPU is present (an unpinned torch pulls a multi-GB CUDA build)
 TORCH_SPEC := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'torch>=2.2' || echo 'torch==2.13.0')
 
-.PHONY: train test lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps
+.PHONY: train test test-fast lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +29,9 @@ train: $(STAMP)
 TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow" $(PYTEST_ARGS)
 
 # so that no test skips for a reason CI can fix (only the CUDA tests skip on a CPU): Debian's chromium for the
 # serve page's browser test (apt-get: root, or sudo), and the ci extra of pyproject.toml (Playwright for Python,
