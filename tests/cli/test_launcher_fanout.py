@@ -27,7 +27,7 @@ from hiersum.commands.shards import Shard
 from hiersum.commands.summarize import summarize
 from tests.helpers.checkpoints import save_summarizer_checkpoint
 from tests.helpers.cli import BIN, cli_env
-from tests.helpers.config import compose_config
+from tests.helpers.config import compose_config, device_overrides
 from tests.helpers.corpus import write_sample_records
 from tests.helpers.locks import TIMEOUT
 
@@ -62,10 +62,11 @@ def job_logs(sweep: Path) -> str:
 
 
 @pytest.mark.slow  # submitit jobs, a killed shard job: several processes
-def test_summarize_shards_through_submitit_local_merge_to_one_process_output(source, tmp_path, capsys):
+def test_summarize_shards_through_submitit_local_merge_to_one_process_output(source, tmp_path, capsys, device):
     checkpoint = save_summarizer_checkpoint(tmp_path / "tiny.ckpt")
     options = [f"checkpoint={checkpoint}", f"input={source}", "decode.batch_size=1", "decode.beam_size=2",
-               "decode.min_length=60", "decode.max_length=60"]  # one record a batch: the same batches anywhere
+               "decode.min_length=60", "decode.max_length=60",  # one record a batch: the same batches anywhere
+               *device_overrides("summarize", device)]  # every run on the tests' device
     decode_given = {"batch_size", "beam_size", "min_length", "max_length"}  # given on the command line
     one, output = tmp_path / "one.jsonl", tmp_path / "out.jsonl"
     summarize(compose_config("summarize", [*options, f"output={one}"], tmp_path / "one"), decode_given)
