@@ -1,6 +1,7 @@
 # Set-up and the two main commands. Both create or reuse the virtualenv .venv.
 #   make train   the default training run on the embedded sample corpus (ends with a metric report)
 #   make test    the test suite (what CI runs)
+#   make test-fast   the suite less its tests marked slow (end-to-end, multi-process), for the edit-run loop
 #   make docs    the documentation site (mkdocs.yml, pages in docs/) built into site/; make docs-serve serves it
 #   make gpu-check   on a CUDA machine: tests, benchmarks and runs on the GPU, one JSON summary (docs/benchmarks.md)
 #   make ci-deps     what CI installs before make test (.ci/run): Debian's chromium and the ci extra
@@ -24,7 +25,7 @@ LOCK_ARGS ?=
 UV_COMPILE := pip compile --quiet pyproject.toml requirements/lock.in --all-extras \
 	--python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock'
 
-.PHONY: train test test-python lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps lock lock-check
+.PHONY: train test test-fast test-python lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps lock lock-check
 
 # What installs into the venv: pip, which finds the CPU torch wheel on this machine image's disk (Python 3.11).
 # make test-python passes .venv's uv instead (uv pip install), for the CUDA builds of torch that the other Pythons
@@ -46,6 +47,10 @@ train: $(STAMP)
 TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+# the fast part (-m "not slow"), for the edit-run loop
+test-fast: $(STAMP)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow" $(PYTEST_ARGS)
 
 # Another Python: the newest pyenv interpreter of version PY ($(PYENV_ROOT)/versions/PY.*), else pythonPY on PATH
 # (either must report version PY: a pyenv shim without that version does not); none is an error, never a skip.

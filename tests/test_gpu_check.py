@@ -28,6 +28,7 @@ def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
                           timeout=120, env=env)
 
 
+@pytest.mark.slow  # runs the check's processes
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
 def test_without_a_gpu_it_fails_in_one_line_and_runs_nothing(tmp_path):
     result = run_script("--out", str(tmp_path / "out"))
@@ -126,6 +127,7 @@ def test_bench_decode_is_called_on_cuda_with_the_flags_it_has(tmp_path):
     assert len(commands) == (1 + ("--precision" in help_text)) * (1 + ("--compile" in help_text))
 
 
+@pytest.mark.slow  # a dry run
 def test_the_dry_run_part_reads_the_estimate_a_dry_run_writes(tiny_cfg, tmp_path):
     from hiersum.commands.train import train
 

@@ -264,6 +264,13 @@ def test_decoding_and_the_configs_load_no_hydra_omegaconf_or_lightning():
                             {"hydra", "omegaconf", "pytorch_lightning", "lightning", "lightning_fabric"}) == []
 
 
+def test_summarize_and_rank_load_no_nltk_or_scipy():
+    """The commands that decode or rank (their processes: every shard job, every test that runs one) import
+    neither nltk nor the scipy its package imports (1-2 s of each start): only splitting sentences and ROUGE do."""
+    assert loaded_libraries(["hiersum.commands.summarize", "hiersum.commands.rank"],
+                            {"nltk", "scipy", "rouge_score"}) == []
+
+
 def test_importing_the_fence_loads_no_library():
     """``hiersum.private_apis`` imports every library inside the function that uses it: importing it loads none
     (so that every stage may import it)."""

@@ -42,8 +42,7 @@ if TYPE_CHECKING:
 
 @cache
 def _punkt() -> PunktSentenceTokenizer:
-    # imported here: importing nltk imports scipy.stats, ~1.2 s that every start of hiersum summarize, serve and
-    # the Python call paid, though only the paragraph rules that split sentences need it
+    # imported here: nltk's package imports scipy (1-2 s), which a command that splits no text never needs
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 
     return PunktSentenceTokenizer()

@@ -42,8 +42,8 @@ class Rouge2Recall:
     recall, with each reference tokenized once (a cluster has tens to hundreds of paragraphs)."""
 
     def __init__(self) -> None:
-        # imported here: rouge_score's tokenizer imports nltk and with it scipy.stats (~1 s), which loading a
-        # summarizer (this module is imported with the ranker checkpoints) does not need
+        # imported here: rouge-score imports nltk, whose package imports scipy (1-2 s), which a command that labels
+        # no paragraphs (summarize, rank) never needs
         from rouge_score.tokenizers import DefaultTokenizer
 
         self.tokenizer = DefaultTokenizer(use_stemmer=True)

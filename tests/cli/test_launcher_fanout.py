@@ -3,7 +3,10 @@ shard=0/2,1/2 hydra/launcher=submitit_local`` runs the shards as submitit jobs (
 ``hydra/launcher=slurm``); a shard job killed by SIGKILL and launched again resumes its shard, every record
 once; ``devices=2`` then merges the shards into an output byte-identical to one process's. The same for
 ``hiersum rank``; ``hydra/launcher=slurm`` composes for a shard job (one node, task and GPU). Every process has
-a timeout."""
+a timeout. The shard jobs, the killed one and the sweeps are real processes; the run of the whole input in one
+process and the merge (no process of their own to test: ``tests/commands/test_shards.py`` and
+``test_one_writer.py`` test the merge) run in this one, single-threaded as the processes are
+(``OMP_NUM_THREADS=1``), so that their bytes compare."""
 
 from __future__ import annotations
 
@@ -19,9 +22,12 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 from hiersum.cli.common import CONFIG_DIR
+from hiersum.commands.rank import rank
 from hiersum.commands.shards import Shard
+from hiersum.commands.summarize import summarize
 from tests.helpers.checkpoints import save_summarizer_checkpoint
 from tests.helpers.cli import BIN, cli_env
+from tests.helpers.config import compose_config, device_overrides
 from tests.helpers.corpus import write_sample_records
 from tests.helpers.locks import TIMEOUT
 
@@ -33,8 +39,13 @@ def read_ids(path: Path) -> list[str]:
     return [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def job_env() -> dict[str, str]:
+    """The processes' environment: one thread, as this process decodes (``single_thread`` of conftest.py)."""
+    return {**cli_env(), "OMP_NUM_THREADS": "1"}
+
+
 def hiersum(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(BIN / "hiersum"), *args], cwd=cwd, env=cli_env(), capture_output=True, text=True,
+    result = subprocess.run([str(BIN / "hiersum"), *args], cwd=cwd, env=job_env(), capture_output=True, text=True,
                             timeout=RUN_TIMEOUT)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
@@ -50,16 +61,19 @@ def job_logs(sweep: Path) -> str:
     return "".join(path.read_text(encoding="utf-8") for path in sorted(sweep.glob(".submitit/*/*_log.err")))
 
 
-def test_summarize_shards_through_submitit_local_merge_to_one_process_output(source, tmp_path):
+@pytest.mark.slow  # submitit jobs, a killed shard job: several processes
+def test_summarize_shards_through_submitit_local_merge_to_one_process_output(source, tmp_path, capsys, device):
     checkpoint = save_summarizer_checkpoint(tmp_path / "tiny.ckpt")
     options = [f"checkpoint={checkpoint}", f"input={source}", "decode.batch_size=1", "decode.beam_size=2",
-               "decode.min_length=60", "decode.max_length=60"]  # one record a batch: the same batches anywhere
+               "decode.min_length=60", "decode.max_length=60",  # one record a batch: the same batches anywhere
+               *device_overrides("summarize", device)]  # every run on the tests' device
+    decode_given = {"batch_size", "beam_size", "min_length", "max_length"}  # given on the command line
     one, output = tmp_path / "one.jsonl", tmp_path / "out.jsonl"
-    hiersum("summarize", *options, f"output={one}", f"hydra.run.dir={tmp_path / 'one'}", cwd=tmp_path)
+    summarize(compose_config("summarize", [*options, f"output={one}"], tmp_path / "one"), decode_given)
 
     shard = Shard(1, 2).output(output)  # a shard job killed while it writes (SIGKILL: a preempted cluster job)
     job = subprocess.Popen([str(BIN / "hiersum"), "summarize", *options, f"output={output}", "shard=1/2",
-                            f"hydra.run.dir={tmp_path / 'killed'}"], cwd=tmp_path, env=cli_env(),
+                            f"hydra.run.dir={tmp_path / 'killed'}"], cwd=tmp_path, env=job_env(),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + RUN_TIMEOUT
     while not (shard.exists() and shard.read_bytes().count(b"\n") >= 1):
@@ -76,22 +90,24 @@ def test_summarize_shards_through_submitit_local_merge_to_one_process_output(sou
     assert f"to {shard} ({written} already there)" in job_logs(sweep)  # the relaunched job resumed its shard
     assert Counter(read_ids(shard)) == Counter(read_ids(source)[1::2]) and not output.exists()
 
-    merged = hiersum("summarize", *options, f"output={output}", "devices=2", f"hydra.run.dir={tmp_path / 'merge'}",
-                     cwd=tmp_path)
-    assert f"merged the 2 shards ({N_RECORDS} summaries)" in merged.stderr
+    capsys.readouterr()
+    summarize(compose_config("summarize", [*options, f"output={output}", "devices=2"], tmp_path / "merge"),
+              decode_given)
+    assert f"merged the 2 shards ({N_RECORDS} summaries)" in capsys.readouterr().err
     assert output.read_bytes() == one.read_bytes()
 
 
-def test_rank_shards_through_submitit_local_merge_to_one_process_output(source, tmp_path):
+@pytest.mark.slow  # submitit jobs: several processes
+def test_rank_shards_through_submitit_local_merge_to_one_process_output(source, tmp_path, capsys):
     options = ["ranker=tfidf", f"input={source}", "top_k=3"]
     one, output, sweep = tmp_path / "one.jsonl", tmp_path / "out.jsonl", tmp_path / "sweep"
-    hiersum("rank", *options, f"output={one}", f"hydra.run.dir={tmp_path / 'one'}", cwd=tmp_path)
+    rank(compose_config("rank", [*options, f"output={one}"], tmp_path / "one"))
     hiersum("rank", "-m", "shard=0/2,1/2", "hydra/launcher=submitit_local", *options, f"output={output}",
             f"hydra.sweep.dir={sweep}", cwd=tmp_path)
     assert Counter(read_ids(Shard(0, 2).output(output))) == Counter(read_ids(source)[0::2])
-    merged = hiersum("rank", *options, f"output={output}", "devices=2", f"hydra.run.dir={tmp_path / 'merge'}",
-                     cwd=tmp_path)
-    assert f"merged the 2 shards ({N_RECORDS} ranked records)" in merged.stderr
+    capsys.readouterr()
+    rank(compose_config("rank", [*options, f"output={output}", "devices=2"], tmp_path / "merge"))
+    assert f"merged the 2 shards ({N_RECORDS} ranked records)" in capsys.readouterr().err
     assert output.read_bytes() == one.read_bytes()
     assert "shard" not in json.loads(output.with_name("out.provenance.json").read_text())["options"]
 

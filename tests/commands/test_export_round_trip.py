@@ -49,6 +49,7 @@ def test_summaries_from_the_export_are_byte_identical_to_the_checkpoints(exporte
     assert (result.written, result.already_done) == (0, RECORDS)
 
 
+@pytest.mark.slow  # an evaluate process
 def test_evaluating_the_export_gives_the_checkpoints_predictions(exported, tiny_corpus, tmp_path):
     def predictions(checkpoint: Path, name: str) -> bytes:
         options = [f"checkpoint={checkpoint}", f"data.path={tiny_corpus}", "split=validation", "decode=greedy",

@@ -1,8 +1,8 @@
 """One writer per output (:mod:`hiersum.data.output_lock`) in the commands: two ``hiersum summarize`` processes
-on one output (the second refused at once in one line naming the first, exit 2; the output holds every id exactly
-once); one SIGKILLed while it holds the lock (the rerun is not blocked); the shards of one output each with its
-lock, the merge (``devices=N``) holding the output's; ``rank``, ``export`` and ``evaluate`` refused while another
-process holds their output. Every wait on a process has a timeout."""
+on one output (the second refused at once in one line naming the first, exit 2); the first SIGKILLed while it
+holds the lock (the rerun is not blocked; the output holds every id exactly once); the shards of one output each
+with its lock, the merge (``devices=N``) holding the output's; ``rank``, ``export`` and ``evaluate`` refused while
+another process holds their output. Every wait on a process has a timeout."""
 
 from __future__ import annotations
 
@@ -58,7 +58,12 @@ def summarize_args(checkpoint: Path, output: Path, tmp_path: Path) -> list[str]:
             f"hydra.run.dir={tmp_path / 'hydra'}"]
 
 
-def test_a_second_summarize_is_refused_at_once_and_the_output_written_once(checkpoint, source, tmp_path):
+@pytest.mark.slow  # two summarize processes
+def test_a_second_summarize_is_refused_at_once_and_one_killed_holding_the_lock_blocks_nothing(run, checkpoint,
+                                                                                                 source, tmp_path):
+    """Two real processes on one output: the second refused in one line while the first holds the lock; the first
+    then SIGKILLed while it holds it (a preempted job): the lock file stays, the kernel's lock goes with the
+    process, and the rerun is not blocked and writes every id once."""
     output = tmp_path / "out.jsonl"
     first = start_summarize(checkpoint, output, tmp_path)
     try:
@@ -68,23 +73,12 @@ def test_a_second_summarize_is_refused_at_once_and_the_output_written_once(check
         assert first.poll() is None  # refused while the first runs
         assert_usage_error(second.returncode, second.stderr.decode(), f"output {output} is being written by another "
                            f"process (pid {first.pid} on ", "hiersum summarize", "nothing was written")
-        _, stderr = first.communicate(source.read_bytes(), timeout=600)  # its input, then it ends
     finally:
-        first.kill()
-        first.wait(timeout=TIMEOUT)
-    assert first.returncode == 0, stderr
-    assert Counter(read_ids(output)) == Counter(read_ids(source)) and not lock_path(output).exists()
-
-
-def test_a_summarize_killed_holding_the_lock_blocks_nothing(checkpoint, source, tmp_path):
-    output = tmp_path / "out.jsonl"
-    first = start_summarize(checkpoint, output, tmp_path)
-    kill(first)
+        kill(first)
+        first.stdin.close()
+        first.stderr.close()
     assert lock_path(output).exists()  # left behind: the kernel released its lock with the process
-    rerun = subprocess.run([str(BIN / "hiersum"), "summarize", *summarize_args(checkpoint, output, tmp_path)],
-                           cwd=PROJECT_ROOT, env=cli_env(), input=source.read_bytes(), capture_output=True,
-                           timeout=600)
-    assert rerun.returncode == 0, rerun.stderr.decode()
+    assert run(output).written == N_RECORDS  # the rerun (in this process), not blocked
     assert Counter(read_ids(output)) == Counter(read_ids(source)) and not lock_path(output).exists()
 
 

@@ -92,6 +92,7 @@ def test_a_folder_that_cannot_hold_the_lock_file_is_a_usage_error(tmp_path):
         pass
 
 
+@pytest.mark.slow  # locking processes
 def test_processes_locking_in_a_loop_are_never_two_inside(tmp_path):
     output, log = tmp_path / "out.jsonl", tmp_path / "log"
     processes = [subprocess.Popen([sys.executable, "-c", LOOP, str(output), str(log), "3000"],

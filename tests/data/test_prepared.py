@@ -100,6 +100,7 @@ def test_a_prepared_split_is_reused_and_its_key_follows_inputs_selection_and_tok
     assert prepare_split(replace(data, batch_tokens=999), "validation", tokenizer).folder == touched.folder
 
 
+@pytest.mark.slow  # spawned tokenizing processes
 def test_a_killed_preparation_leaves_no_folder_that_looks_complete(tiny_corpus, tokenizer, tmp_path, monkeypatch):
     data = data_config(tiny_corpus, tmp_path)
     monkeypatch.setattr(prepared_module, "ENCODE_CHUNK", 7)  # 40 examples: 6 chunks
@@ -234,6 +235,7 @@ def test_every_reference_trains_on_each_reference_as_its_own_target(tmp_path):
     assert sum(1 for e in iter_scitldr(corpus / "train.jsonl")) == 2
 
 
+@pytest.mark.slow  # spawned tokenizing processes
 def test_the_prepared_files_are_the_same_for_any_number_of_tokenizing_processes(tiny_corpus, tokenizer, tmp_path,
                                                                                monkeypatch):
     corpus = copy_corpus(tiny_corpus, tmp_path / "corpus")

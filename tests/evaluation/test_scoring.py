@@ -67,6 +67,7 @@ def test_compare_and_no_bootstrap():
         ScoringConfig(baselines=["textrank"])
 
 
+@pytest.mark.slow  # spawned scoring processes
 def test_the_figures_and_intervals_are_the_same_for_any_number_of_workers():
     examples = [Example(id=f"m{i}", title=f"topic {i % 7}",
                         documents=[[f"Storms {i} hit the airport. Flights were cancelled {i % 5} times.",

@@ -1,18 +1,22 @@
 """The tiny run the commands and serving tests read: a tiny model trained once per session, in process, by
 ``train(cfg)`` of ``hiersum-train`` (two epochs, checkpoints selected on validation ROUGE, the test split scored).
-Session fixtures, registered for every test by ``tests/conftest.py``."""
+Session fixtures, registered for every test by ``tests/conftest.py``. Under pytest-xdist the workers share one
+run: the first to need it trains it in the folder of the whole session, under a file lock, and writes what
+``train`` returned beside it; the others read that (the tests only read the run; one that changes it copies it)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from filelock import FileLock
 
 from hiersum.commands.train import train
 from tests.helpers.config import compose_config, device_overrides, train_overrides
@@ -38,8 +42,21 @@ class _Lines(logging.Handler):
 
 
 @pytest.fixture(scope="session")
-def trained(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory, device: torch.device) -> TrainedRun:
-    run_dir = tmp_path_factory.mktemp("trained") / "run"
+def trained(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory, device: torch.device,
+            worker_id: str) -> TrainedRun:
+    if worker_id == "master":  # no xdist: this process alone
+        return train_tiny_run(tiny_corpus, tmp_path_factory.mktemp("trained") / "run", device)
+    shared = tmp_path_factory.getbasetemp().parent / f"trained-{device}"  # the session's, above each worker's
+    record = shared / "trained.json"
+    with FileLock(str(shared) + ".lock"):
+        if not record.is_file():
+            run = train_tiny_run(tiny_corpus, shared / "run", device)
+            record.write_text(json.dumps({**asdict(run), "run_dir": str(run.run_dir)}), encoding="utf-8")
+    fields = json.loads(record.read_text(encoding="utf-8"))
+    return TrainedRun(**{**fields, "run_dir": Path(fields["run_dir"])})
+
+
+def train_tiny_run(tiny_corpus: Path, run_dir: Path, device: torch.device) -> TrainedRun:
     cfg = compose_config("train", train_overrides(
         tiny_corpus, *device_overrides("train", device), "trainer.max_epochs=2", "trainer.log_every_n_steps=1",
         "data.limit_eval_examples=4",

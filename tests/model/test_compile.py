@@ -70,6 +70,7 @@ def test_a_training_step_with_its_layout_made_beforehand_has_no_graph_break():
     assert explanation.graph_count == 1
 
 
+@pytest.mark.slow  # torch.compile of an epoch
 def test_an_epoch_of_varied_batches_compiles_a_bounded_number_of_graphs():
     """Sizes are dynamic from the first batch: each block kind compiles one graph, and at most one more
     when two sizes first seen equal (duck sizing) or a size seen fixed turns out to vary: three block kinds,

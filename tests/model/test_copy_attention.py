@@ -164,6 +164,7 @@ def train_on_copy_task(copy: bool, steps: int = 120) -> tuple[HierSum, float]:
     return model, float(accuracy)
 
 
+@pytest.mark.slow  # trains two models
 def test_copy_attention_learns_a_copy_task_that_the_plain_model_does_not_learn_in_the_same_steps():
     """Measured (120 steps, 2-core CPU, ~4 s each): copy ~0.99 token accuracy, plain ~0.2."""
     copying, copy_accuracy = train_on_copy_task(True)

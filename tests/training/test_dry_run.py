@@ -12,8 +12,9 @@ from torch.distributed._tools.mem_tracker import MemTracker
 from hiersum.commands.composed import command_config
 from hiersum.commands.train import train
 from hiersum.config import TrainConfig
+from hiersum.data.schema import Batch
 from hiersum.training import dry_run as dry_run_module
-from hiersum.training.dry_run import dry_run, fake_training, run_tokenizer, step_memory, worst_batch
+from hiersum.training.dry_run import StepMemory, dry_run, fake_training, run_tokenizer, step_memory, worst_batch
 from hiersum.training.module import HierSumModule, module_hparams
 
 
@@ -21,6 +22,7 @@ def typed(tiny_cfg, *overrides: str) -> TrainConfig:
     return command_config(tiny_cfg(*overrides), TrainConfig, usage="test")
 
 
+@pytest.mark.slow  # fake steps under MemTracker in forked processes: 10-20 s each
 def test_a_dry_run_prints_its_table_and_trains_nothing(tiny_cfg, tmp_path, capsys):
     result = train(tiny_cfg("dry_run=true", "trainer.precision=bf16-true"))["dry_run"]
     out = capsys.readouterr().out
@@ -28,6 +30,7 @@ def test_a_dry_run_prints_its_table_and_trains_nothing(tiny_cfg, tmp_path, capsy
     assert [step["precision"] for step in result["steps"]] == ["32-true", "bf16-mixed", "bf16-true"]
     assert all(f"| {step['precision']} |" in out for step in result["steps"])
     assert not (tmp_path / "run" / "checkpoints").exists()
+    assert set(result["batch"]) == set("BPTS") and min(result["batch"].values()) >= 1  # the largest batch's shape
     n, (fp32, mixed, true) = result["n_parameters"], result["steps"]
     assert fp32["parameters"] == mixed["parameters"] == 4 * n and true["parameters"] == 2 * n
     # Adam: two moments a weight (and a 4-byte step count a tensor)
@@ -37,19 +40,28 @@ def test_a_dry_run_prints_its_table_and_trains_nothing(tiny_cfg, tmp_path, capsy
     assert mixed["activations"] < fp32["activations"] and true["total"] < fp32["total"]
 
 
-def test_a_larger_batch_needs_more_memory(tiny_cfg):
-    small = dry_run(typed(tiny_cfg, "data.batch_tokens=1024"))
-    large = dry_run(typed(tiny_cfg, "data.batch_tokens=4096"))
-    assert large.batch_shape["B"] > small.batch_shape["B"]
-    assert large.steps[0].activations > small.steps[0].activations
-    assert large.steps[0].parameters == small.steps[0].parameters
-
-
-def test_the_estimate_agrees_with_memtracker_on_a_real_step(tiny_cfg):
-    cfg = typed(tiny_cfg)
-    estimate = dry_run(cfg).steps[0]  # fp32
+@pytest.mark.slow  # fake steps under MemTracker in forked processes: 10-20 s each
+def fp32_step(cfg: TrainConfig) -> tuple[Batch, StepMemory]:
+    """The largest batch of ``cfg`` and the fp32 step of :func:`dry_run` on it (its first row), alone: the other
+    precisions' fake steps (in forked processes) are the dry run's own tests'."""
     tokenizer = run_tokenizer(cfg)
     batch = worst_batch(cfg, tokenizer)
+    return batch, step_memory(fake_training(cfg, tokenizer, cfg.tokenizer.vocab_size, None), batch, "32-true")[1]
+
+
+def test_a_larger_batch_needs_more_memory(tiny_cfg):
+    (small_batch, small), (large_batch, large) = (fp32_step(typed(tiny_cfg, f"data.batch_tokens={tokens}"))
+                                                  for tokens in (1024, 4096))
+    assert large_batch.src.shape[0] > small_batch.src.shape[0]
+    assert large.activations > small.activations
+    assert large.parameters == small.parameters
+
+
+@pytest.mark.slow  # fake steps under MemTracker in forked processes: 10-20 s each
+def test_the_estimate_agrees_with_memtracker_on_a_real_step(tiny_cfg):
+    cfg = typed(tiny_cfg)
+    batch, estimate = fp32_step(cfg)
+    tokenizer = run_tokenizer(cfg)
     module = HierSumModule(**{**module_hparams(cfg.model, cfg.optim, cfg.data, tokenizer),
                               "vocab_size": cfg.tokenizer.vocab_size}).train()
     optimizer = module.configure_optimizers()["optimizer"]
@@ -68,6 +80,7 @@ def test_the_estimate_agrees_with_memtracker_on_a_real_step(tiny_cfg):
     assert estimate.optimizer == measured["Optstate"] and estimate.parameters == measured["Parameter"]
 
 
+@pytest.mark.slow  # fake steps under MemTracker in forked processes: 10-20 s each
 def test_the_lean_tracker_finds_memtrackers_own_peak(tiny_cfg, monkeypatch):
     cfg = typed(tiny_cfg, "trainer.precision=bf16-true")
     lean = dry_run(cfg).steps
@@ -75,6 +88,7 @@ def test_the_lean_tracker_finds_memtrackers_own_peak(tiny_cfg, monkeypatch):
     assert dry_run(cfg).steps == lean
 
 
+@pytest.mark.slow  # fake steps under MemTracker: 10-20 s
 def test_a_shared_fake_module_gives_each_precision_the_figures_of_a_fresh_one(tiny_cfg):
     cfg = typed(tiny_cfg)
     tokenizer = run_tokenizer(cfg)
