@@ -16,6 +16,17 @@ from typing import Any, ClassVar, get_type_hints
 from hiersum.config.checks import check
 from hiersum.config.choices import Paragraphs, Selection
 
+_CHOICES = (("selection", Selection), ("paragraphs", Paragraphs))
+"""The fields of :class:`ParagraphSelection` given as a choice (a string in a config): coerced to their enum."""
+
+
+def _coerce_choices(config: Any, key_prefix: str, *, none_unset: bool = False) -> None:
+    """Each choice field of ``config`` as its enum (with ``none_unset``, as :class:`SelectionOverrides` has it, None
+    stays: the checkpoint's); a bad value is the one-line error naming ``<key_prefix><field>``."""
+    for name, kind in _CHOICES:
+        if not (none_unset and getattr(config, name) is None):
+            setattr(config, name, kind.coerce(getattr(config, name), f"{key_prefix}{name}"))
+
 
 @dataclass
 class ParagraphSelection:
@@ -42,8 +53,7 @@ class ParagraphSelection:
 
     def __post_init__(self) -> None:
         key = self.KEY_PREFIX
-        self.selection = Selection.coerce(self.selection, f"{key}selection")
-        self.paragraphs = Paragraphs.coerce(self.paragraphs, f"{key}paragraphs")
+        _coerce_choices(self, key)
         if self.selection is Selection.ranker and not self.ranker:
             raise ValueError(f"{key}selection=ranker needs {key}ranker=PATH (a checkpoint of hiersum train-ranker)")
         for name in ("max_paragraphs", "max_paragraph_tokens"):
@@ -56,9 +66,7 @@ override a checkpoint's selection, and the ``data`` fields evaluate takes from t
 
 
 def _check_overrides(self: Any) -> None:
-    for name, kind in (("selection", Selection), ("paragraphs", Paragraphs)):
-        if getattr(self, name) is not None:
-            setattr(self, name, kind.coerce(getattr(self, name), name))
+    _coerce_choices(self, "", none_unset=True)
 
 
 def _given(self: Any) -> dict[str, Any]:

@@ -110,5 +110,6 @@ def test_the_flop_count_past_the_memory_limit_is_none():
     def out_of_memory() -> None:
         raise RuntimeError("DefaultCPUAllocator: can't allocate memory")
 
-    assert bench_length().count_gflop(out_of_memory) is None
-    assert bench_length().count_gflop(lambda: None) == 0.0
+    bench = bench_length()
+    assert bench.count_gflop(out_of_memory) is None
+    assert bench.count_gflop(lambda: None) == 0.0
