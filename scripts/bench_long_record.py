@@ -45,11 +45,13 @@ with open(output, "w") as out:
 """
 
 
-def train_checkpoint(workdir: Path, model: str) -> Path:
-    """A checkpoint of ``model=<model>`` from one fast_dev_run step on the sample corpus."""
+def train_checkpoint(workdir: Path, model: str, *overrides: str) -> Path:
+    """A checkpoint of ``model=<model>`` from one fast_dev_run step on the sample corpus (``overrides``: more
+    options of ``hiersum train``, e.g. ``trainer=gpu``)."""
     run_dir = workdir / "train"
     subprocess.run([sys.executable, "-m", "hiersum.cli.main", "train", f"model={model}", "debug=fast_dev_run",
-                    "eval_split=null", f"hydra.run.dir={run_dir}"], check=True, cwd=ROOT, capture_output=True)
+                    "eval_split=null", *overrides, f"hydra.run.dir={run_dir}"], check=True, cwd=ROOT,
+                   capture_output=True)
     [checkpoint] = sorted(run_dir.glob("**/last.ckpt"))
     return checkpoint
 

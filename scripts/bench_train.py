@@ -37,9 +37,11 @@ the roof: ``speedup = flop_ratio x packed share / padded share``. ``peak_activat
 tensors autograd saves for backward hold at once during the step (storages counted once, parameters excluded),
 i.e. the step's memory beyond weights, gradients and Adam state; on CUDA, ``peak_memory_mb`` is
 ``torch.cuda.max_memory_allocated`` as well. ``memory_fill``: real tokens over the rows of the decoder memory
-[B, M] (M = the most real tokens of an example of the batch). With ``--profile`` (CPU), one more pass of each
-implementation under ``torch.profiler`` gives ``matmul_time_share`` (matrix products' share of its operator time)
-and ``matmul_gflop_per_s`` (their rate).
+[B, M] (M = the most real tokens of an example of the batch). With ``--profile``, one more pass of each
+implementation under ``torch.profiler`` gives, on a CPU, ``matmul_time_share`` (matrix products' share of its
+operator time) and ``matmul_gflop_per_s`` (their rate); on CUDA, ``kernel_ms`` (the GPU's busy time in the pass),
+``gemm_time_share`` (the share of it in matrix-product kernels: cuBLAS/CUTLASS gemm) and ``top_kernels`` (the
+``TOP_KERNELS`` kernels with the most GPU time: name, milliseconds, share, calls): what bounds a step's MFU.
 
 ``mfu``: the model FLOPs of the real tokens (:func:`hiersum.model.flops.training_flops`, forward and backward, no
 padding) over ``seconds``, over the peak of the device for the step's matrix products
@@ -70,6 +72,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import median
+from typing import Any
 
 import torch
 import torch._dynamo
@@ -155,13 +158,15 @@ def ragged_batches(vocab: int) -> list[StepBatch]:
     return [synthetic_batch(torch.Generator().manual_seed(0), vocab, counts, lengths, targets)]
 
 
-def multinews_batches(vocab: int, count: int) -> tuple[list[StepBatch], list[StepBatch], dict]:
-    """``count`` token-budget batches of the Multi-News sample, evenly spread over the size order, all of
-    its batches (an epoch), and the fill of the whole sample's batches."""
-    data = replace(DataConfig(path=str(MULTINEWS), format="multinews"), max_paragraphs=24, max_paragraph_tokens=100,
+def multinews_batches(
+    vocab: int, count: int, folder: Path = MULTINEWS
+) -> tuple[list[StepBatch], list[StepBatch], dict]:
+    """``count`` token-budget batches of the Multi-News sample (``folder``/validation.jsonl), evenly spread over the
+    size order, all of its batches (an epoch), and the fill of the whole sample's batches."""
+    data = replace(DataConfig(path=str(folder), format="multinews"), max_paragraphs=24, max_paragraph_tokens=100,
                    max_target_tokens=256, selection="round_robin", title_paragraph=False, batch_tokens=16384,
                    max_batch_size=32)
-    examples = read_split(MULTINEWS / "validation.jsonl", "multinews")
+    examples = read_split(folder / "validation.jsonl", "multinews")
     texts = (text for e in examples for text in [*e.references, *(p for d in e.documents for p in d)] if text)
     tokenizer = train_tokenizer(texts, vocab_size=vocab)
     encoded = encode_examples(examples, tokenizer, encoding_config(data))
@@ -254,6 +259,39 @@ def matmul_profile(
             "matmul_gflop_per_s": round(matmul_flops / matmul_us / 1e3, 1)}
 
 
+TOP_KERNELS = 12
+"""Kernels ``--profile`` lists on CUDA, by GPU time."""
+GEMM_KERNEL_MARKS = ("gemm", "cutlass", "xmma", "wgmma", "cublas")
+"""What the names of matrix-product kernels hold (cuBLAS, CUTLASS, Hopper's wgmma)."""
+
+
+def kernel_profile(
+    model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], part: str, precision: str
+) -> dict[str, Any]:
+    """One pass under ``torch.profiler`` on CUDA: the GPU time of its kernels, the share of matrix products in it
+    and the ``TOP_KERNELS`` kernels that take the most."""
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as profiler:
+        for batch in batches:
+            training_step(model, optimizer, batch, part, precision)
+        torch.cuda.synchronize()
+    return kernel_summary([event for event in profiler.key_averages()
+                           if event.device_type == torch.autograd.DeviceType.CUDA])
+
+
+def kernel_summary(kernels: list[Any]) -> dict[str, Any]:
+    """``kernel_profile``'s figures from the profiler's kernel events (``key``, ``self_device_time_total`` in
+    microseconds, ``count``)."""
+    busy_us = sum(event.self_device_time_total for event in kernels)
+    gemm_us = sum(event.self_device_time_total for event in kernels
+                  if any(mark in event.key.lower() for mark in GEMM_KERNEL_MARKS))
+    top = sorted(kernels, key=lambda event: event.self_device_time_total, reverse=True)[:TOP_KERNELS]
+    return {"kernel_ms": round(busy_us / 1e3, 2), "gemm_time_share": round(gemm_us / max(busy_us, 1e-9), 3),
+            "top_kernels": [{"name": event.key[:120], "ms": round(event.self_device_time_total / 1e3, 3),
+                             "share": round(event.self_device_time_total / max(busy_us, 1e-9), 3),
+                             "calls": event.count} for event in top]}
+
+
 def timed_pass(
     model: HierSum, optimizer: torch.optim.Optimizer, batches: list[StepBatch], device: torch.device, part: str,
     precision: str,
@@ -343,7 +381,8 @@ def run_case(
             times[name].append(timed_pass(model, optimizers[name], batches, device, args.part, args.precision))
     if args.profile:
         for name, model in models.items():
-            extra[name].update(matmul_profile(model, optimizers[name], batches, args.part, args.precision))
+            profile = kernel_profile if args.device == "cuda" else matmul_profile
+            extra[name].update(profile(model, optimizers[name], batches, args.part, args.precision))
     src_tokens = sum(int(b.src_mask.sum()) for b in batches)
     memory_rows = sum(b.src_mask.size(0) * int(b.src_mask.flatten(1).sum(1).max()) for b in batches)
     tgt_tokens = sum(int(b.labels.ne(IGNORE_INDEX).sum()) for b in batches)
@@ -377,6 +416,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--models", nargs="+", default=["small", "paper"])
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     parser.add_argument("--vocab", type=int, default=8000)
+    parser.add_argument("--multinews", type=Path, default=MULTINEWS,
+                        help="the Multi-News sample's folder (validation.jsonl) of case multinews")
     parser.add_argument("--multinews-batches", type=int, default=6, help="real batches timed in case multinews")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per implementation (median counts)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
@@ -389,15 +430,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--part", choices=PARTS, default="step",
                         help="time the whole training step, or the encoder alone (forward, stand-in loss, backward)")
     parser.add_argument("--profile", action="store_true",
-                        help="also profile one pass of each (CPU): matmul_time_share, matmul_gflop_per_s")
+                        help="also profile one pass of each: on a CPU matmul_time_share and matmul_gflop_per_s; on CUDA"
+                             " kernel_ms, gemm_time_share and top_kernels")
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads (0: torch's default)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    if args.profile and args.device != "cpu":
-        raise SystemExit("--profile reads CPU operator times: use it with --device cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -410,10 +450,10 @@ def main(argv: list[str] | None = None) -> None:
             cases[case] = (dense_batches(args.vocab),) * 2
         elif case == "ragged":
             cases[case] = (ragged_batches(args.vocab),) * 2
-        elif not (MULTINEWS / "validation.jsonl").is_file():
-            skipped[case] = f"{MULTINEWS} is absent"
+        elif not (args.multinews / "validation.jsonl").is_file():
+            skipped[case] = f"{args.multinews} is absent"
         else:
-            timed, epoch, fill = multinews_batches(args.vocab, args.multinews_batches)
+            timed, epoch, fill = multinews_batches(args.vocab, args.multinews_batches, args.multinews)
             cases[case] = (timed, epoch)
     peak = peak_flops(args.device, PRECISIONS[args.precision], args.peak_tflops)
     print(json.dumps({"peak_gflop_per_s": None if peak is None else round(peak / 1e9, 1)}), file=sys.stderr)

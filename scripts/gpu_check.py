@@ -24,11 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,13 @@ class Context:
     """``--out``: the parts' logs and run directories"""
     timeout: int = PART_TIMEOUT
     """seconds a command may run"""
+    deadline: float | None = None
+    """``time.monotonic()`` by which the whole check ends (``--time-limit``), or None"""
+
+    def seconds_left(self, part: Part) -> float:
+        """The seconds ``part``'s commands may still run: its own limit, the check's, and the time left."""
+        limit = min(part.timeout or self.timeout, self.timeout)
+        return limit if self.deadline is None else min(limit, self.deadline - time.monotonic())
 
     def script(self, name: str) -> list[str]:
         return [self.python, str(ROOT / "scripts" / name)]
@@ -70,6 +78,8 @@ class Part:
     """Why the part cannot run here (a missing folder), or None."""
     figures: Callable[[Context, list[str]], dict[str, Any]] = lambda context, outputs: {}
     """The part's figures from its commands' standard outputs (and the files they wrote)."""
+    timeout: int | None = None
+    """Seconds the part's commands may run in all, when less than ``--part-timeout``."""
 
 
 STATUSES = ("ok", "failed", "skipped")
@@ -145,10 +155,12 @@ def _run_figures(run: str) -> Callable[[Context, list[str]], dict[str, Any]]:
             metrics = json.loads(metrics_file.read_text(encoding="utf-8"))
             found["validation_loss"] = metrics.get("validation_loss")
             for split in ("validation", "test"):
-                system = metrics.get(split, {}).get("model") if isinstance(metrics.get(split), dict) else None
-                if system:
-                    found[split] = {key: system[key] for key in ("rouge1", "rouge2", "rougeL", "rougeLsum")
-                                    if key in system}
+                scored = metrics.get(split) if isinstance(metrics.get(split), dict) else {}
+                for system in ("model", "lead3"):
+                    if isinstance(scored.get(system), dict):
+                        name = split if system == "model" else f"{split}_{system}"
+                        found[name] = {key: scored[system][key] for key in ("rouge1", "rouge2", "rougeL", "rougeLsum")
+                                       if key in scored[system]}
         curves = run_dir / "csv" / "metrics.csv"
         if curves.is_file():
             found["throughput"] = dict(throughput_items(curves))
@@ -188,7 +200,7 @@ def _scitldr(context: Context) -> Path:
 def _bench_train(precision: str) -> Callable[[Context], list[list[str]]]:
     return lambda context: [[*context.script("bench_train.py"), "--device", "cuda", "--precision", precision,
                              "--compile", "--models", "small", "paper", "--cases", "ragged", "multinews",
-                             "--threads", "0"]]
+                             "--multinews", str(_multinews(context)), "--threads", "0"]]
 
 
 SCITLDR_MINUTES = "00:00:07:30"
@@ -208,6 +220,70 @@ PAPER_STEPS = ("model=paper", "trainer=gpu", "trainer.precision=bf16-mixed", "tr
                "logger=csv")
 """The paper-size model for 200 steps in bf16-mixed, on the embedded sample corpus (no test decoding), in batches
 of 16384 grid tokens (the sample's default 6144 leaves a GPU idle)."""
+
+def _cnndm(context: Context) -> Path:
+    return context.data / "cnn-dailymail"
+
+
+CNNDM_RESERVE = 110
+"""Seconds of the cnndm_gpu part kept for what is not training: the tokenizer, preparing the corpus, the scoring."""
+CNNDM_MINUTES = 10
+"""The recipe's training time (``trainer.max_time``); the check trains for less when its part has less left."""
+CNNDM_EVAL_ARTICLES = 500
+"""Validation articles the check's CNN/DailyMail checkpoint is scored on, against lead-3."""
+
+
+def _cnndm_commands(context: Context) -> list[list[str]]:
+    """experiment=cnndm_gpu for its 10 minutes or the part's time less ``CNNDM_RESERVE`` (a step checkpoint every
+    100 steps, so that the time limit leaves a recent last.ckpt), then its last checkpoint scored on the first
+    validation articles with lead and lead-3."""
+    run_dir = context.out / "cnndm_gpu"
+    seconds = max(60, min(CNNDM_MINUTES * 60, context.timeout - CNNDM_RESERVE))
+    train = context.hiersum("experiment=cnndm_gpu", f"data.path={_cnndm(context)}",
+                            f"trainer.max_time=00:00:{seconds // 60:02d}:{seconds % 60:02d}",
+                            "trainer.val_check_interval=250", "trainer.check_val_every_n_epoch=null",
+                            "checkpoint_every_n_steps=100", "eval_split=null",
+                            "logger=csv", run="cnndm_gpu")
+    evaluate = [context.python, "-m", "hiersum", "evaluate", f"checkpoint={run_dir / 'checkpoints' / 'last.ckpt'}",
+                f"data.path={_cnndm(context)}", "split=validation", f"data.limit_eval_examples={CNNDM_EVAL_ARTICLES}",
+                "device=cuda", "baselines=[lead,lead3]", "workers=8", "attention_examples=0",
+                f"hydra.run.dir={context.out / 'cnndm_gpu_evaluate'}"]
+    return [train, evaluate]
+
+
+def _cnndm_figures(context: Context, outputs: list[str]) -> dict[str, Any]:
+    """The run's throughput and validation curve, and the evaluation's ROUGE of the model and lead-3."""
+    found = _run_figures("cnndm_gpu")(context, outputs)
+    found.update(_run_figures("cnndm_gpu_evaluate")(context, outputs))
+    return found
+
+
+def _bench_summarize_figures(_context: Context, outputs: list[str]) -> dict[str, Any]:
+    """Per model, budget and compiled step: records/s and summary tokens/s (whole process and net of start-up)."""
+    report = last_json(outputs[-1])
+    return {f"{r['model']}/{r['batch_tokens']}/{'graphs' if r['compile_step'] else 'eager'}":
+            {key: r[key] for key in ("records_per_s", "tokens_per_s", "net_records_per_s", "net_tokens_per_s",
+                                     "startup_seconds")} for r in report["results"]} | {"skipped": report["skipped"]}
+
+
+def _profile_figures(_context: Context, outputs: list[str]) -> dict[str, Any]:
+    """Per model/case and implementation: MFU, the GPU's busy time, the gemm share and the top kernels."""
+    figures = {}
+    for result in last_json(outputs[-1])["results"]:
+        for name in ("padded", "packed"):
+            figures[f"{result['model']}/{result['case']}/{name}"] = {
+                key: result[name].get(key) for key in ("mfu", "src_tokens_per_s", "kernel_ms", "gemm_time_share",
+                                                       "top_kernels")}
+    return figures
+
+
+SUMMARIZE_CASES = ("16384:off", "65536:off", "262144:off", "65536:on")
+"""bench_summarize's cases on the GPU: the token budget raised, and the CUDA-graph step at one budget."""
+
+CUDA_CORE_TESTS = ("tests/test_cuda.py", "tests/training/test_mixed_precision.py", "tests/training/test_dry_run.py",
+                   "tests/decoding", "tests/model", "tests/checkpoints/test_io.py", "tests/inference")
+"""The tests of what failed on CUDA before (the tests part runs them all)."""
+
 
 def _dry_run_figures(context: Context, _outputs: list[str]) -> dict[str, Any]:
     """The dry run's estimate of a step's peak in bf16-mixed beside the peak a real step of it measured on the GPU."""
@@ -238,12 +314,33 @@ PARTS: tuple[Part, ...] = (
          _bench_decode_commands, figures=_bench_decode_figures),
     Part("dry_run_paper", "hiersum train dry_run=true with the paper_bf16 part's options: the estimated peak of a "
          "step beside the peak of a real one on the GPU",
-         lambda c: [c.hiersum("dry_run=true", *PAPER_STEPS, run="dry_run_paper")], figures=_dry_run_figures),
+         lambda c: [c.hiersum("dry_run=true", *PAPER_STEPS, run="dry_run_paper")], figures=_dry_run_figures,
+         timeout=90),
     Part("paper_bf16", "hiersum train " + " ".join(PAPER_STEPS),
-         lambda c: [c.hiersum(*PAPER_STEPS, run="paper_bf16")], figures=_run_figures("paper_bf16")),
+         lambda c: [c.hiersum(*PAPER_STEPS, run="paper_bf16")], figures=_run_figures("paper_bf16"), timeout=150),
     Part("paper_bf16_compiled", "the same, compile=true",
          lambda c: [c.hiersum(*PAPER_STEPS, "compile=true", run="paper_bf16_compiled")],
-         figures=_run_figures("paper_bf16_compiled")),
+         figures=_run_figures("paper_bf16_compiled"), timeout=180),
+    Part("profile_paper_bf16", "scripts/bench_train.py --device cuda --precision bf16-mixed --profile (paper, "
+         "Multi-News batches): MFU, padded and packed, and the kernels that take the GPU's time",
+         lambda c: [[*c.script("bench_train.py"), "--device", "cuda", "--precision", "bf16-mixed", "--models", "paper",
+                     "--cases", "multinews", "--multinews", str(_multinews(c)), "--profile", "--repeats", "1",
+                     "--threads", "0"]],
+         needs=_needs(_multinews), figures=_profile_figures, timeout=90),
+    Part("summarize_throughput", "scripts/bench_summarize.py --device cuda --precision bf16 (small, paper; 2,000 "
+         f"records; budget:compiled step {' '.join(SUMMARIZE_CASES)})",
+         lambda c: [[*c.script("bench_summarize.py"), "--device", "cuda", "--precision", "bf16", "--models", "small",
+                     "paper", "--records", "2000", "--cases", *SUMMARIZE_CASES, "--time-limit",
+                     str(max(c.timeout - 40, 0))]],
+         figures=_bench_summarize_figures, timeout=150),
+    Part("cnndm_gpu", f"hiersum train experiment=cnndm_gpu for {CNNDM_MINUTES} minutes (less when the part has "
+         f"less than that and {CNNDM_RESERVE} s), then its last checkpoint on "
+         f"{CNNDM_EVAL_ARTICLES} validation articles against lead-3",
+         _cnndm_commands, needs=_needs(_cnndm), figures=_cnndm_figures),
+    Part("tests_cuda_core", "the tests part's files of what failed on CUDA before: " + ", ".join(CUDA_CORE_TESTS),
+         lambda c: [[c.python, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-n", str(TEST_WORKERS),
+                     "--dist", "worksteal", *CUDA_CORE_TESTS]],
+         figures=_pytest_figures),
     Part("scitldr_scratch", f"hiersum train experiment=scitldr_scratch trainer=gpu (max_time {SCITLDR_MINUTES})",
          _scitldr_run("scitldr_scratch"), needs=_needs(_scitldr), figures=_run_figures("scitldr_scratch")),
     Part("scitldr_minilm", f"hiersum train experiment=scitldr_minilm trainer=gpu (max_time {SCITLDR_MINUTES})",
@@ -279,23 +376,44 @@ def cuda_device() -> str:
     return torch.cuda.get_device_name()
 
 
+MIN_PART_SECONDS = 30
+"""A part that would have less than this left of ``--time-limit`` is skipped."""
+
+
+def run_command(command: list[str], env: dict[str, str], log: Any, timeout: float) -> subprocess.CompletedProcess:
+    """Run ``command`` in a process group of its own (its standard error to ``log``); at ``timeout`` the whole
+    group is killed (a training run's data workers and compile workers too), and ``TimeoutExpired`` raised."""
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
+                               start_new_session=True)
+    try:
+        stdout, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout)
+
+
 def run_part(part: Part, context: Context) -> Outcome:
-    """Run the part's commands one after the other (the first failure ends it); its log in ``out/<name>.log``."""
+    """Run the part's commands one after the other (the first failure ends it) within the seconds it has left;
+    its log in ``out/<name>.log``."""
     missing = part.needs(context)
     if missing:
         return Outcome("skipped", reason=missing)
+    seconds = context.seconds_left(part)
+    if context.deadline is not None and seconds < MIN_PART_SECONDS:
+        return Outcome("skipped", reason=f"the check's --time-limit leaves {max(seconds, 0):.0f} s")
     start = time.perf_counter()
     outputs = []
     env = {**os.environ, "HIERSUM_TEST_DEVICE": "cuda", "PYTHONUNBUFFERED": "1"}
     with open(context.out / f"{part.name}.log", "w", encoding="utf-8") as log:
-        for command in part.commands(context):
+        for command in part.commands(replace(context, timeout=int(seconds))):
             log.write(f"$ {' '.join(command)}\n")
             log.flush()
             try:
-                done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
-                                      timeout=context.timeout)
+                done = run_command(command, env, log, seconds - (time.perf_counter() - start))
             except subprocess.TimeoutExpired:
-                return Outcome("failed", time.perf_counter() - start, reason=f"timed out after {context.timeout} s")
+                return Outcome("failed", time.perf_counter() - start, reason=f"timed out after {seconds:.0f} s")
             log.write(done.stdout)
             outputs.append(done.stdout)
             if done.returncode != 0:
@@ -326,7 +444,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--minilm", type=Path, default=Path(os.environ.get("MINILM", ROOT / "minilm")))
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "gpu-check")
-    parser.add_argument("--part-timeout", type=int, default=PART_TIMEOUT, help="seconds a part's command may run")
+    parser.add_argument("--part-timeout", type=int, default=PART_TIMEOUT, help="seconds a part's commands may run")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="seconds the whole check may run: a part gets what is left (skipped under "
+                             f"{MIN_PART_SECONDS} s)")
     return parser.parse_args(argv)
 
 
@@ -342,7 +463,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     device = cuda_device()
     args.out.mkdir(parents=True, exist_ok=True)
-    context = Context(sys.executable, args.data.resolve(), args.minilm.resolve(), args.out.resolve(), args.part_timeout)
+    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+    context = Context(sys.executable, args.data.resolve(), args.minilm.resolve(), args.out.resolve(), args.part_timeout,
+                      deadline)
     outcomes = {}
     for part in parts:
         outcomes[part.name] = run_part(part, context)

@@ -9,6 +9,8 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,36 @@ def test_a_failing_a_slow_and_a_part_without_its_data(tmp_path):
     outcome = gpu_check.run_part(data, context(tmp_path))
     assert (outcome.status, outcome.reason) == ("skipped", f"absent: {tmp_path / 'data' / 'scitldr-a'}")
     assert not (tmp_path / "scitldr_scratch.log").exists()  # nothing ran
+
+
+def test_the_time_limit_caps_a_part_and_skips_those_it_leaves_no_time(tmp_path, monkeypatch):
+    capped = gpu_check.Part("capped", "", python("import time; time.sleep(30)"), timeout=1)
+    outcome = gpu_check.run_part(capped, context(tmp_path))
+    assert (outcome.status, outcome.reason) == ("failed", "timed out after 1 s")
+    monkeypatch.setattr(gpu_check, "MIN_PART_SECONDS", 2)
+    slow = gpu_check.Part("slow", "", python("import time; time.sleep(60)"))
+    outcome = gpu_check.run_part(slow, replace(context(tmp_path), deadline=time.monotonic() + 4))
+    assert (outcome.status, outcome.reason) == ("failed", "timed out after 4 s")
+    assert outcome.seconds < 10
+    late = gpu_check.Part("late", "", python("pass"))
+    outcome = gpu_check.run_part(late, replace(context(tmp_path), deadline=time.monotonic() + 1))
+    assert (outcome.status, outcome.reason) == ("skipped", "the check's --time-limit leaves 1 s")
+    assert not (tmp_path / "late.log").exists()  # nothing ran
+
+
+def test_a_timed_out_part_takes_the_processes_its_command_started_with_it(tmp_path):
+    marker = tmp_path / "child.pid"
+    code = ("import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-c', 'import time; "
+            f"time.sleep(60)']); open({str(marker)!r}, 'w').write(str(child.pid)); time.sleep(60)")
+    outcome = gpu_check.run_part(gpu_check.Part("spawns", "", python(code)), context(tmp_path, timeout=3))
+    assert outcome.reason == "timed out after 3 s"
+    child = int(marker.read_text())
+    for _ in range(50):
+        if not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"the part's grandchild {child} outlived its timeout")
 
 
 def test_the_summary_is_one_json_object_that_is_ok_only_without_a_failure():
