@@ -327,20 +327,20 @@ PARTS: tuple[Part, ...] = (
                      "--cases", "multinews", "--multinews", str(_multinews(c)), "--profile", "--repeats", "1",
                      "--threads", "0"]],
          needs=_needs(_multinews), figures=_profile_figures, timeout=90),
-    Part("summarize_throughput", "scripts/bench_summarize.py --device cuda --precision bf16 (small, paper; 2,000 "
+    Part("summarize_throughput", "scripts/bench_summarize.py --device cuda --precision bf16 (paper, small; 2,000 "
          f"records; budget:compiled step {' '.join(SUMMARIZE_CASES)})",
-         lambda c: [[*c.script("bench_summarize.py"), "--device", "cuda", "--precision", "bf16", "--models", "small",
-                     "paper", "--records", "2000", "--cases", *SUMMARIZE_CASES, "--time-limit",
+         lambda c: [[*c.script("bench_summarize.py"), "--device", "cuda", "--precision", "bf16", "--models", "paper",
+                     "small", "--records", "2000", "--cases", *SUMMARIZE_CASES, "--time-limit",
                      str(max(c.timeout - 40, 0))]],
          figures=_bench_summarize_figures, timeout=150),
-    Part("cnndm_gpu", f"hiersum train experiment=cnndm_gpu for {CNNDM_MINUTES} minutes (less when the part has "
-         f"less than that and {CNNDM_RESERVE} s), then its last checkpoint on "
-         f"{CNNDM_EVAL_ARTICLES} validation articles against lead-3",
-         _cnndm_commands, needs=_needs(_cnndm), figures=_cnndm_figures),
     Part("tests_cuda_core", "the tests part's files of what failed on CUDA before: " + ", ".join(CUDA_CORE_TESTS),
          lambda c: [[c.python, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-n", str(TEST_WORKERS),
                      "--dist", "worksteal", *CUDA_CORE_TESTS]],
          figures=_pytest_figures),
+    Part("cnndm_gpu", f"hiersum train experiment=cnndm_gpu for {CNNDM_MINUTES} minutes (less when the part has "
+         f"less than that and {CNNDM_RESERVE} s), then its last checkpoint on "
+         f"{CNNDM_EVAL_ARTICLES} validation articles against lead-3",
+         _cnndm_commands, needs=_needs(_cnndm), figures=_cnndm_figures),
     Part("scitldr_scratch", f"hiersum train experiment=scitldr_scratch trainer=gpu (max_time {SCITLDR_MINUTES})",
          _scitldr_run("scitldr_scratch"), needs=_needs(_scitldr), figures=_run_figures("scitldr_scratch")),
     Part("scitldr_minilm", f"hiersum train experiment=scitldr_minilm trainer=gpu (max_time {SCITLDR_MINUTES})",
