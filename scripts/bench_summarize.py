@@ -33,7 +33,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench_long_record import ROOT, measure, train_checkpoint
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_long_record import ROOT, measure, train_checkpoint  # noqa: E402  (its timing and checkpoint)
 
 SAMPLE_TEST = ROOT / "data" / "sample" / "test.jsonl"
 STARTUP_RECORDS = 4

@@ -276,12 +276,13 @@ def kernel_profile(
             training_step(model, optimizer, batch, part, precision)
         torch.cuda.synchronize()
     return kernel_summary([event for event in profiler.key_averages()
-                           if event.device_type == torch.autograd.DeviceType.CUDA])
+                           if event.device_type == torch.autograd.DeviceType.CUDA and not event.is_user_annotation])
 
 
 def kernel_summary(kernels: list[Any]) -> dict[str, Any]:
     """``kernel_profile``'s figures from the profiler's kernel events (``key``, ``self_device_time_total`` in
-    microseconds, ``count``)."""
+    microseconds, ``count``), user annotations left out (``Optimizer.step#Adam.step`` spans the optimizer's
+    kernels on the GPU's timeline: counted, it would count them twice)."""
     busy_us = sum(event.self_device_time_total for event in kernels)
     gemm_us = sum(event.self_device_time_total for event in kernels
                   if any(mark in event.key.lower() for mark in GEMM_KERNEL_MARKS))

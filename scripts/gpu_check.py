@@ -357,13 +357,15 @@ class UnknownPart(ValueError):
 
 
 def select_parts(spec: str | None) -> list[Part]:
-    """The parts ``--parts`` names (comma-separated, in the check's order; None or empty: all)."""
+    """The parts ``--parts`` names, in the order it names them (comma-separated; None or empty: all, in the
+    check's order): under ``--time-limit`` the first named is the first served."""
     names = [name.strip() for name in (spec or "").split(",") if name.strip()]
     unknown = [name for name in names if name not in PART_NAMES]
     if unknown:
         raise UnknownPart(f"gpu_check: --parts: unknown part {', '.join(unknown)}; expected some of "
                           f"{', '.join(PART_NAMES)}")
-    return [part for part in PARTS if not names or part.name in names]
+    by_name = {part.name: part for part in PARTS}
+    return [by_name[name] for name in dict.fromkeys(names)] if names else list(PARTS)
 
 
 def cuda_device() -> str:
@@ -382,14 +384,15 @@ MIN_PART_SECONDS = 30
 
 def run_command(command: list[str], env: dict[str, str], log: Any, timeout: float) -> subprocess.CompletedProcess:
     """Run ``command`` in a process group of its own (its standard error to ``log``); at ``timeout`` the whole
-    group is killed (a training run's data workers and compile workers too), and ``TimeoutExpired`` raised."""
+    group is killed (a training run's data workers and compile workers too), what it printed so far written to
+    ``log``, and ``TimeoutExpired`` raised."""
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
                                start_new_session=True)
     try:
         stdout, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+        log.write(process.communicate()[0] or "")
         raise
     return subprocess.CompletedProcess(command, process.returncode, stdout)
 

@@ -55,10 +55,10 @@ def test_the_tests_part_leaves_out_only_files_that_exist_and_use_no_gpu():
     assert 1 <= gpu_check.TEST_WORKERS <= 14 and command[-1] == "tests"
 
 
-def test_parts_are_selected_by_name_in_the_order_of_the_check():
+def test_parts_are_selected_by_name_in_the_order_named():
     assert [p.name for p in gpu_check.select_parts(None)] == list(gpu_check.PART_NAMES)
-    picked = gpu_check.select_parts("scitldr_minilm, tests")
-    assert [p.name for p in picked] == ["tests", "scitldr_minilm"]
+    picked = gpu_check.select_parts("scitldr_minilm, tests,scitldr_minilm")
+    assert [p.name for p in picked] == ["scitldr_minilm", "tests"]
     with pytest.raises(gpu_check.UnknownPart, match="unknown part nope"):
         gpu_check.select_parts("tests,nope")
 
@@ -88,9 +88,10 @@ def test_a_part_that_succeeds_gives_its_figures_and_keeps_its_log(tmp_path):
 def test_a_failing_a_slow_and_a_part_without_its_data(tmp_path):
     failing = gpu_check.Part("failing", "", python("import sys; sys.exit(3)"))
     assert gpu_check.run_part(failing, context(tmp_path)).reason.startswith("exit status 3")
-    slow = gpu_check.Part("slow", "", python("import time; time.sleep(30)"))
+    slow = gpu_check.Part("slow", "", python("import time; print('started', flush=True); time.sleep(30)"))
     outcome = gpu_check.run_part(slow, context(tmp_path, timeout=1))
     assert (outcome.status, outcome.reason) == ("failed", "timed out after 1 s")
+    assert "started" in (tmp_path / "slow.log").read_text()  # what it printed before the timeout is kept
     data = gpu_check.PARTS[gpu_check.PART_NAMES.index("scitldr_scratch")]
     outcome = gpu_check.run_part(data, context(tmp_path))
     assert (outcome.status, outcome.reason) == ("skipped", f"absent: {tmp_path / 'data' / 'scitldr-a'}")
