@@ -1,22 +1,26 @@
 """The GPU check (``make gpu-check``): on a machine with a CUDA GPU, run in parts of under 10 minutes each the test
 suite on CUDA, the training and decoding benchmarks (fp32 and bf16-mixed, compiled against eager), the dry run's
-memory estimate of the paper-size model beside a measured step, the paper-size model for 200 steps in bf16-mixed,
-and the SciTLDR-A pair (from scratch against the MiniLM encoder); print one
-JSON summary.
+memory estimate of the paper-size model beside a measured step, the paper-size model for 200 steps in bf16-mixed
+(eager and compiled) and its kernel profile, the records/s of ``hiersum summarize`` per token budget and CUDA-graph
+step, ``experiment=cnndm_gpu`` scored against lead-3, and the SciTLDR-A pair (from scratch against the MiniLM
+encoder); print one JSON summary.
 
     python scripts/gpu_check.py                                  # every part
-    python scripts/gpu_check.py --parts tests,bench_train_bf16   # some of them
+    python scripts/gpu_check.py --parts tests,bench_train_bf16   # some of them, in that order
+    python scripts/gpu_check.py --time-limit 540 --parts ...     # a 10-minute lease: each part gets what is left
     python scripts/gpu_check.py --list                           # the parts and what each runs
 
-Each part runs its commands as child processes (each stopped after ``--part-timeout`` seconds, 570 by default),
-their output kept in ``--out``/<part>.log; the summary gives per part ``status`` (ok, failed or skipped),
-``seconds``, ``figures`` (what the part measured) and ``reason`` (why it failed or was skipped). The exit status
-is 1 when a part failed, and when the machine has no CUDA GPU (one line on stderr, nothing run); 2 for an
+Each part runs its commands as child processes (stopped, with every process they started, after ``--part-timeout``
+seconds, 570 by default, or the part's own cap, or what ``--time-limit`` leaves; a part left under 30 s is
+skipped), their output kept in ``--out``/<part>.log; the summary gives per part ``status`` (ok, failed or
+skipped), ``seconds``, ``figures`` (what the part measured) and ``reason`` (why it failed or was skipped). The exit
+status is 1 when a part failed, and when the machine has no CUDA GPU (one line on stderr, nothing run); 2 for an
 unknown part.
 
-Data: ``--data`` (default ``../shared/data``) holds ``multi-news-sample/`` (the training benchmark's real batches)
-and ``scitldr-a/``; ``--minilm`` the all-MiniLM-L6-v2 directory (docs/model.md, "A pretrained paragraph
-encoder"). A part whose data is absent is skipped. docs/benchmarks.md ("GPU check") says how to set the machine up.
+Data: ``--data`` (default ``../shared/data``) holds ``multi-news-sample/`` (the training benchmarks' real
+batches), ``cnn-dailymail/`` and ``scitldr-a/``; ``--minilm`` the all-MiniLM-L6-v2 directory (docs/model.md, "A
+pretrained paragraph encoder"). A part whose data is absent is skipped. docs/benchmarks.md ("GPU check") says how
+to set the machine up.
 """
 
 from __future__ import annotations
@@ -220,6 +224,7 @@ PAPER_STEPS = ("model=paper", "trainer=gpu", "trainer.precision=bf16-mixed", "tr
                "logger=csv")
 """The paper-size model for 200 steps in bf16-mixed, on the embedded sample corpus (no test decoding), in batches
 of 16384 grid tokens (the sample's default 6144 leaves a GPU idle)."""
+
 
 def _cnndm(context: Context) -> Path:
     return context.data / "cnn-dailymail"
