@@ -219,7 +219,9 @@ def test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resum
     assert (program, args[0]) == ("hiersum", "train")
     resume_log = tmp_path / "resume.log"
     finish(start([str(BIN / program), *args], resume_log), resume_log)
-    assert_same_weights(final_weights(run_dir), uninterrupted)
+    assert_same_weights(final_weights(run_dir), uninterrupted)  # both ranks ran again as `hiersum train`
+    resumed = resume_log.read_text()  # and rank 1 does not say the run directory again
+    assert resumed.count("run directory:") == 1 and f"run directory: {run_dir}" in resumed, resumed[-5000:]
 
 
 STAND_IN_SCONTROL = """#!/bin/sh
