@@ -72,7 +72,7 @@ from hiersum.config import ModelConfig
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
 from hiersum.model.flops import flop_counter
-from hiersum.training.module import label_smoothed_nll
+from hiersum.training.loss import label_smoothed_nll
 
 MODELS = ("hierarchical", "flat", "official")
 OFFICIAL_DRIVER = Path(__file__).resolve().with_name("bench_length_official.py")

@@ -93,10 +93,15 @@ def prepared_corpora(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 
 
 @pytest.fixture(scope="session", autouse=True)
-def cpu_roof_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def cpu_roof_file(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[Path]:
     """The CPU roof of the session's runs (``$HIERSUM_CPU_ROOF_FILE``, inherited by the CLI subprocesses) is
-    measured once into a temporary file, not the user's cache."""
-    path = tmp_path_factory.mktemp("roof") / "cpu_roof.json"
+    measured once into a temporary file, not the user's cache; under pytest-xdist one file of the whole session,
+    above each worker's folder (a measurement takes 10 s of the CPU a thread count: each worker's own file
+    measured each again)."""
+    if worker_id == "master":  # no xdist: this process alone
+        path = tmp_path_factory.mktemp("roof") / "cpu_roof.json"
+    else:
+        path = tmp_path_factory.getbasetemp().parent / "cpu_roof.json"
     with environment_variable(ROOF_FILE_VARIABLE, str(path)):
         yield path
 

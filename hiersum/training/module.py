@@ -26,22 +26,10 @@ from hiersum.errors import TrainingDiverged
 from hiersum.model.flops import FORWARD_AND_BACKWARD, training_flops
 from hiersum.model.pooling import pooling_penalty
 from hiersum.model.summarizer import TeacherForcedOutput
+from hiersum.training.loss import label_smoothed_nll
 from hiersum.training.schedule import NoamSchedule
 
 __all__ = ["HierSumModule", "NoamSchedule", "label_smoothed_nll", "module_hparams"]
-
-
-def label_smoothed_nll(logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
-    """Label-smoothed NLL of ``labels`` [B, S] (IGNORE_INDEX at padding) under ``logits`` [B, S, V], summed
-    over the real target tokens and divided by their number (a tensor: no value read into Python, so a compiled
-    step does not break on it); the one log-softmax runs inside ``F.cross_entropy``. With ``model.copy_attention``
-    the logits are the copy mixture's log-probabilities (``TeacherForcedOutput.logits``), which it leaves as they
-    are: the loss is the mixture's."""
-    n_tokens = labels.ne(IGNORE_INDEX).sum().clamp(min=1)
-    return F.cross_entropy(
-        logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX, label_smoothing=smoothing,
-        reduction="sum",
-    ) / n_tokens
 
 
 class HierSumModule(pl.LightningModule):

@@ -59,11 +59,12 @@ def test_train_saves_the_best_checkpoints_by_validation_rouge_and_the_last(train
     assert sum(1 for row in rows if row.get("train/loss")) >= 2  # log_every_n_steps=1
 
 
-@pytest.mark.parametrize("command", [["hiersum-train"], ["hiersum", "train"]], ids=["alias", "action"])
-def test_ddp_two_cpu_processes_train_a_few_steps_then_rank_zero_evaluates(command, tiny_corpus, tmp_path):
-    """The ranks Lightning starts run the command again: as ``hiersum-train`` and as ``hiersum train``."""
+def test_ddp_two_cpu_processes_train_a_few_steps_then_rank_zero_evaluates(tiny_corpus, tmp_path):
+    """The ranks Lightning starts run the command again, here ``hiersum-train``; as ``hiersum train``:
+    tests/training/test_dead_worker.py::test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resumes,
+    whose resumed job ends with the weights of a 2-rank run and says its run directory once."""
     run_dir, probes = tmp_path / "ddp", tmp_path / "probes"
-    result = run_cli(command[0], command[1:] + train_args(
+    result = run_cli("hiersum-train", train_args(
         tiny_corpus, run_dir, "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2",
         "trainer.max_steps=3", "trainer.max_epochs=1", "trainer.limit_val_batches=2", "data.limit_eval_examples=4",
         "trainer.log_every_n_steps=1", "callbacks=none", *probe_overrides(probes),

@@ -20,8 +20,12 @@ BIN = Path(sys.executable).parent
 
 
 def cli_env() -> dict[str, str]:
-    """The environment of a console script: ``tests`` importable (for :mod:`tests.helpers.probes`)."""
-    return {**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning", "PYTHONPATH": str(PROJECT_ROOT)}
+    """The environment of a console script: ``tests`` importable (for :mod:`tests.helpers.probes`), and one
+    intra-op thread, as the tests' own process (``tests/conftest.py`` ``single_thread``): the tiny model is
+    fastest so, and the processes of two pytest-xdist workers (DDP ranks among them) do not spin OpenMP threads
+    against each other on the cores."""
+    return {**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning", "PYTHONPATH": str(PROJECT_ROOT),
+            "OMP_NUM_THREADS": "1"}
 
 
 def run_cli(name: str, args: list[str], *, cwd: Path = PROJECT_ROOT, check: bool = True, timeout: int = 600,

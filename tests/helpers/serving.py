@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,16 @@ def start_server(checkpoint: Path, run_dir: Path, *options: str) -> tuple[subpro
     terminal's Ctrl-C: ``os.killpg(process.pid, SIGINT)``)."""
     port = free_port()
     run_dir.mkdir(parents=True, exist_ok=True)
+    # torch's own thread count, not cli_env's one thread: the serving tests time their slow decodes against the
+    # server's timeouts (test_serve_process.py's 504 after timeout=0.3 s), as they were written on it
+    env = {**cli_env(), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "")}
+    if not env["OMP_NUM_THREADS"]:
+        del env["OMP_NUM_THREADS"]
     with open(run_dir / "server.log", "w", encoding="utf-8") as log:  # the server writes on through its own copy
         process = subprocess.Popen(
             [str(BIN / "hiersum"), "serve", f"checkpoint={checkpoint}", f"port={port}", "log_level=warning",
              f"hydra.run.dir={run_dir}", *options],
-            cwd=PROJECT_ROOT, env=cli_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"
     try:

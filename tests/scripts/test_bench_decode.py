@@ -1,39 +1,31 @@
-"""scripts/bench_decode.py runs on a tiny model and reports what its docstring promises."""
+"""scripts/bench_decode.py runs on a tiny model and reports what its docstring promises. Its ``main`` runs in the
+test's process; each case in a process of its own, as the script starts them."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shlex
-import subprocess
 import sys
 
 import pytest
 
-from tests.helpers.paths import PROJECT_ROOT
+from tests.helpers.scripts import load_script
 
-SCRIPT = PROJECT_ROOT / "scripts" / "bench_decode.py"
 TINY = ["--models", "tiny", "--batch", "2", "--paragraphs", "3", "--tokens", "5", "--vocab", "40", "--beam", "2",
         "--steps", "4", "--repeats", "1", "--threads", "1"]
 TIMES = {"seconds_best", "seconds_median", "tokens_per_s", "beam_tokens_per_s", "examples_per_s"}
 
 
-def bench(*args: str) -> dict:
-    out = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, check=True,
-                         cwd=PROJECT_ROOT)
-    return json.loads(out.stdout)
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("bench_decode", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    """What the script prints with ``args``: one JSON object."""
+    capsys.readouterr()
+    load_script("bench_decode").main(list(args))
+    return json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.slow
-def test_every_case_reports_tokens_per_second_and_the_cache_speedup():
-    report = bench(*TINY)
+def test_every_case_reports_tokens_per_second_and_the_cache_speedup(capsys):
+    report = bench(capsys, *TINY)
     assert {"settings", "results", "cache_speedup"} <= set(report)
     assert report["settings"]["precision"] == "fp32" and report["settings"]["compile"] is False
     cases = {(r["search"], r["cache"]) for r in report["results"]}
@@ -52,10 +44,10 @@ def test_every_case_reports_tokens_per_second_and_the_cache_speedup():
 
 
 @pytest.mark.slow
-def test_alternating_pairs_report_each_pair_and_the_median_ratio():
+def test_alternating_pairs_report_each_pair_and_the_median_ratio(capsys):
     """``--against`` with a command printing a bare {"tokens_per_s": x}: ratios ours / x for every case."""
     against = f"{shlex.quote(sys.executable)} -c 'print(\"{{\\\"tokens_per_s\\\": 2.0}}\")'"
-    report = bench(*TINY, "--no-uncached", "--against", against, "--pairs", "1")
+    report = bench(capsys, *TINY, "--no-uncached", "--against", against, "--pairs", "1")
     assert {"settings", "against", "pairs", "median_ratio"} <= set(report)
     assert len(report["pairs"]) == 1
     assert set(report["median_ratio"]) == {"tiny/greedy/cache", "tiny/beam/cache"}
@@ -66,7 +58,7 @@ def test_alternating_pairs_report_each_pair_and_the_median_ratio():
 
 
 def test_against_a_report_of_this_script_matches_cases_by_name():
-    bench_decode = load_script()
+    bench_decode = load_script("bench_decode")
     report = {"results": [
         {"model": "tiny", "search": "beam", "cache": True, "tokens_per_s": 10.0, "compiled_tokens_per_s": 12.0},
         {"model": "tiny", "search": "beam", "cache": False, "tokens_per_s": 3.0},
@@ -80,7 +72,7 @@ def test_against_a_report_of_this_script_matches_cases_by_name():
 @pytest.mark.slow
 def test_compile_times_the_compiled_step_beside_eager_in_bf16():
     """One case in process (compiling twice, one process per case, would be slow on CPU)."""
-    bench_decode = load_script()
+    bench_decode = load_script("bench_decode")
     args = bench_decode.parse_args([*TINY, "--compile", "--precision", "bf16"])
     result = bench_decode.run_case(args, "tiny", "beam", True)
     assert result["precision"] == "bf16"
@@ -92,7 +84,7 @@ def test_compile_times_the_compiled_step_beside_eager_in_bf16():
 
 @pytest.mark.slow
 def test_a_compile_mode_is_passed_to_the_step_and_its_tokens_are_compared_with_eager():
-    bench_decode = load_script()
+    bench_decode = load_script("bench_decode")
     args = bench_decode.parse_args([*TINY, "--compile", "--compile-mode", "default"])
     result = bench_decode.run_case(args, "tiny", "greedy", True)
     assert result["compiled_same_tokens"] is True  # fp32: the compiled step decodes eager's tokens

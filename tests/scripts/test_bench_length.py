@@ -1,22 +1,19 @@
 """scripts/bench_length.py runs from a checkout on small records and reports what its docstring promises: each case's
 time, peak memory and FLOPs, the flat model's limit as its one-line error, and the log-log exponents; the official
 code's cases where its peer (../shared/peers/hiersumm with its venv and mirror) runs, and a one-line error where
-it is asked for and does not."""
+it is asked for and does not. scripts/plot_length.py draws that report: the points it plots are the bench's own
+figures. The scripts' ``main`` runs in the test's process; each case of the bench in a process of its own, as the
+script starts them."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import subprocess
 import sys
 import tempfile
 
 import pytest
 
-from tests.helpers.paths import PROJECT_ROOT
-
-SCRIPT = PROJECT_ROOT / "scripts" / "bench_length.py"
+from tests.helpers.scripts import load_script
 
 pytestmark = pytest.mark.slow
 
@@ -26,18 +23,20 @@ TINY = ["--tokens", "8", "--steps", "3", "--target", "4", "--vocab", "50", "--re
 
 def bench_length():
     """The script as a module (its functions, constants and ``main``)."""
-    spec = importlib.util.spec_from_file_location("bench_length", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench_length")
 
 
-def test_the_cases_their_limits_and_the_exponents(tmp_path):
-    env = {key: value for key, value in os.environ.items() if key != "HIERSUMM_PYTHON"}
-    out = subprocess.run(  # TMPDIR without the peer's venv: the default models are hiersum's two
-        [sys.executable, str(SCRIPT), "--paragraphs", "2", "4", *TINY, "--max-positions", "20"],
-        capture_output=True, text=True, check=True, cwd=PROJECT_ROOT, env={**env, "TMPDIR": str(tmp_path)})
-    report = json.loads(out.stdout)
+def run_main(module, argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    """What ``module.main(argv)`` prints on stdout: one JSON object."""
+    capsys.readouterr()
+    module.main(argv)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_cases_their_limits_and_the_exponents_and_their_plot(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("HIERSUMM_PYTHON", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # no $TMPDIR/hsv: the default models are hiersum's two
+    report = run_main(bench_length(), ["--paragraphs", "2", "4", *TINY, "--max-positions", "20"], capsys)
     cases = {(r["model"], r["part"], r["paragraphs"]): r for r in report["results"]}
     assert {r["model"] for r in report["results"]} == {"hierarchical", "flat"}
     assert report["settings"]["official"] is None
@@ -51,6 +50,16 @@ def test_the_cases_their_limits_and_the_exponents(tmp_path):
         fit = report["exponents"][f"hierarchical/{part}"]
         assert fit["largest_source_tokens"] == 32 and 0 < fit["flop_exponent"] < 1.5
         assert report["exponents"][f"flat/{part}"]["flop_exponent"] is None  # one size ran
+
+    results, image = tmp_path / "length.json", tmp_path / "length.png"  # the report as plot_length reads it
+    results.write_text(json.dumps(report))
+    points = run_main(load_script("plot_length"), [str(results), "--output", str(image)], capsys)
+    assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and image.stat().st_size > 10_000
+    for part in ("summarize", "train"):
+        # the flat model's 32-token source is past its 20-entry table: a limit, not a point
+        assert points[f"flat/{part}"] == [[16, cases[("flat", part, 2)]["seconds"],
+                                           cases[("flat", part, 2)]["peak_memory_mb"]]]
+        assert [p[0] for p in points[f"hierarchical/{part}"]] == [16, 32]
 
 
 def test_official_asked_for_without_its_peer_is_one_line(tmp_path, monkeypatch):
@@ -68,16 +77,14 @@ def test_official_asked_for_without_its_peer_is_one_line(tmp_path, monkeypatch):
         assert "--official-python" in line and "README.md" in line and "pip install torch" in line
 
 
-def test_the_official_cases_where_the_peer_runs():
+def test_the_official_cases_where_the_peer_runs(capsys):
     bench = bench_length()
     peer = bench.official_peer(bench.parse_args(["--models", "official"]))
     if isinstance(peer, str):
         pytest.skip(f"the official code's peer does not run here: {peer}")
-    out = subprocess.run(  # 5001 paragraphs: past the official position table (tokens 2 keeps it small)
-        [sys.executable, str(SCRIPT), "--models", "official", "--paragraphs", "2", "4", "5001", *TINY,
-         "--tokens", "2", "--official-python", peer["python"]],
-        capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
-    report = json.loads(out.stdout)
+    # 5001 paragraphs: past the official position table (tokens 2 keeps it small)
+    report = run_main(bench, ["--models", "official", "--paragraphs", "2", "4", "5001", *TINY, "--tokens", "2",
+                              "--official-python", peer["python"]], capsys)
     assert report["settings"]["official"]["official_commit"] == peer["official_commit"]
     cases = {(r["model"], r["part"], r["paragraphs"]): r for r in report["results"]}
     assert {r["model"] for r in report["results"]} == {"official"}

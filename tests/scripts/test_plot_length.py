@@ -1,50 +1,29 @@
 """scripts/plot_length.py draws what scripts/bench_length.py measured: a PNG of both panels, and the points it
-plotted, which are the bench's own figures."""
+plotted, which are the bench's own figures (a run of the bench plotted: tests/scripts/test_bench_length.py). Its
+``main`` runs in the test's process."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.helpers.paths import PROJECT_ROOT
+from tests.helpers.scripts import load_script
 
 pytestmark = pytest.mark.slow
-
-
-def test_the_plot_holds_the_benchs_points(tmp_path):
-    bench = subprocess.run(
-        [sys.executable, str(PROJECT_ROOT / "scripts" / "bench_length.py"), "--models", "hierarchical", "flat",
-         "--parts", "summarize", "--paragraphs", "2", "4", "--tokens", "8", "--steps", "3", "--vocab", "50",
-         "--repeats", "1", "--threads", "1", "--max-positions", "20"],
-        capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
-    results = tmp_path / "length.json"
-    results.write_text(bench.stdout)
-    image = tmp_path / "length.png"
-    plotted = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "plot_length.py"), str(results),
-                              "--output", str(image)], capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
-    assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and image.stat().st_size > 10_000
-    points = json.loads(plotted.stdout)
-    measured = json.loads(bench.stdout)["results"]
-    # the flat model's 32-token source is past its 20-entry table: a limit, not a point
-    assert points["flat/summarize"] == [[16, *next([r["seconds"], r["peak_memory_mb"]] for r in measured
-                                                   if r["model"] == "flat" and r["paragraphs"] == 2)]]
-    assert [p[0] for p in points["hierarchical/summarize"]] == [16, 32]
 
 
 def test_no_measured_case_is_one_line(tmp_path):
     results = tmp_path / "length.json"
     results.write_text(json.dumps({"results": [{"model": "flat", "part": "train", "source_tokens": 10,
                                                 "limit": "the flat encoder reads at most ..."}]}))
-    run = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "plot_length.py"), str(results),
-                          "--output", str(tmp_path / "x.png")], capture_output=True, text=True, cwd=PROJECT_ROOT)
-    assert run.returncode == 1
-    assert run.stderr.strip() == f"{results}: no measured case (every case hit a limit or failed)"
+    with pytest.raises(SystemExit) as stop:  # a message: Python prints it on stderr and exits with status 1
+        load_script("plot_length").main([str(results), "--output", str(tmp_path / "x.png")])
+    assert stop.value.code == f"{results}: no measured case (every case hit a limit or failed)"
+    assert not (tmp_path / "x.png").exists()
 
 
-def test_training_with_activation_checkpointing_is_a_line_of_its_own(tmp_path):
+def test_training_with_activation_checkpointing_is_a_line_of_its_own(tmp_path, capsys):
     def report(recompute: bool, seconds: float) -> dict:
         return {"settings": {"activation_checkpointing": recompute},
                 "results": [{"model": "hierarchical", "part": "train", "source_tokens": tokens,
@@ -53,9 +32,7 @@ def test_training_with_activation_checkpointing_is_a_line_of_its_own(tmp_path):
     plain, recomputed = tmp_path / "plain.json", tmp_path / "recomputed.json"
     plain.write_text(json.dumps(report(False, 0.001)))
     recomputed.write_text(json.dumps(report(True, 0.002)))
-    plotted = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "plot_length.py"), str(plain),
-                              str(recomputed), "--output", str(tmp_path / "x.png")],
-                             capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
-    points = json.loads(plotted.stdout)
+    load_script("plot_length").main([str(plain), str(recomputed), "--output", str(tmp_path / "x.png")])
+    points = json.loads(capsys.readouterr().out)
     assert points["hierarchical/train"] == [[100, 0.1, 500.0], [1000, 1.0, 500.0]]
     assert points["hierarchical/train (activation checkpointing)"] == [[100, 0.2, 500.0], [1000, 2.0, 500.0]]

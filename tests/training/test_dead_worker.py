@@ -11,7 +11,9 @@
   the requeued job resumes from it and trains to the end.
 
 Every wait has a deadline: a rank that waits forever fails the test instead of hanging it. The kill step is
-drawn at random (printed, so a failure can be replayed with ``HIERSUM_KILL_STEP=N``).
+drawn at random (printed, so a failure can be replayed with ``HIERSUM_KILL_STEP=N``). The run never interrupted,
+which the resumed ones are compared with, is trained once for the session: the pytest-xdist workers share it
+under a file lock.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from filelock import FileLock
 
 from tests.helpers.cli import BIN, cli_env, train_args
 from tests.helpers.config import train_overrides
@@ -151,11 +154,18 @@ def assert_same_weights(got: dict[str, torch.Tensor], expected: dict[str, torch.
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tiny_corpus, tmp_path_factory) -> dict[str, torch.Tensor]:
-    """The final weights of the 2-process run never interrupted (Lightning's launcher, same seed)."""
-    run_dir = tmp_path_factory.mktemp("uninterrupted")
-    log = run_dir.parent / f"{run_dir.name}.log"
-    finish(start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN, *DDP)], log), log)
+def uninterrupted(tiny_corpus, tmp_path_factory, worker_id) -> dict[str, torch.Tensor]:
+    """The final weights of the 2-process run never interrupted (Lightning's launcher, same seed): trained once
+    for the session, by the first pytest-xdist worker to need it, under a file lock (as tests/helpers/trained.py)."""
+    if worker_id == "master":  # no xdist: this process alone
+        run_dir = tmp_path_factory.mktemp("uninterrupted") / "run"
+    else:
+        run_dir = tmp_path_factory.getbasetemp().parent / "dead-worker-uninterrupted" / "run"
+    with FileLock(f"{run_dir.parent}.lock"):
+        if not (run_dir / "checkpoints" / "last.ckpt").is_file():
+            run_dir.parent.mkdir(parents=True, exist_ok=True)
+            log = run_dir.parent / "uninterrupted.log"
+            finish(start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN, *DDP)], log), log)
     return final_weights(run_dir)
 
 
@@ -209,7 +219,9 @@ def test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resum
     assert (program, args[0]) == ("hiersum", "train")
     resume_log = tmp_path / "resume.log"
     finish(start([str(BIN / program), *args], resume_log), resume_log)
-    assert_same_weights(final_weights(run_dir), uninterrupted)
+    assert_same_weights(final_weights(run_dir), uninterrupted)  # both ranks ran again as `hiersum train`
+    resumed = resume_log.read_text()  # and rank 1 does not say the run directory again
+    assert resumed.count("run directory:") == 1 and f"run directory: {run_dir}" in resumed, resumed[-5000:]
 
 
 STAND_IN_SCONTROL = """#!/bin/sh
