@@ -27,6 +27,7 @@ from hiersum.model.flops import FORWARD_AND_BACKWARD, training_flops
 from hiersum.model.pooling import pooling_penalty
 from hiersum.model.summarizer import TeacherForcedOutput
 from hiersum.training.loss import label_smoothed_nll
+from hiersum.training.resume import repair_epoch_progress
 from hiersum.training.schedule import NoamSchedule
 
 __all__ = ["HierSumModule", "NoamSchedule", "label_smoothed_nll", "module_hparams"]
@@ -87,8 +88,10 @@ class HierSumModule(pl.LightningModule):
         return label_smoothed_nll(logits, batch.target_labels(), self.optim_config.label_smoothing)
 
     def on_train_batch_start(self, batch: Batch, batch_idx: int) -> None:
-        """The FLOPs of this step on its real tokens, for :class:`hiersum.training.callbacks.Throughput`."""
+        """The FLOPs of this step on its real tokens, for :class:`hiersum.training.callbacks.Throughput`; and
+        Lightning's epoch counter repaired where a resume left it behind (:func:`repair_epoch_progress`)."""
         self.flops_per_batch = training_flops(self.model, *self.host_masks(batch))
+        repair_epoch_progress(self.trainer)
 
     @staticmethod
     def host_masks(batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:

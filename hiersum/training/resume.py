@@ -74,6 +74,25 @@ class RandomState(pl.Callback):
             self._pending = None
 
 
+def repair_epoch_progress(trainer: pl.Trainer) -> bool:
+    """Mark the running epoch as started when Lightning's epoch counter lags it (during a training batch the
+    counter's ``ready`` is one past ``completed``); return whether it did.
+
+    Lightning 2.6.6 leaves the counter one behind for the rest of a run resumed from a checkpoint written on an
+    epoch's last batch (before that epoch's validation): ``FitLoop.reset`` completes the epoch, then
+    ``on_advance_start`` of the next one, still "restarted mid-epoch", skips marking it started. The batches of
+    that run are right, but its later checkpoints say their epoch has not begun, so a second resume from one of
+    them trains the epoch's first batches again. Called before every training batch
+    (:meth:`hiersum.training.module.HierSumModule.on_train_batch_start`): once, at the first batch of the lagging
+    epoch, after which the counter, and every checkpoint written, are the uninterrupted run's."""
+    progress = trainer.fit_loop.epoch_progress
+    if progress.current.ready != progress.current.completed:
+        return False
+    progress.increment_ready()
+    progress.increment_started()
+    return True
+
+
 def random_states() -> dict[str, Any]:
     """The torch, Python, numpy and (on a GPU machine) CUDA random states of this process, under the keys of
     Lightning's checkpoints (``lightning_fabric.utilities.seed``'s, whose own functions are private)."""

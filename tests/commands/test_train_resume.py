@@ -107,6 +107,32 @@ def test_a_killed_run_resumes_exactly(trainer, resume_with, model, tiny_corpus, 
         tmp_path / "reference" / "tokenizer" / "tokenizer.json").read_text()
 
 
+def test_a_run_resumed_from_an_epochs_last_batch_then_resumed_again_ends_as_the_run_never_stopped(tiny_corpus,
+                                                                                                   tmp_path):
+    """One process, 10 steps an epoch, a step checkpoint every 5: the first run stops after step 12, is resumed
+    from its step-10 checkpoint (the last batch of epoch 0, before its validation), stops after step 16 and is
+    resumed again from its step-15 checkpoint (inside epoch 1). Lightning 2.6.6 left the resumed run's epoch
+    counter one behind (hiersum.training.resume.repair_epoch_progress), so the second resume trained epoch 1's
+    first 5 batches again: 25 steps, not 20. Now: the step-15 checkpoint's loop state is the uninterrupted run's,
+    and so are the final step and weights."""
+    every = ["callbacks.step_checkpoint.every_n_train_steps=5"]
+    reference, stopped = tmp_path / "reference", tmp_path / "stopped"
+    finish(start(tiny_corpus, reference, *every))
+    finish(start(tiny_corpus, stopped, *every, "trainer.max_steps=12"))
+    finish(start(tiny_corpus, stopped, *every, "trainer.max_steps=16",
+                 f"ckpt_path={stopped / 'checkpoints' / 'step00000010.ckpt'}"))
+    progress = {run: torch.load(run / "checkpoints" / "step00000015.ckpt", weights_only=True)["loops"]["fit_loop"]
+                for run in (reference, stopped)}
+    assert progress[stopped]["epoch_progress"] == progress[reference]["epoch_progress"]
+    assert progress[stopped]["epoch_loop.batch_progress"] == progress[reference]["epoch_loop.batch_progress"]
+    finish(start(tiny_corpus, stopped, *every, f"ckpt_path={stopped / 'checkpoints' / 'step00000015.ckpt'}"))
+    uninterrupted = torch.load(reference / "checkpoints" / "last.ckpt", weights_only=True)
+    resumed = torch.load(stopped / "checkpoints" / "last.ckpt", weights_only=True)
+    assert resumed["global_step"] == uninterrupted["global_step"] == 20
+    for name, weight in uninterrupted["state_dict"].items():
+        torch.testing.assert_close(resumed["state_dict"][name], weight, rtol=0, atol=1e-6, msg=name)
+
+
 def test_a_diverging_run_stops_with_one_line_and_no_nonfinite_checkpoint(tiny_corpus, tmp_path):
     run_dir = tmp_path / "diverging"
     process = start(tiny_corpus, run_dir, "optim.scheduler.lr=1e6", "optim.scheduler.warmup_steps=1",
