@@ -3,17 +3,17 @@
 - torchrun (TorchElastic): a worker SIGKILLed at a random step; torchrun restarts the group, which resumes
   from the run's newest checkpoint in the same run directory, and ends with the weights of the run never
   interrupted;
-- Lightning's own launcher: rank 0 or rank 1 SIGKILLed at a random step; the job ends in bounded time with
-  one last line naming the lost rank and the command that resumes, no process of it left; that command
-  ends with the weights of the run never interrupted;
+- Lightning's own launcher: rank 1 SIGKILLed at a random step, then rank 0 of the resumed job at a later one;
+  each job ends in bounded time with one last line naming the lost rank and the command that resumes, no
+  process of it left; the second resumed job ends with the weights of the run never interrupted;
 - SLURM: SIGUSR1 before the time limit; Lightning's auto-requeue saves ``hpc_ckpt_1.ckpt`` in the job's run
   directory and calls ``scontrol requeue`` (a stand-in on PATH records it, then ends the job as SLURM does);
   the requeued job resumes from it and trains to the end.
 
 Every wait has a deadline: a rank that waits forever fails the test instead of hanging it. The kill step is
-drawn at random (printed, so a failure can be replayed with ``HIERSUM_KILL_STEP=N``). The run never interrupted,
-which the resumed ones are compared with, is trained once for the session: the pytest-xdist workers share it
-under a file lock.
+drawn at random (printed, so a failure can be replayed with ``HIERSUM_KILL_STEP=N``; the second kill of the
+Lightning launcher's test with ``HIERSUM_SECOND_KILL_STEP=M``). The run never interrupted, which the resumed
+ones are compared with, is trained once for the session: the pytest-xdist workers share it under a file lock.
 """
 
 from __future__ import annotations
@@ -98,10 +98,11 @@ def finish(job: subprocess.Popen, log: Path) -> None:
     assert job.returncode == 0, log.read_text()[-5000:]
 
 
-def kill_step() -> int:
-    """The step after which a worker is killed: drawn between the first checkpoint and the end."""
-    step = int(os.environ.get("HIERSUM_KILL_STEP") or random.randint(STEP_EVERY, STEPS - 2))
-    print(f"kill after step {step} (HIERSUM_KILL_STEP={step} replays it)")
+def kill_step(low: int = STEP_EVERY, high: int = STEPS - 2, variable: str = "HIERSUM_KILL_STEP") -> int:
+    """The step after which a worker is killed: drawn between ``low`` (by default the first checkpoint) and
+    ``high`` (by default 2 steps before the end)."""
+    step = int(os.environ.get(variable) or random.randint(low, high))
+    print(f"kill after step {step} ({variable}={step} replays it)")
     return step
 
 
@@ -195,12 +196,12 @@ def test_torchrun_restarts_a_killed_worker_from_the_runs_last_checkpoint(tiny_co
     assert not group_members(job.pid)
 
 
-@pytest.mark.parametrize("victim", [0, 1], ids=["rank0", "rank1"])
-def test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resumes(victim, tiny_corpus, tmp_path,
-                                                                                 uninterrupted):
-    run_dir, log = tmp_path / "run", tmp_path / "job.log"
-    job = start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN, *DDP)], log)
-    wait_for_step(job, lambda: [run_dir], kill_step(), log)
+def kill_a_rank_and_read_the_last_line(job: subprocess.Popen, run_dir: Path, log: Path, step: int, victim: int,
+                                       program: str) -> list[str]:
+    """SIGKILL rank ``victim`` of ``job`` (started as ``program``) once a checkpoint of ``step`` is written; the
+    job ends in bounded time, its last line names the lost rank and the newest checkpoint: the command it gives
+    to resume, as a user would paste it."""
+    wait_for_step(job, lambda: [run_dir], step, log)
     victims = {0: job.pid, **ranks(job.pid)}
     os.kill(victims[victim], signal.SIGKILL)
     took = wait_for_group_to_end(job, timeout=DDP_TIMEOUT + 60)
@@ -208,20 +209,40 @@ def test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resum
     assert took < DDP_TIMEOUT + 30, f"the job took {took:.0f} s to end"
     assert job.returncode == (-signal.SIGKILL if victim == 0 else 1)  # rank 0 is the process started
     last = log.read_text().strip().splitlines()[-1]
-    assert last.startswith("hiersum-train: ") and "Traceback" not in last, log.read_text()[-5000:]
+    assert last.startswith(f"{program}: ") and "Traceback" not in last, log.read_text()[-5000:]
     assert f"rank {victim} (pid {victims[victim]})" in last, last
     resume = last.split("resume: ", 1)[1]
     named = Path(re.search(r"ckpt_path=(\S+)", resume).group(1))  # last.ckpt, unless the kill fell between
     assert named.parent == run_dir / "checkpoints"                  # a step checkpoint and its last.ckpt
     assert saved_step(named) == max(map(saved_step, named.parent.glob("*.ckpt")))
+    command = shlex.split(resume)
+    assert command[:2] == ["hiersum", "train"]
+    return command
 
-    program, *args = shlex.split(resume)  # the command the line gives, as a user would paste it
-    assert (program, args[0]) == ("hiersum", "train")
+
+def test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resumes(tiny_corpus, tmp_path,
+                                                                                 uninterrupted):
+    """Rank 1 killed, the job resumed with the command its last line gives; rank 0 of that job killed at a
+    later step, resumed again: each job ends as it should, and the last one with the weights of the run never
+    interrupted."""
+    run_dir, log = tmp_path / "run", tmp_path / "job.log"
+    job = start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN, *DDP)], log)
+    program, *args = kill_a_rank_and_read_the_last_line(job, run_dir, log, kill_step(high=STEPS // 2), victim=1,
+                                                        program="hiersum-train")
+    resumed_log = tmp_path / "resumed.log"
+    resumed = start([str(BIN / program), *args], resumed_log)  # the same run directory, its checkpoints
+    second = kill_step(newest_step(run_dir / "checkpoints") + STEP_EVERY, STEPS - 2, "HIERSUM_SECOND_KILL_STEP")
+    program, *args = kill_a_rank_and_read_the_last_line(resumed, run_dir, resumed_log, second, victim=0,
+                                                        program="hiersum train")
     resume_log = tmp_path / "resume.log"
     finish(start([str(BIN / program), *args], resume_log), resume_log)
-    assert_same_weights(final_weights(run_dir), uninterrupted)  # both ranks ran again as `hiersum train`
-    resumed = resume_log.read_text()  # and rank 1 does not say the run directory again
-    assert resumed.count("run directory:") == 1 and f"run directory: {run_dir}" in resumed, resumed[-5000:]
+    # the same weights as the run never interrupted: no batch trained twice after the second resume (a first
+    # resume from an epoch's last batch once left Lightning's epoch counter behind), both ranks ran again as
+    # `hiersum train`, and rank 1 does not say the run directory again
+    assert_same_weights(final_weights(run_dir), uninterrupted)
+    resumed_text = resume_log.read_text()
+    assert resumed_text.count("run directory:") == 1 and f"run directory: {run_dir}" in resumed_text, \
+        resumed_text[-5000:]
 
 
 STAND_IN_SCONTROL = """#!/bin/sh
