@@ -305,11 +305,16 @@ TEST_WORKERS = max(1, min(14, (os.cpu_count() or 1) - 2))
 CPU_ONLY_TESTS = ("tests/training/test_dead_worker.py", "tests/cli/test_launcher_fanout.py")
 """Test files that start CPU processes over gloo or submitit and use no GPU: ``make test`` runs them."""
 
+def _pytest(context: Context, *args: str) -> list[str]:
+    """pytest on CUDA's test workers (``TEST_WORKERS``), failures and errors listed, with ``args``."""
+    return [context.python, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-n", str(TEST_WORKERS),
+            "--dist", "worksteal", *args]
+
+
 PARTS: tuple[Part, ...] = (
     Part("tests", "the test suite with HIERSUM_TEST_DEVICE=cuda (tests/test_cuda.py runs; a worker a core but two, "
          "at most 14), less the multi-process CPU tests over gloo",
-         lambda c: [[c.python, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-n", str(TEST_WORKERS),
-                     "--dist", "worksteal", *(f"--ignore={path}" for path in CPU_ONLY_TESTS), "tests"]],
+         lambda c: [_pytest(c, *(f"--ignore={path}" for path in CPU_ONLY_TESTS), "tests")],
          figures=_pytest_figures),
     Part("bench_train_fp32", "scripts/bench_train.py --device cuda --precision 32-true --compile (small, paper)",
          _bench_train("32-true"), needs=_needs(_multinews), figures=_bench_train_figures),
@@ -339,8 +344,7 @@ PARTS: tuple[Part, ...] = (
                      str(max(c.timeout - 40, 0))]],
          figures=_bench_summarize_figures, timeout=150),
     Part("tests_cuda_core", "the tests part's files of what failed on CUDA before: " + ", ".join(CUDA_CORE_TESTS),
-         lambda c: [[c.python, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-n", str(TEST_WORKERS),
-                     "--dist", "worksteal", "--timeout", "90", *CUDA_CORE_TESTS]],
+         lambda c: [_pytest(c, "--timeout", "90", *CUDA_CORE_TESTS)],
          figures=_pytest_figures, timeout=150),
     Part("cnndm_gpu", f"hiersum train experiment=cnndm_gpu for {CNNDM_MINUTES} minutes (less when the part has "
          f"less than that and {CNNDM_RESERVE} s), then its last checkpoint on "

@@ -5,7 +5,6 @@ CUDA machine."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,12 +16,10 @@ import pytest
 import torch
 
 from tests.helpers.paths import PROJECT_ROOT
+from tests.helpers.scripts import load_script
 
 SCRIPT = PROJECT_ROOT / "scripts" / "gpu_check.py"
-spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
-gpu_check = importlib.util.module_from_spec(spec)
-sys.modules["gpu_check"] = gpu_check  # dataclasses look their module up
-spec.loader.exec_module(gpu_check)
+gpu_check = load_script("gpu_check")
 
 
 def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -169,3 +166,21 @@ def test_the_dry_run_part_reads_the_estimate_a_dry_run_writes(tiny_cfg, tmp_path
     mixed = next(step for step in steps if step["precision"] == "bf16-mixed")
     assert figures["estimate_mib"] == round(mixed["total"] / 2**20, 1) > 0
     assert figures["measured_mib"] is None and figures["batch"]["B"] >= 1  # no GPU here: nothing measured
+
+
+def test_the_gpu_checks_readers_of_the_summarize_and_profile_parts():
+    summarize_output = json.dumps({"settings": {}, "skipped": [{"model": "small"}], "results": [
+        {"model": "paper", "batch_tokens": 16384, "compile_step": True, "records_per_s": 33.9, "tokens_per_s": 2031.1,
+         "net_records_per_s": 42.4, "net_tokens_per_s": 2541.3, "startup_seconds": 11.86, "seconds": 59.1}]})
+    figures = gpu_check._bench_summarize_figures(None, ["progress\n" + summarize_output])
+    assert figures == {"paper/16384/graphs": {"records_per_s": 33.9, "tokens_per_s": 2031.1, "net_records_per_s": 42.4,
+                                              "net_tokens_per_s": 2541.3, "startup_seconds": 11.86},
+                       "skipped": [{"model": "small"}]}
+    implementation = {"mfu": 0.0065, "src_tokens_per_s": 110193.1, "kernel_ms": 72.7, "gemm_time_share": 0.18,
+                      "top_kernels": [{"name": "k", "ms": 1.0, "share": 0.1, "calls": 3}], "seconds": 0.36}
+    profile_output = json.dumps({"results": [{"model": "paper", "case": "multinews", "padded": implementation,
+                                              "packed": implementation}]})
+    figures = gpu_check._profile_figures(None, [profile_output])
+    assert set(figures) == {"paper/multinews/padded", "paper/multinews/packed"}
+    assert figures["paper/multinews/packed"] == {key: value for key, value in implementation.items()
+                                                 if key != "seconds"}
