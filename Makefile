@@ -134,7 +134,7 @@ gpu-check: $(STAMP)
 # wheels of what its image lacks, at this venv's versions, for its Python (GPU_PYTHON) into .whl/; there, make
 # gpu-venv. Pure-Python wheels are downloaded for that Python, the two that PyPI has only as sources are built here.
 GPU_PYTHON ?= 3.12
-GPU_WHEELS := hydra.core|omegaconf|nltk|submitit|hydra.submitit.launcher|datasets|dill|multiprocess|litserve|fastapi|starlette|uvicorn|pydantic|pydantic.core|pyzmq|annotated.types|typing.inspection
+GPU_WHEELS := hydra.core|omegaconf|nltk|submitit|hydra.submitit.launcher|datasets|dill|multiprocess|litserve|fastapi|starlette|uvicorn|pydantic|pydantic.core|pyzmq|annotated.types|typing.inspection|opentelemetry.api|annotated.doc
 GPU_SOURCES := antlr4.python3.runtime|rouge.score
 GPU_PLATFORMS := $(foreach p,manylinux_2_28_x86_64 manylinux_2_26_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64,--platform $(p))
 gpu-wheels: $(STAMP)

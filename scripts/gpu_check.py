@@ -344,8 +344,8 @@ PARTS: tuple[Part, ...] = (
                      str(max(c.timeout - 40, 0))]],
          figures=_bench_summarize_figures, timeout=150),
     Part("tests_cuda_core", "the tests part's files of what failed on CUDA before: " + ", ".join(CUDA_CORE_TESTS),
-         lambda c: [_pytest(c, "--timeout", "90", *CUDA_CORE_TESTS)],
-         figures=_pytest_figures, timeout=150),
+         lambda c: [_pytest(c, "--timeout", "150", *CUDA_CORE_TESTS)],
+         figures=_pytest_figures, timeout=240),
     Part("cnndm_gpu", f"hiersum train experiment=cnndm_gpu for {CNNDM_MINUTES} minutes (less when the part has "
          f"less than that and {CNNDM_RESERVE} s), then its last checkpoint on "
          f"{CNNDM_EVAL_ARTICLES} validation articles against lead-3",
