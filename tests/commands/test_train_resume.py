@@ -1,7 +1,10 @@
-"""Long runs of ``hiersum-train`` in real processes: a run killed with SIGKILL in its first epoch and
-rerun with ``ckpt_path`` ends with the weights, global step, learning rates and logged losses of the
-same run uninterrupted (one process, and DDP on two CPU processes); a diverging run stops with one
-line and writes no non-finite checkpoint."""
+"""Long runs of ``hiersum-train``: a run killed with SIGKILL in its first epoch (a real process) and rerun with
+``ckpt_path`` ends with the weights, global step, learning rates and logged losses of the same run uninterrupted;
+a run resumed twice, the first time from an epoch's last batch, ends as the run never stopped; a diverging run
+stops with one line and writes no non-finite checkpoint. Runs that end by themselves (the references and the
+resumes) run in this process, by ``train(cfg)`` as the console script calls it (the ~6 s of imports a process
+pays is most of a tiny run). The DDP run killed as a whole and resumed is Lightning's launcher test of
+tests/training/test_dead_worker.py."""
 
 from __future__ import annotations
 
@@ -15,7 +18,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from hiersum.commands.train import train
 from tests.helpers.cli import BIN, cli_env, train_args
+from tests.helpers.config import compose_config, train_overrides
+from tests.helpers.logged import train_rows
 
 pytestmark = pytest.mark.slow
 
@@ -24,19 +30,19 @@ STEP_EVERY = 3
 RUN = ["model.dropout=0.1", "data.max_batch_size=4", "trainer.max_epochs=2", "trainer.limit_val_batches=2",
        "trainer.num_sanity_val_steps=0", "eval_split=null", "trainer.log_every_n_steps=1",
        f"callbacks.step_checkpoint.every_n_train_steps={STEP_EVERY}"]
-DDP = ["trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2"]
+
+
+def run(corpus: Path, run_dir: Path, *extra: str) -> None:
+    """The run to its end in this process: ``train(cfg)`` of ``hiersum-train`` with the same command line
+    (one intra-op thread, as the processes: the autouse ``single_thread`` fixture)."""
+    train(compose_config("train", train_overrides(corpus, *RUN, *extra), run_dir))
 
 
 def start(corpus: Path, run_dir: Path, *extra: str) -> subprocess.Popen:
     env = {**cli_env(), "OMP_NUM_THREADS": "1"}
     return subprocess.Popen([str(BIN / "hiersum-train"), *train_args(corpus, run_dir, *RUN, *extra)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)  # its own process group: DDP ranks are killed with it
-
-
-def finish(process: subprocess.Popen) -> None:
-    _, stderr = process.communicate(timeout=600)
-    assert process.returncode == 0, stderr[-5000:]
+                            start_new_session=True)  # its own process group, killed as one
 
 
 def kill_after(process: subprocess.Popen, checkpoint: Path) -> None:
@@ -50,20 +56,6 @@ def kill_after(process: subprocess.Popen, checkpoint: Path) -> None:
     process.wait()
 
 
-def train_rows(run_dir: Path) -> dict[int, tuple[str, ...]]:
-    """step -> (train/loss, the learning rate of each parameter group) of the run's metrics.csv."""
-    with open(run_dir / "csv" / "metrics.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    losses = {int(row["step"]): row["train/loss"] for row in rows if row.get("train/loss")}
-    rates: dict[int, tuple[str, ...]] = {}
-    for row in rows:
-        groups = tuple(value for name, value in sorted(row.items()) if name.startswith("lr-") and value)
-        if groups:
-            rates[int(row["step"])] = groups
-    assert rates, "no learning rate logged"
-    return {step: (loss, *rates.get(step, ())) for step, loss in losses.items()}
-
-
 def pretrained_run(directory: Path) -> list[str]:
     """A tiny random BERT as the paragraph encoder, PreSumm's two parameter groups, its lowest layer frozen."""
     from tests.helpers.pretrained import make_tiny_bert
@@ -73,24 +65,19 @@ def pretrained_run(directory: Path) -> list[str]:
             "model.ff_size=64", "model.pretrained_frozen_layers=1", "optim=presumm"]
 
 
-@pytest.mark.parametrize(("trainer", "resume_with", "model"), [
-    ([], "last", "hierarchical"), (DDP, "checkpoint path", "hierarchical"), ([], "last", "pretrained"),
-], ids=["single", "ddp", "pretrained"])
-def test_a_killed_run_resumes_exactly(trainer, resume_with, model, tiny_corpus, tmp_path):
-    if model == "pretrained":
-        trainer = [*trainer, *pretrained_run(tmp_path / "bert")]
-    reference = start(tiny_corpus, tmp_path / "reference", *trainer)
+@pytest.mark.parametrize("model", ["hierarchical", "pretrained"])
+def test_a_killed_run_resumes_exactly(model, tiny_corpus, tmp_path):
+    options = pretrained_run(tmp_path / "bert") if model == "pretrained" else []
     killed_dir = tmp_path / "killed"
     saved = killed_dir / "checkpoints" / f"step{STEP_EVERY:08d}.ckpt"
-    kill_after(start(tiny_corpus, killed_dir, *trainer), saved)
+    kill_after(start(tiny_corpus, killed_dir, *options), saved)
     saved_step = torch.load(saved, weights_only=True)["global_step"]
     loader_state = torch.load(saved, weights_only=True)["loops"]["fit_loop"]["state_dict"]["combined_loader"][0]
     assert loader_state["epoch"] == 0 and loader_state["consumed"] == saved_step == STEP_EVERY  # inside epoch 0
     # ckpt_path=last: the newest checkpoint of the run directory (the step checkpoint, or last.ckpt
     # if the kill came after it was written too: the same state)
-    ckpt_path = "last" if resume_with == "last" else str(saved)
-    finish(start(tiny_corpus, killed_dir, *trainer, f"ckpt_path={ckpt_path}"))
-    finish(reference)
+    run(tiny_corpus, killed_dir, *options, "ckpt_path=last")
+    run(tiny_corpus, tmp_path / "reference", *options)
 
     uninterrupted = torch.load(tmp_path / "reference" / "checkpoints" / "last.ckpt", weights_only=True)
     resumed = torch.load(killed_dir / "checkpoints" / "last.ckpt", weights_only=True)
@@ -117,15 +104,15 @@ def test_a_run_resumed_from_an_epochs_last_batch_then_resumed_again_ends_as_the_
     and so are the final step and weights."""
     every = ["callbacks.step_checkpoint.every_n_train_steps=5"]
     reference, stopped = tmp_path / "reference", tmp_path / "stopped"
-    finish(start(tiny_corpus, reference, *every))
-    finish(start(tiny_corpus, stopped, *every, "trainer.max_steps=12"))
-    finish(start(tiny_corpus, stopped, *every, "trainer.max_steps=16",
-                 f"ckpt_path={stopped / 'checkpoints' / 'step00000010.ckpt'}"))
+    run(tiny_corpus, reference, *every)
+    run(tiny_corpus, stopped, *every, "trainer.max_steps=12")
+    run(tiny_corpus, stopped, *every, "trainer.max_steps=16",
+        f"ckpt_path={stopped / 'checkpoints' / 'step00000010.ckpt'}")
     progress = {run: torch.load(run / "checkpoints" / "step00000015.ckpt", weights_only=True)["loops"]["fit_loop"]
                 for run in (reference, stopped)}
     assert progress[stopped]["epoch_progress"] == progress[reference]["epoch_progress"]
     assert progress[stopped]["epoch_loop.batch_progress"] == progress[reference]["epoch_loop.batch_progress"]
-    finish(start(tiny_corpus, stopped, *every, f"ckpt_path={stopped / 'checkpoints' / 'step00000015.ckpt'}"))
+    run(tiny_corpus, stopped, *every, f"ckpt_path={stopped / 'checkpoints' / 'step00000015.ckpt'}")
     uninterrupted = torch.load(reference / "checkpoints" / "last.ckpt", weights_only=True)
     resumed = torch.load(stopped / "checkpoints" / "last.ckpt", weights_only=True)
     assert resumed["global_step"] == uninterrupted["global_step"] == 20

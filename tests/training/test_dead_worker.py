@@ -31,10 +31,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from filelock import FileLock
 
 from tests.helpers.cli import BIN, cli_env, train_args
 from tests.helpers.config import train_overrides
+from tests.helpers.logged import train_rows
+from tests.helpers.shared import made_once
 
 pytestmark = pytest.mark.slow
 
@@ -155,19 +156,15 @@ def assert_same_weights(got: dict[str, torch.Tensor], expected: dict[str, torch.
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tiny_corpus, tmp_path_factory, worker_id) -> dict[str, torch.Tensor]:
-    """The final weights of the 2-process run never interrupted (Lightning's launcher, same seed): trained once
-    for the session, by the first pytest-xdist worker to need it, under a file lock (as tests/helpers/trained.py)."""
-    if worker_id == "master":  # no xdist: this process alone
-        run_dir = tmp_path_factory.mktemp("uninterrupted") / "run"
-    else:
-        run_dir = tmp_path_factory.getbasetemp().parent / "dead-worker-uninterrupted" / "run"
-    with FileLock(f"{run_dir.parent}.lock"):
-        if not (run_dir / "checkpoints" / "last.ckpt").is_file():
-            run_dir.parent.mkdir(parents=True, exist_ok=True)
-            log = run_dir.parent / "uninterrupted.log"
-            finish(start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN, *DDP)], log), log)
-    return final_weights(run_dir)
+def uninterrupted(tiny_corpus, tmp_path_factory, worker_id) -> Path:
+    """The run directory of the 2-process run never interrupted (Lightning's launcher, same seed): made once for
+    the session (:func:`tests.helpers.shared.made_once`)."""
+
+    def make(folder: Path) -> None:
+        log = folder / "uninterrupted.log"
+        finish(start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, folder / "run", *RUN, *DDP)], log), log)
+
+    return made_once(tmp_path_factory, worker_id, "dead-worker-uninterrupted", make) / "run"
 
 
 def test_torchrun_restarts_a_killed_worker_from_the_runs_last_checkpoint(tiny_corpus, tmp_path, uninterrupted):
@@ -192,15 +189,15 @@ def test_torchrun_restarts_a_killed_worker_from_the_runs_last_checkpoint(tiny_co
     assert resumed, output[-5000:]
     assert {Path(path).parent for path, _ in resumed} == {run_dir / "checkpoints"}
     assert int(resumed[0][1]) >= STEP_EVERY
-    assert_same_weights(final_weights(run_dir), uninterrupted)
+    assert_same_weights(final_weights(run_dir), final_weights(uninterrupted))
     assert not group_members(job.pid)
 
 
 def kill_a_rank_and_read_the_last_line(job: subprocess.Popen, run_dir: Path, log: Path, step: int, victim: int,
-                                       program: str) -> list[str]:
+                                       program: str) -> tuple[list[str], Path]:
     """SIGKILL rank ``victim`` of ``job`` (started as ``program``) once a checkpoint of ``step`` is written; the
     job ends in bounded time, its last line names the lost rank and the newest checkpoint: the command it gives
-    to resume, as a user would paste it."""
+    to resume, as a user would paste it, and that checkpoint."""
     wait_for_step(job, lambda: [run_dir], step, log)
     victims = {0: job.pid, **ranks(job.pid)}
     os.kill(victims[victim], signal.SIGKILL)
@@ -217,29 +214,42 @@ def kill_a_rank_and_read_the_last_line(job: subprocess.Popen, run_dir: Path, log
     assert saved_step(named) == max(map(saved_step, named.parent.glob("*.ckpt")))
     command = shlex.split(resume)
     assert command[:2] == ["hiersum", "train"]
-    return command
+    return command, named
 
 
 def test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resumes(tiny_corpus, tmp_path,
                                                                                  uninterrupted):
     """Rank 1 killed, the job resumed with the command its last line gives; rank 0 of that job killed at a
-    later step, resumed again: each job ends as it should, and the last one with the weights of the run never
-    interrupted."""
+    later step, resumed again: each job ends as it should, and the last one with the weights, logged losses and
+    learning rates, and tokenizer of the run never interrupted."""
     run_dir, log = tmp_path / "run", tmp_path / "job.log"
     job = start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, run_dir, *RUN, *DDP)], log)
-    program, *args = kill_a_rank_and_read_the_last_line(job, run_dir, log, kill_step(high=STEPS // 2), victim=1,
-                                                        program="hiersum-train")
+    (program, *args), first = kill_a_rank_and_read_the_last_line(job, run_dir, log, kill_step(high=STEPS // 2),
+                                                                 victim=1, program="hiersum-train")
+    # the checkpoint resumed from (last.ckpt, written again later: read now) holds the loader's place in its
+    # epoch (each rank's batches: 5 an epoch)
+    first_step = saved_step(first)
+    loader = torch.load(first, weights_only=True)["loops"]["fit_loop"]["state_dict"]["combined_loader"][0]
+    assert loader["epoch"] * STEPS // EPOCHS + loader["consumed"] == first_step, loader
     resumed_log = tmp_path / "resumed.log"
     resumed = start([str(BIN / program), *args], resumed_log)  # the same run directory, its checkpoints
     second = kill_step(newest_step(run_dir / "checkpoints") + STEP_EVERY, STEPS - 2, "HIERSUM_SECOND_KILL_STEP")
-    program, *args = kill_a_rank_and_read_the_last_line(resumed, run_dir, resumed_log, second, victim=0,
-                                                        program="hiersum train")
+    (program, *args), last = kill_a_rank_and_read_the_last_line(resumed, run_dir, resumed_log, second, victim=0,
+                                                                program="hiersum train")
+    last_step = saved_step(last)
     resume_log = tmp_path / "resume.log"
     finish(start([str(BIN / program), *args], resume_log), resume_log)
     # the same weights as the run never interrupted: no batch trained twice after the second resume (a first
     # resume from an epoch's last batch once left Lightning's epoch counter behind), both ranks ran again as
     # `hiersum train`, and rank 1 does not say the run directory again
-    assert_same_weights(final_weights(run_dir), uninterrupted)
+    assert_same_weights(final_weights(run_dir), final_weights(uninterrupted))
+    # the same batches in the same order with the same dropout: every logged loss and lr is the uninterrupted
+    # run's; only the row of a resumed checkpoint's own update may be lost (it is logged after the save)
+    expected, got = train_rows(uninterrupted), train_rows(run_dir)
+    assert {step: got[step] for step in got} == {step: expected[step] for step in got}
+    assert set(expected) - set(got) <= {first_step - 1, last_step - 1}
+    assert (run_dir / "tokenizer" / "tokenizer.json").read_text() == (
+        uninterrupted / "tokenizer" / "tokenizer.json").read_text()
     resumed_text = resume_log.read_text()
     assert resumed_text.count("run directory:") == 1 and f"run directory: {run_dir}" in resumed_text, \
         resumed_text[-5000:]

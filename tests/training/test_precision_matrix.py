@@ -28,8 +28,9 @@ from hiersum.commands.summarize import summarize
 from hiersum.commands.train import train
 from tests.helpers.config import compose_config, train_overrides
 from tests.helpers.device import require_device
+from tests.helpers.shared import made_once
 
-pytestmark = pytest.mark.slow  # four fits and one of 150 steps: 1-2 minutes on the 2-core CI machine
+pytestmark = pytest.mark.slow  # four fits and one of 150 steps, once a session: 1-2 minutes on the 2-core CI machine
 
 STEPS = 20
 TRAIN_PRECISIONS = ("32", "bf16-mixed", "16-mixed", "bf16-true")
@@ -43,24 +44,32 @@ def train_losses(run_dir: Path) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def runs(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[list[float], Path, list]]:
-    """Per precision: (the 20 losses, the last checkpoint, the warnings the run raised)."""
+def runs(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory,
+         worker_id: str) -> dict[str, tuple[list[float], Path, list[str]]]:
+    """Per precision: (the 20 losses, the last checkpoint, the warnings the run raised); the four runs made once
+    for the session (:func:`tests.helpers.shared.made_once`)."""
     device = require_device()
-    results = {}
-    for precision in TRAIN_PRECISIONS:
-        run_dir = tmp_path_factory.mktemp(f"run-{precision}")
-        cfg = compose_config("train", train_overrides(
-            tiny_corpus, f"trainer.precision={precision}", f"trainer.accelerator={device.type}",
-            f"trainer.max_steps={STEPS}", "trainer.log_every_n_steps=1", "trainer.limit_val_batches=0",
-            "trainer.num_sanity_val_steps=0", "optim.scheduler=null", "optim.optimizer.lr=3e-3",
-            "model.dropout=0.0", "eval_split=null", "logger=csv",
-        ), run_dir)
-        with warnings.catch_warnings(record=True) as caught:  # the 16-mixed fallback's among them
-            warnings.simplefilter("always")
-            train(cfg)
-        results[precision] = (train_losses(run_dir), run_dir / "checkpoints" / "last.ckpt",
-                              [str(warning.message) for warning in caught])
-    return results
+
+    def make(folder: Path) -> None:
+        results = {}
+        for precision in TRAIN_PRECISIONS:
+            run_dir = folder / f"run-{precision}"
+            cfg = compose_config("train", train_overrides(
+                tiny_corpus, f"trainer.precision={precision}", f"trainer.accelerator={device.type}",
+                f"trainer.max_steps={STEPS}", "trainer.log_every_n_steps=1", "trainer.limit_val_batches=0",
+                "trainer.num_sanity_val_steps=0", "optim.scheduler=null", "optim.optimizer.lr=3e-3",
+                "model.dropout=0.0", "eval_split=null", "logger=csv",
+            ), run_dir)
+            with warnings.catch_warnings(record=True) as caught:  # the 16-mixed fallback's among them
+                warnings.simplefilter("always")
+                train(cfg)
+            results[precision] = (train_losses(run_dir), str(run_dir / "checkpoints" / "last.ckpt"),
+                                  [str(warning.message) for warning in caught])
+        (folder / "runs.json").write_text(json.dumps(results), encoding="utf-8")
+
+    folder = made_once(tmp_path_factory, worker_id, f"precision-runs-{device.type}", make)
+    return {precision: (losses, Path(checkpoint), caught) for precision, (losses, checkpoint, caught)
+            in json.loads((folder / "runs.json").read_text(encoding="utf-8")).items()}
 
 
 @pytest.mark.parametrize("precision", ["bf16-mixed", "16-mixed"])
@@ -88,17 +97,20 @@ def test_a_bf16_true_run_trains_in_bfloat16_and_its_loss_decreases(runs):
 
 
 @pytest.fixture(scope="module")
-def fitted(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def fitted(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """The last checkpoint of the tiny model after 150 fp32 steps at lr 1e-2: its summaries depend on the source (a
-    model of 20 steps writes the same words for every record, which would show nothing of rounding)."""
+    model of 20 steps writes the same words for every record, which would show nothing of rounding). Made once for
+    the session."""
     device = require_device()
-    run_dir = tmp_path_factory.mktemp("fitted")
-    train(compose_config("train", train_overrides(
-        tiny_corpus, f"trainer.accelerator={device.type}", "trainer.max_steps=150", "trainer.limit_val_batches=0",
-        "trainer.num_sanity_val_steps=0", "optim.scheduler=null", "optim.optimizer.lr=1e-2", "model.dropout=0.0",
-        "eval_split=null", "logger=csv",
-    ), run_dir))
-    return run_dir / "checkpoints" / "last.ckpt"
+
+    def make(run_dir: Path) -> None:
+        train(compose_config("train", train_overrides(
+            tiny_corpus, f"trainer.accelerator={device.type}", "trainer.max_steps=150", "trainer.limit_val_batches=0",
+            "trainer.num_sanity_val_steps=0", "optim.scheduler=null", "optim.optimizer.lr=1e-2", "model.dropout=0.0",
+            "eval_split=null", "logger=csv",
+        ), run_dir))
+
+    return made_once(tmp_path_factory, worker_id, f"precision-fitted-{device.type}", make) / "checkpoints" / "last.ckpt"
 
 
 def summaries(checkpoint: Path, source: Path, precision: str, folder: Path) -> list[tuple[str, float]]:

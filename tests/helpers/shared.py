@@ -1,0 +1,29 @@
+"""Runs made once for the whole test session: under pytest-xdist the workers share one folder above their own,
+and the first worker to need a run makes it there under a file lock while the others wait, then read it (as
+:mod:`tests.helpers.trained` does for the tiny trained run). The tests only read what is made."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+MADE = ".made"
+"""The file written once a folder's run is complete: a run that failed half-way is made again."""
+
+
+def made_once(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: str,
+              make: Callable[[Path], None]) -> Path:
+    """The session's folder ``name``, filled by ``make(folder)`` the first time it is asked for."""
+    if worker_id == "master":  # no xdist: this process alone
+        folder = tmp_path_factory.getbasetemp() / name
+    else:
+        folder = tmp_path_factory.getbasetemp().parent / name
+    with FileLock(f"{folder}.lock"):
+        if not (folder / MADE).is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            make(folder)
+            (folder / MADE).touch()
+    return folder
