@@ -14,7 +14,7 @@ import yaml
 from hiersum.cli.actions import ACTIONS
 from hiersum.cli.common import CONFIG_DIR
 from hiersum.cli.main import main, script_action
-from tests.helpers.cli import BIN, assert_usage_error, cli_env, console_scripts, run_cli
+from tests.helpers.cli import BIN, assert_usage_error, cli_env, console_scripts, run_cli, run_in_process
 
 HYDRA_ACTIONS = [name for name, action in ACTIONS.items() if action.config is not None]
 
@@ -119,7 +119,8 @@ def test_help_shows_the_config_the_overrides_compose(capsys):
 
 
 @pytest.mark.slow
-def test_the_alias_and_the_action_write_the_same_output(tiny_corpus, tmp_path):
+def test_the_alias_and_the_action_write_the_same_output(tiny_corpus, tmp_path, monkeypatch, capsys):
+    """Both console scripts as processes; the usage error of ``hiersum rank`` through its ``main`` in process."""
     source = tiny_corpus / "test.jsonl"
     outputs = {}
     for name, command in [("alias", ["hiersum-rank"]), ("action", ["hiersum", "rank"])]:
@@ -128,8 +129,8 @@ def test_the_alias_and_the_action_write_the_same_output(tiny_corpus, tmp_path):
                              f"hydra.run.dir={tmp_path / name}"])
         outputs[name] = [json.loads(line) for line in output.read_text().splitlines()]
     assert outputs["alias"] == outputs["action"] and len(outputs["action"]) == 8
-    result = run_cli("hiersum", ["rank", "ranker=tfidf", f"input={source}", "output=x.jsonl", "top_k=0",
-                                 f"hydra.run.dir={tmp_path / 'bad'}"], check=False)
+    result = run_in_process("hiersum", ["rank", "ranker=tfidf", f"input={source}", "output=x.jsonl", "top_k=0",
+                                        f"hydra.run.dir={tmp_path / 'bad'}"], monkeypatch, capsys)
     assert_usage_error(result.returncode, result.stderr, "hiersum rank: error:", "top_k must be >= 1")
 
 

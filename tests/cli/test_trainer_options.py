@@ -8,7 +8,7 @@ import pytest
 
 from hiersum.cli.main import main
 from hiersum.commands.train import train
-from tests.helpers.cli import assert_usage_error, run_cli, run_main, train_args
+from tests.helpers.cli import assert_usage_error, run_in_process, run_main, train_args
 from tests.helpers.probes import probe_overrides, read_probes
 
 WRONG_TYPE = [("trainer.max_steps=abc", "could not be converted to Integer"),
@@ -87,8 +87,10 @@ SUBPROCESS = [("optim.scheduler.lr=-1", "optim.scheduler.lr must be a number > 0
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("option", "message"), SUBPROCESS, ids=[option for option, _ in SUBPROCESS])
-def test_hiersum_train_refuses_a_bad_value_in_one_line(option, message, tiny_corpus, tmp_path):
+def test_hiersum_train_refuses_a_bad_value_in_one_line(option, message, tiny_corpus, tmp_path, monkeypatch, capsys):
+    """The ``hiersum`` script's ``main`` in process (a real ``hiersum train`` process that stops in one line:
+    tests/commands/test_train_stopped.py; one Hydra refuses: tests/commands/test_train.py)."""
     run_dir = tmp_path / "run"
-    result = run_cli("hiersum", ["train", *train_args(tiny_corpus, run_dir, option)], check=False)
+    result = run_in_process("hiersum", ["train", *train_args(tiny_corpus, run_dir, option)], monkeypatch, capsys)
     assert_usage_error(result.returncode, result.stderr, f"hiersum train: error: {message}")
     assert not (run_dir / "tokenizer").exists() and not (run_dir / "checkpoints").exists()

@@ -10,7 +10,7 @@ from hiersum.commands.evaluate import evaluate
 from hiersum.commands.train import train
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.errors import UsageError
-from tests.helpers.cli import assert_usage_error, run_cli, train_args
+from tests.helpers.cli import assert_usage_error, run_in_process, train_args
 from tests.helpers.corpus import copy_corpus
 
 
@@ -63,7 +63,9 @@ def test_scoring_predictions_on_an_empty_split_is_refused(corpus, tiny_cfg, tmp_
 
 
 @pytest.mark.slow
-def test_the_command_says_it_in_one_line(corpus, tmp_path):
+def test_the_command_says_it_in_one_line(corpus, tmp_path, monkeypatch, capsys):
+    """``hiersum train``'s ``main`` in process: its exit status and stderr."""
     (corpus / "train.jsonl").write_text("")
-    result = run_cli("hiersum", ["train", *train_args(corpus, tmp_path / "run", "debug=fast_dev_run")], check=False)
+    result = run_in_process("hiersum", ["train", *train_args(corpus, tmp_path / "run", "debug=fast_dev_run")],
+                            monkeypatch, capsys)
     assert_usage_error(result.returncode, result.stderr, "hiersum train: error:", "train.jsonl", "found 0 texts")

@@ -1,6 +1,7 @@
 """``hiersum-evaluate`` (predictions and checkpoint modes, in process through ``evaluate(cfg, overrides)``),
 ``hiersum-average-checkpoints`` (in process through ``main(argv)``), and the usage errors of
-``hiersum-evaluate`` (one in a subprocess: exit status and stderr of the console script)."""
+``hiersum-evaluate`` (the script's ``main`` in process, one in a subprocess: exit status and stderr of the console
+script)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from hiersum.commands.evaluate import evaluate
 from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
-from tests.helpers.cli import alias, assert_usage_error, run_cli, run_main
+from tests.helpers.cli import alias, assert_usage_error, run_cli, run_in_process, run_main
 from tests.helpers.paths import SHARED_DIR
 
 PROG = alias("evaluate")
@@ -88,15 +89,17 @@ def test_predictions_mode_lists_missing_and_extra_ids(run_evaluate, tiny_corpus,
     assert not (tmp_path / "eval" / "metrics.json").exists()
 
 
-def test_a_bad_scoring_setting_exits_2_with_one_line(tiny_corpus, tmp_path):
+def test_a_bad_scoring_setting_exits_2_with_one_line(tiny_corpus, tmp_path, monkeypatch, capsys):
     _first_paragraph_predictions(tiny_corpus, "validation", tmp_path / "p.jsonl")
-    result = run_cli(PROG, [f"predictions={tmp_path / 'p.jsonl'}", f"data.path={tiny_corpus}", "split=validation",
-                            "bootstrap.level=2", f"hydra.run.dir={tmp_path / 'eval'}"], check=False)
+    result = run_in_process(PROG, [f"predictions={tmp_path / 'p.jsonl'}", f"data.path={tiny_corpus}",
+                                   "split=validation", "bootstrap.level=2", f"hydra.run.dir={tmp_path / 'eval'}"],
+                            monkeypatch, capsys)
     assert_usage_error(result.returncode, result.stderr, f"{PROG}: error:",
                        "bootstrap.level must be in (0, 1), found 2.0")
 
 
 def test_an_option_hydra_refuses_exits_2_with_one_line(tiny_corpus, tmp_path):
+    """The console script end to end: ``hiersum-evaluate``'s one real process of the suite."""
     result = run_cli(PROG, [f"data.path={tiny_corpus}", "bootstrap.samples=abc", f"hydra.run.dir={tmp_path / 'e'}"],
                      check=False)
     assert_usage_error(result.returncode, result.stderr, f"{PROG}: error:", "bootstrap.samples")

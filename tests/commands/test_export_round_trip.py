@@ -1,6 +1,7 @@
 """``hiersum export`` of the session's tiny trained run: summaries and evaluations from the exported directory are
-byte-identical to those from the checkpoint it came from (in process), and the same through the console scripts
-(``hiersum export`` + ``hiersum summarize`` subprocesses, slow), where a damaged export is one line, exit 2."""
+byte-identical to those from the checkpoint it came from (in process), and the same through the commands' command
+lines (a ``hiersum export`` process, then ``hiersum summarize`` through the script's ``main`` in process, slow),
+where a damaged export is one line, exit 2."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.export import ExportResult, export, exported_checkpoint
 from hiersum.commands.summarize import summarize
-from tests.helpers.cli import assert_usage_error, run_cli
+from tests.helpers.cli import assert_usage_error, run_cli, run_in_process
 from tests.helpers.config import compose_config
 
 RECORDS = 6
@@ -61,18 +62,22 @@ def test_evaluating_the_export_gives_the_checkpoints_predictions(exported, tiny_
 
 
 @pytest.mark.slow
-def test_the_console_scripts_export_and_summarize_the_same_bytes(trained_run, records, tmp_path):
+def test_the_console_scripts_export_and_summarize_the_same_bytes(trained_run, records, tmp_path, monkeypatch,
+                                                                  capsys):
     directory = tmp_path / "model"
     run_cli("hiersum", ["export", f"checkpoint={trained_run}", f"output={directory}",
                         f"hydra.run.dir={tmp_path / 'h'}"])
     outputs = {}
     for name, checkpoint in (("dir", directory), ("ckpt", exported_checkpoint(trained_run)[0])):
         outputs[name] = tmp_path / f"{name}.jsonl"
-        run_cli("hiersum", ["summarize", f"checkpoint={checkpoint}", f"input={records}", f"output={outputs[name]}",
-                            *DECODE, f"hydra.run.dir={tmp_path / 'h'}"])
+        ran = run_in_process("hiersum", ["summarize", f"checkpoint={checkpoint}", f"input={records}",
+                                         f"output={outputs[name]}", *DECODE, f"hydra.run.dir={tmp_path / 'h'}"],
+                             monkeypatch, capsys)
+        assert ran.returncode == 0, ran.stderr
     assert outputs["dir"].read_bytes() == outputs["ckpt"].read_bytes()
     (directory / "model.safetensors").write_bytes((directory / "model.safetensors").read_bytes()[:100])
-    broken = run_cli("hiersum", ["summarize", f"checkpoint={directory}", f"input={records}",
-                                 f"output={tmp_path / 'broken.jsonl'}", f"hydra.run.dir={tmp_path / 'h'}"], check=False)
+    broken = run_in_process("hiersum", ["summarize", f"checkpoint={directory}", f"input={records}",
+                                        f"output={tmp_path / 'broken.jsonl'}", f"hydra.run.dir={tmp_path / 'h'}"],
+                            monkeypatch, capsys)
     assert_usage_error(broken.returncode, broken.stderr, f"{directory / 'model.safetensors'}: is not a readable "
                        "safetensors file", "expected a model directory of hiersum export")

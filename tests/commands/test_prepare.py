@@ -13,7 +13,7 @@ from hiersum.commands.prepare import prepare
 from hiersum.commands.train import train
 from hiersum.data import prepared as prepared_module
 from hiersum.data.schema import RecordError
-from tests.helpers.cli import assert_usage_error, run_cli, train_args
+from tests.helpers.cli import assert_usage_error, run_cli, run_in_process, train_args
 from tests.helpers.config import TINY_OVERRIDES, compose_config, train_overrides
 from tests.helpers.corpus import write_with_bad_validation_line
 
@@ -75,9 +75,12 @@ def test_evaluate_and_prepare_count_the_records_they_skip(tiny_corpus, tiny_cfg,
 
 
 @pytest.mark.slow
-def test_a_malformed_validation_record_is_one_line_and_exit_2(tiny_corpus, tmp_path):
+def test_a_malformed_validation_record_is_one_line_and_exit_2(tiny_corpus, tmp_path, monkeypatch, capsys):
+    """``hiersum-train`` in process (its ``main``: exit status and stderr), ``hiersum-prepare`` as a process (the
+    console script end to end)."""
     corpus = write_with_bad_validation_line(tiny_corpus, tmp_path / "corpus")
-    result = run_cli("hiersum-train", train_args(corpus, tmp_path / "run", "debug=fast_dev_run"), check=False)
+    result = run_in_process("hiersum-train", train_args(corpus, tmp_path / "run", "debug=fast_dev_run"), monkeypatch,
+                            capsys)
     assert_usage_error(result.returncode, result.stderr, f"{corpus / 'validation.jsonl'}:3: field 'summary': "
                        "expected a string or a list of strings, found int")
     result = run_cli("hiersum-prepare", [*DATA_OVERRIDES, f"data.path={corpus}",

@@ -1,7 +1,8 @@
 """``hiersum-summarize``: formats, outputs, record errors, usage errors, resuming after ``kill -9``.
 
-In process through ``summarize(cfg)``, except where the process matters (subprocesses): exit
-statuses 2 and 3 with their stderr, the killed run, ``scripts/summarize.py``, the imports at start."""
+In process through ``summarize(cfg)``; the usage errors (exit status 2 and stderr) through the script's ``main``
+in process (:func:`tests.helpers.cli.run_in_process`); subprocesses where the process matters: exit status 3
+of ``scripts/summarize.py`` with its stderr, the killed run, the imports at start."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 
 from hiersum.commands.summarize import summarize
 from hiersum.errors import UsageError
-from tests.helpers.cli import BIN, alias, assert_usage_error, cli_env, run_cli, run_main
+from tests.helpers.cli import BIN, alias, assert_usage_error, cli_env, run_in_process, run_main
 from tests.helpers.paths import PROJECT_ROOT, SAMPLE_DIR
 
 PROG = alias("summarize")
@@ -171,16 +172,16 @@ def test_usage_errors(run_summarize, checkpoint, tmp_path, change, message):
     assert not (tmp_path / "out.jsonl").exists()
 
 
-def test_a_usage_error_exits_2_with_one_line(tmp_path):
+def test_a_usage_error_exits_2_with_one_line(tmp_path, monkeypatch, capsys):
     source = write_lines(tmp_path / "in.jsonl", [json.dumps(sample_records(1)[0])])
-    result = run_cli(PROG, [*base_args(tmp_path / "missing.ckpt", source, tmp_path / "out.jsonl"),
-                            f"hydra.run.dir={tmp_path / 'hydra'}"], check=False)
+    result = run_in_process(PROG, [*base_args(tmp_path / "missing.ckpt", source, tmp_path / "out.jsonl"),
+                                   f"hydra.run.dir={tmp_path / 'hydra'}"], monkeypatch, capsys)
     assert_usage_error(result.returncode, result.stderr, f"{PROG}: error:", "checkpoint not found")
 
 
-def test_an_option_hydra_refuses_exits_2_with_one_line(tmp_path):
-    result = run_cli(PROG, [*base_args("m.ckpt", "in.jsonl", tmp_path / "out.jsonl"), "decode.beam_sise=5",
-                            f"hydra.run.dir={tmp_path / 'hydra'}"], check=False)
+def test_an_option_hydra_refuses_exits_2_with_one_line(tmp_path, monkeypatch, capsys):
+    result = run_in_process(PROG, [*base_args("m.ckpt", "in.jsonl", tmp_path / "out.jsonl"), "decode.beam_sise=5",
+                                   f"hydra.run.dir={tmp_path / 'hydra'}"], monkeypatch, capsys)
     assert_usage_error(result.returncode, result.stderr, f"{PROG}: error:", "beam_sise")
 
 
@@ -193,11 +194,11 @@ def test_options_hydra_refuses_exit_2_in_one_line(option, tmp_path, monkeypatch,
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "hydra").exists()
 
 
-def test_a_training_precision_decoding_lacks_exits_2_in_one_line(tmp_path):
+def test_a_training_precision_decoding_lacks_exits_2_in_one_line(tmp_path, monkeypatch, capsys):
     """``precision`` is ``trainer.precision``'s type; one decoding cannot run (``64-true``) is refused in one line
     naming those it runs, before the checkpoint is read."""
-    result = run_cli(PROG, [*base_args("m.ckpt", "in.jsonl", tmp_path / "out.jsonl"), "precision=64-true",
-                            f"hydra.run.dir={tmp_path / 'hydra'}"], check=False)
+    result = run_in_process(PROG, [*base_args("m.ckpt", "in.jsonl", tmp_path / "out.jsonl"), "precision=64-true",
+                                   f"hydra.run.dir={tmp_path / 'hydra'}"], monkeypatch, capsys)
     assert_usage_error(result.returncode, result.stderr, "precision must be one of 32, 32-true, bf16, bf16-mixed")
     assert not (tmp_path / "out.jsonl").exists()
 

@@ -3,7 +3,9 @@ only what differs; the optimizer and LR schedule are built from the config; chec
 
 from __future__ import annotations
 
+import copy
 import datetime
+import functools
 import shutil
 from dataclasses import replace
 from enum import Enum
@@ -19,7 +21,7 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
-from omegaconf import OmegaConf, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import ValidationError
 from pytorch_lightning.accelerators import CPUAccelerator
 from pytorch_lightning.strategies import DDPStrategy
@@ -76,9 +78,21 @@ def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in (Path(CONFIG_DIR) / group).glob("*.yaml"))
 
 
+@functools.cache
+def _composed(name: str, overrides: tuple[str, ...], config_dir: str) -> DictConfig:
+    """Config ``name`` composed with ``overrides`` (its ``hydra`` node kept), once per worker: this file's ~110
+    compositions took most of its time (each 0.15-0.2 s: Hydra reads and parses the ~30 YAML files again and merges
+    the schemas), a dozen of them the same composition again (``train`` with no override seven times)."""
+    return compose_entry_point(name, overrides, "unset", config_dir=config_dir)
+
+
 def compose_config(name: str, overrides: list[str], tmp_path: Path, config_dir: str = CONFIG_DIR):
-    """The composed config as a task sees it (hydra node removed, ``paths`` resolvable)."""
-    cfg = compose_entry_point(name, overrides, tmp_path, config_dir=config_dir)
+    """The composed config as a task sees it (hydra node removed, ``paths`` resolvable): a copy of the composition
+    of :func:`_composed`, its ``hydra`` node the :class:`HydraConfig` and its run directory ``tmp_path`` (as
+    :func:`tests.helpers.config.compose_config` gives them)."""
+    cfg = copy.deepcopy(_composed(name, tuple(overrides), config_dir))
+    HydraConfig.instance().set_config(cfg)
+    OmegaConf.update(cfg, "paths.output_dir", str(tmp_path), force_add=True)
     with open_dict(cfg):
         del cfg["hydra"]
     return cfg
@@ -314,8 +328,7 @@ def test_evaluate_bootstrap_defaults_are_bootstrap_config(tmp_path):
 def _parent_values(group: str, parent: str, tmp_path: Path) -> dict[str, Any]:
     if parent == "schema":
         return OmegaConf.to_container(OmegaConf.structured(GROUP_SCHEMAS[group]), enum_to_str=True)
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("train", overrides=[f"{group}={parent}", "data.path=/x"])
+    cfg = _composed("train", (f"{group}={parent}", "data.path=/x"), CONFIG_DIR)  # read, not changed: no copy
     return OmegaConf.to_container(cfg[group], enum_to_str=True)
 
 

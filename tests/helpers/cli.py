@@ -1,12 +1,17 @@
-"""Helpers of the CLI tests: run an installed console script (the tests where the process matters),
-or an entry point's ``main`` in process (options that Hydra refuses before the task starts)."""
+"""Helpers of the CLI tests: run an installed console script (the tests where the process matters), a console
+script's ``main`` in process as that script (:func:`run_in_process`: exit status, stdout and stderr, without the
+2.5-7 s of imports a new process pays), or an entry point's ``main`` in process stopped before its task
+(:func:`run_main`: options that Hydra refuses before the task starts)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
 import sys
+import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -49,6 +54,48 @@ def assert_usage_error(returncode: int, stderr: str, *expected: str) -> None:
     assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr, stderr
     for text in expected:
         assert text in stderr, stderr
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What a command run in process by :func:`run_in_process` left: the fields of ``subprocess.CompletedProcess``
+    that the tests read."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+HYDRA_LOGGING_OFF = ["hydra/job_logging=none", "hydra/hydra_logging=none"]
+"""Overrides that keep Hydra from configuring the logging of the tests' process (its handlers would hold pytest's
+captured streams); in a console script Hydra logs to stdout and the run's log file, never to stderr."""
+
+
+def run_in_process(name: str, args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                   *, stdin: str | None = None, env: dict[str, str] | None = None) -> Ran:
+    """Run the console script ``name`` (``hiersum`` or ``hiersum-<action>`` of a Hydra action) with ``args``, as
+    :func:`run_cli` with ``check=False``, but in this process: :func:`hiersum.cli.main.main` with ``sys.argv`` the
+    script's command line (:data:`HYDRA_LOGGING_OFF` added), ``stdin`` its standard input and ``env`` added to its
+    environment. The exit status is the interpreter's: that of ``SystemExit``, 0 on return, 1 and the traceback
+    on stderr for an exception that escapes ``main`` (as with ``HYDRA_FULL_ERROR=1``). Output the test printed
+    before is dropped."""
+    for key, value in (env or {}).items():
+        monkeypatch.setenv(key, value)
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    monkeypatch.setattr(sys, "argv", [str(BIN / name), *args, *HYDRA_LOGGING_OFF])
+    capsys.readouterr()
+    returncode, escaped = 0, ""
+    try:
+        main()
+    except SystemExit as exiting:
+        returncode = exiting.code if isinstance(exiting.code, int) else 0 if exiting.code is None else 1
+        if isinstance(exiting.code, str):
+            print(exiting.code, file=sys.stderr)
+    except Exception as error:  # what the interpreter does with it: the traceback on stderr, exit status 1
+        returncode, escaped = 1, "".join(traceback.format_exception(error))
+    out, err = capsys.readouterr()
+    return Ran(returncode, out, err + escaped)
 
 
 class TaskStarted(BaseException):

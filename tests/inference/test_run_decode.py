@@ -15,7 +15,7 @@ from hiersum.commands.summarize import summarize
 from hiersum.config import ServeConfig
 from hiersum.inference import load_summarizer
 from hiersum.serving.server import checked_serve_config
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_in_process
 
 TEXTS = ["alpha beta gamma.\n\nzeta epsilon delta.", "gamma delta beta.\n\nbeta alpha zeta epsilon."]
 RECORDED = {"min_length": 1, "max_length": 2}  # as if the checkpoint's experiment chose them
@@ -74,12 +74,16 @@ def test_summarize_takes_the_recorded_settings_but_the_fields_given(short_checkp
 
 
 @pytest.mark.slow
-def test_the_summarize_command_reads_which_fields_its_command_line_gave(short_checkpoint, tmp_path):
+def test_the_summarize_command_reads_which_fields_its_command_line_gave(short_checkpoint, tmp_path, monkeypatch,
+                                                                        capsys):
+    """``hiersum-summarize``'s ``main`` in process, on its command line."""
     source = write_input(tmp_path / "in.jsonl")
     recorded, given = tmp_path / "recorded.jsonl", tmp_path / "given.jsonl"
-    run_cli("hiersum-summarize", [f"checkpoint={short_checkpoint}", f"input={source}", f"output={recorded}"])
-    run_cli("hiersum-summarize", [f"checkpoint={short_checkpoint}", f"input={source}", f"output={given}",
-                                  *(f"decode.{name}={value}" for name, value in GIVEN.items())])
+    for output, options in ((recorded, []), (given, [f"decode.{name}={value}" for name, value in GIVEN.items()])):
+        ran = run_in_process("hiersum-summarize", [f"checkpoint={short_checkpoint}", f"input={source}",
+                                                   f"output={output}", *options, f"hydra.run.dir={tmp_path / 'h'}"],
+                             monkeypatch, capsys)
+        assert ran.returncode == 0, ran.stderr  # run_cli's check
     assert summaries(recorded) == python_summaries(short_checkpoint)
     assert summaries(given) == python_summaries(short_checkpoint, **GIVEN)
 
