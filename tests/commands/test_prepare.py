@@ -89,9 +89,11 @@ def test_a_malformed_validation_record_is_one_line_and_exit_2(tiny_corpus, tmp_p
 
 
 @pytest.mark.slow
-def test_evaluate_finds_the_split_the_training_prepared(trained, tiny_cfg, tiny_corpus, tmp_path, monkeypatch):
+def test_evaluate_finds_the_split_the_training_prepared(trained, tiny_cfg, tmp_path, monkeypatch):
     monkeypatch.setattr(prepared_module, "_write_split", lambda *a, **k: pytest.fail("prepared again"))
-    options = [f"data.path={tiny_corpus}", f"checkpoint={trained.run_dir / 'checkpoints' / 'last.ckpt'}",
+    # the corpus and prepared folder of the pytest-xdist worker that trained the session's run (maybe another)
+    monkeypatch.setenv(prepared_module.PREPARED_DIR_VARIABLE, str(trained.prepared_dir))
+    options = [f"data.path={trained.corpus}", f"checkpoint={trained.run_dir / 'checkpoints' / 'last.ckpt'}",
                "split=test", "data.limit_eval_examples=2", "bootstrap.samples=0", "baselines=[lead]",
                "attention_examples=0", "decode.max_length=4", "decode.min_length=0"]
     metrics = evaluate(tiny_cfg(*options, name="evaluate", output_dir=tmp_path / "eval"), options)

@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import logging
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import torch
 from filelock import FileLock
 
 from hiersum.commands.train import train
+from hiersum.data.prepared import PREPARED_DIR_VARIABLE
 from tests.helpers.config import compose_config, device_overrides, train_overrides
 
 
@@ -30,6 +32,10 @@ class TrainedRun:
     stdout: str
     log: list[str]
     """The messages logged by ``hiersum`` (the lines of the run's train.log under Hydra)."""
+    corpus: Path
+    """The corpus it trained on: the tiny corpus of the worker that trained it."""
+    prepared_dir: Path
+    """Where that worker's run prepared the corpus (``$HIERSUM_PREPARED_DIR``): each worker has its own."""
 
 
 class _Lines(logging.Handler):
@@ -51,9 +57,14 @@ def trained(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory, device:
     with FileLock(str(shared) + ".lock"):
         if not record.is_file():
             run = train_tiny_run(tiny_corpus, shared / "run", device)
-            record.write_text(json.dumps({**asdict(run), "run_dir": str(run.run_dir)}), encoding="utf-8")
+            record.write_text(json.dumps({**asdict(run), **{name: str(getattr(run, name)) for name in PATHS}}),
+                              encoding="utf-8")
     fields = json.loads(record.read_text(encoding="utf-8"))
-    return TrainedRun(**{**fields, "run_dir": Path(fields["run_dir"])})
+    return TrainedRun(**{**fields, **{name: Path(fields[name]) for name in PATHS}})
+
+
+PATHS = ("run_dir", "corpus", "prepared_dir")
+"""The fields of :class:`TrainedRun` that are paths (strings in its JSON record)."""
 
 
 def train_tiny_run(tiny_corpus: Path, run_dir: Path, device: torch.device) -> TrainedRun:
@@ -76,7 +87,8 @@ def train_tiny_run(tiny_corpus: Path, run_dir: Path, device: torch.device) -> Tr
         logger.removeHandler(handler)
         logger.setLevel(level)
         torch.set_num_threads(threads)
-    return TrainedRun(run_dir, metrics, stdout.getvalue(), handler.lines)
+    return TrainedRun(run_dir, metrics, stdout.getvalue(), handler.lines, tiny_corpus,
+                      Path(os.environ[PREPARED_DIR_VARIABLE]))
 
 
 @pytest.fixture(scope="session")
