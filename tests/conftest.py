@@ -7,21 +7,25 @@ that the commands and serving tests read (``trained``, ``trained_run``, ``checkp
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import torch
+from filelock import FileLock
 from omegaconf import DictConfig
 
 from hiersum.data.prepared import PREPARED_DIR_VARIABLE
-from hiersum.model import HierSum
+from hiersum.model import HierSum, flops
 from hiersum.model.flops import ROOF_FILE_VARIABLE
 from tests.helpers.config import TinyConfig, compose_config, device_overrides, train_overrides
 from tests.helpers.corpus import write_tiny_corpus
 from tests.helpers.device import full_float32, require_device
 from tests.helpers.model import make_batch, make_model
+from tests.helpers.threads import one_thread
 from tests.helpers.trained import checkpoint, trained, trained_run  # noqa: F401  (session fixtures)
 
 
@@ -62,11 +66,10 @@ def tiny_cfg(tiny_corpus: Path, tmp_path: Path, device: torch.device) -> TinyCon
 
 @pytest.fixture(autouse=True)
 def single_thread() -> Iterator[None]:
-    """Tiny tensors: one intra-op thread is fastest, and safe from OpenMP stalls under load."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    """Tiny tensors: one intra-op thread is fastest, and safe from OpenMP stalls under load
+    (:func:`tests.helpers.threads.one_thread`)."""
+    with one_thread():
+        yield
 
 
 @contextlib.contextmanager
@@ -103,7 +106,25 @@ def cpu_roof_file(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> I
     else:
         path = tmp_path_factory.getbasetemp().parent / "cpu_roof.json"
     with environment_variable(ROOF_FILE_VARIABLE, str(path)):
+        with FileLock(f"{path}.lock"):
+            if not path.is_file():
+                measure_session_roofs()
         yield path
+
+
+SESSION_ROOF_DTYPES = (torch.float32, torch.bfloat16)
+"""The roofs the tests' runs read: fp32, and bf16 (the bf16-mixed and bf16-true runs)."""
+
+
+def measure_session_roofs() -> None:
+    """The CPU roofs of the session's runs, at their one intra-op thread (the ``single_thread`` fixture's, and
+    ``OMP_NUM_THREADS=1`` of the console scripts the tests start), measured in 2 rounds of 0.2 s instead of
+    :func:`hiersum.model.flops.cpu_roof`'s 5 of 2 s: 1 s of the session, not 10 s a dtype in the first run
+    of each (the MFU the tests check is only below 1). The measurement itself is tests/model/test_flops.py's."""
+    with one_thread(), mock.patch.object(flops, "measure_matmul_roof",
+                                         functools.partial(flops.measure_matmul_roof, rounds=2, seconds=0.2)):
+        for dtype in SESSION_ROOF_DTYPES:
+            flops.cpu_roof(dtype)
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from hiersum.commands.evaluate import evaluate
 from hiersum.commands.train import train
 from tests.data.test_datasets_corpora import native_records, write_corpus
 from tests.helpers.config import compose_config, device_overrides, train_overrides
+from tests.helpers.threads import one_thread
 
 pytestmark = pytest.mark.slow
 
@@ -43,13 +44,8 @@ def without_test(tmp_path_factory: pytest.TempPathFactory, device: torch.device)
     """(corpus, metrics, stdout) of ``hiersum train data=cnndm`` on a corpus of train and validation only."""
     folder = cnndm_corpus(tmp_path_factory.mktemp("cnndm") / "corpus", "train", "validation")
     cfg = train_config(folder, tmp_path_factory.mktemp("trained") / "run", device)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # module fixtures start before the autouse single_thread
-    try:
-        with contextlib.redirect_stdout(io.StringIO()) as stdout:
-            metrics = train(cfg)
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(), contextlib.redirect_stdout(io.StringIO()) as stdout:
+        metrics = train(cfg)
     return folder, metrics, stdout.getvalue()
 
 

@@ -22,6 +22,7 @@ import torch
 from hiersum.commands.train import train
 from hiersum.training.trackers import MLFLOW_FILE_STORE
 from tests.helpers.config import compose_config, device_overrides, train_overrides
+from tests.helpers.threads import one_thread
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +55,7 @@ def tracked(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory, device:
         patch.delenv(MLFLOW_FILE_STORE)
         for variable in ("WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR"):  # nothing in the home folder
             patch.setenv(variable, str(folder / variable.lower()))
-        with contextlib.redirect_stdout(io.StringIO()):
+        with one_thread(), contextlib.redirect_stdout(io.StringIO()):
             metrics = train(cfg)
     return TrackedRun(run_dir, store, metrics)
 

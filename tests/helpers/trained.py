@@ -22,6 +22,7 @@ from filelock import FileLock
 from hiersum.commands.train import train
 from hiersum.data.prepared import PREPARED_DIR_VARIABLE
 from tests.helpers.config import compose_config, device_overrides, train_overrides
+from tests.helpers.threads import one_thread
 
 
 @dataclass(frozen=True)
@@ -75,18 +76,16 @@ def train_tiny_run(tiny_corpus: Path, run_dir: Path, device: torch.device) -> Tr
         "callbacks.model_checkpoint.monitor=val/rougeL", "callbacks.model_checkpoint.mode=max",
         "callbacks.model_checkpoint.save_top_k=2",
     ), run_dir)
-    logger, handler, threads = logging.getLogger("hiersum"), _Lines(), torch.get_num_threads()
+    logger, handler = logging.getLogger("hiersum"), _Lines()
     level = logger.level
     logger.setLevel(logging.INFO)
     logger.addHandler(handler)
-    torch.set_num_threads(1)  # session fixtures start before the autouse single_thread
     try:
-        with contextlib.redirect_stdout(io.StringIO()) as stdout:
+        with one_thread(), contextlib.redirect_stdout(io.StringIO()) as stdout:
             metrics = train(cfg)
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
-        torch.set_num_threads(threads)
     return TrainedRun(run_dir, metrics, stdout.getvalue(), handler.lines, tiny_corpus,
                       Path(os.environ[PREPARED_DIR_VARIABLE]))
 
