@@ -1,9 +1,9 @@
 """Long runs of ``hiersum-train``: a run killed with SIGKILL in its first epoch (a real process) and rerun with
 ``ckpt_path`` ends with the weights, global step, learning rates and logged losses of the same run uninterrupted;
 a run resumed twice, the first time from an epoch's last batch, ends as the run never stopped; a diverging run
-stops with one line and writes no non-finite checkpoint. Runs that end by themselves (the references and the
-resumes) run in this process, by ``train(cfg)`` as the console script calls it (the ~6 s of imports a process
-pays is most of a tiny run). The DDP run killed as a whole and resumed is Lightning's launcher test of
+stops with one line and writes no non-finite checkpoint. Runs that end by themselves (the references, the
+resumes, the diverging run) run in this process, as the console script runs them (the ~6 s of imports a process
+pays is most of a tiny run). DDP runs killed and resumed: Lightning's launcher test of
 tests/training/test_dead_worker.py."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from hiersum.commands.train import train
-from tests.helpers.cli import BIN, cli_env, train_args
+from tests.helpers.cli import BIN, cli_env, run_in_process, train_args
 from tests.helpers.config import compose_config, train_overrides
 from tests.helpers.logged import train_rows
 
@@ -120,12 +120,13 @@ def test_a_run_resumed_from_an_epochs_last_batch_then_resumed_again_ends_as_the_
         torch.testing.assert_close(resumed["state_dict"][name], weight, rtol=0, atol=1e-6, msg=name)
 
 
-def test_a_diverging_run_stops_with_one_line_and_no_nonfinite_checkpoint(tiny_corpus, tmp_path):
+def test_a_diverging_run_stops_with_one_line_and_no_nonfinite_checkpoint(tiny_corpus, tmp_path, monkeypatch, capsys):
     run_dir = tmp_path / "diverging"
-    process = start(tiny_corpus, run_dir, "optim.scheduler.lr=1e6", "optim.scheduler.warmup_steps=1",
-                    "optim.max_consecutive_skips=4")
-    _, stderr = process.communicate(timeout=600)
-    assert process.returncode == 1, stderr[-3000:]
+    ran = run_in_process("hiersum-train", train_args(tiny_corpus, run_dir, *RUN, "optim.scheduler.lr=1e6",
+                                                     "optim.scheduler.warmup_steps=1", "optim.max_consecutive_skips=4"),
+                         monkeypatch, capsys)
+    stderr = ran.stderr
+    assert ran.returncode == 1, stderr[-3000:]
     lines = [line for line in stderr.splitlines() if line.startswith("hiersum-train:")]
     assert len(lines) == 1 and "Traceback" not in stderr, stderr[-3000:]
     assert "training diverged at step" in lines[0] and "4 updates in a row" in lines[0] and "train-0000" in lines[0]
