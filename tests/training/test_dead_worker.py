@@ -5,7 +5,8 @@
   interrupted;
 - Lightning's own launcher: rank 1 SIGKILLed at a random step, then rank 0 of the resumed job at a later one;
   each job ends in bounded time with one last line naming the lost rank and the command that resumes, no
-  process of it left; the second resumed job ends with the weights of the run never interrupted;
+  process of it left; the second resumed job ends with the weights, logged losses and learning rates, and
+  tokenizer of the run never interrupted;
 - SLURM: SIGUSR1 before the time limit; Lightning's auto-requeue saves ``hpc_ckpt_1.ckpt`` in the job's run
   directory and calls ``scontrol requeue`` (a stand-in on PATH records it, then ends the job as SLURM does);
   the requeued job resumes from it and trains to the end.
