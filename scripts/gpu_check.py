@@ -67,8 +67,9 @@ class Context:
     def script(self, name: str) -> list[str]:
         return [self.python, str(ROOT / "scripts" / name)]
 
-    def hiersum(self, *overrides: str, run: str) -> list[str]:
-        return [self.python, "-m", "hiersum", "train", *overrides, f"hydra.run.dir={self.out / run}"]
+    def hiersum(self, *overrides: str, run: str, action: str = "train") -> list[str]:
+        """``hiersum <action>`` with ``overrides``, its run directory ``out/<run>``."""
+        return [self.python, "-m", "hiersum", action, *overrides, f"hydra.run.dir={self.out / run}"]
 
 
 @dataclass(frozen=True)
@@ -249,10 +250,10 @@ def _cnndm_commands(context: Context) -> list[list[str]]:
                             "trainer.val_check_interval=250", "trainer.check_val_every_n_epoch=null",
                             "checkpoint_every_n_steps=100", "eval_split=null",
                             "logger=csv", run="cnndm_gpu")
-    evaluate = [context.python, "-m", "hiersum", "evaluate", f"checkpoint={run_dir / 'checkpoints' / 'last.ckpt'}",
-                f"data.path={_cnndm(context)}", "split=validation", f"data.limit_eval_examples={CNNDM_EVAL_ARTICLES}",
-                "device=cuda", "baselines=[lead,lead3]", "workers=8", "attention_examples=0",
-                f"hydra.run.dir={context.out / 'cnndm_gpu_evaluate'}"]
+    evaluate = context.hiersum(f"checkpoint={run_dir / 'checkpoints' / 'last.ckpt'}", f"data.path={_cnndm(context)}",
+                               "split=validation", f"data.limit_eval_examples={CNNDM_EVAL_ARTICLES}", "device=cuda",
+                               "baselines=[lead,lead3]", "workers=8", "attention_examples=0",
+                               run="cnndm_gpu_evaluate", action="evaluate")
     return [train, evaluate]
 
 

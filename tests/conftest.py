@@ -15,7 +15,6 @@ from unittest import mock
 
 import pytest
 import torch
-from filelock import FileLock
 from omegaconf import DictConfig
 
 from hiersum.data.prepared import PREPARED_DIR_VARIABLE
@@ -25,6 +24,7 @@ from tests.helpers.config import TinyConfig, compose_config, device_overrides, t
 from tests.helpers.corpus import write_tiny_corpus
 from tests.helpers.device import full_float32, require_device
 from tests.helpers.model import make_batch, make_model
+from tests.helpers.shared import made_once
 from tests.helpers.threads import one_thread
 from tests.helpers.trained import checkpoint, trained, trained_run  # noqa: F401  (session fixtures)
 
@@ -98,20 +98,19 @@ def prepared_corpora(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 @pytest.fixture(scope="session", autouse=True)
 def cpu_roof_file(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[Path]:
     """The CPU roof of the session's runs (``$HIERSUM_CPU_ROOF_FILE``, inherited by the CLI subprocesses) is
-    measured once into a temporary file, not the user's cache; under pytest-xdist one file of the whole session,
-    above each worker's folder (a measurement takes 10 s of the CPU a thread count: each worker's own file
-    measured each again)."""
-    if worker_id == "master":  # no xdist: this process alone
-        path = tmp_path_factory.mktemp("roof") / "cpu_roof.json"
-    else:
-        path = tmp_path_factory.getbasetemp().parent / "cpu_roof.json"
+    measured once into a temporary file, not the user's cache; under pytest-xdist one file of the whole session
+    (:func:`tests.helpers.shared.made_once`: each worker's own file measured each again)."""
+
+    def make(folder: Path) -> None:
+        with environment_variable(ROOF_FILE_VARIABLE, str(folder / ROOF_FILE)):
+            measure_session_roofs()
+
+    path = made_once(tmp_path_factory, worker_id, "cpu-roof", make) / ROOF_FILE
     with environment_variable(ROOF_FILE_VARIABLE, str(path)):
-        with FileLock(f"{path}.lock"):
-            if not path.is_file():
-                measure_session_roofs()
         yield path
 
 
+ROOF_FILE = "cpu_roof.json"
 SESSION_ROOF_DTYPES = (torch.float32, torch.bfloat16)
 """The roofs the tests' runs read: fp32, and bf16 (the bf16-mixed and bf16-true runs)."""
 
@@ -120,9 +119,10 @@ def measure_session_roofs() -> None:
     """The CPU roofs of the session's runs, at their one intra-op thread (the ``single_thread`` fixture's, and
     ``OMP_NUM_THREADS=1`` of the console scripts the tests start), measured in 2 rounds of 0.2 s instead of
     :func:`hiersum.model.flops.cpu_roof`'s 5 of 2 s: 1 s of the session, not 10 s a dtype in the first run
-    of each (the MFU the tests check is only below 1). The measurement itself is tests/model/test_flops.py's."""
-    with one_thread(), mock.patch.object(flops, "measure_matmul_roof",
-                                         functools.partial(flops.measure_matmul_roof, rounds=2, seconds=0.2)):
+    of each (the MFU the tests check is only below 1); the thread count is :func:`made_once`'s. The measurement
+    itself is tests/model/test_flops.py's."""
+    with mock.patch.object(flops, "measure_matmul_roof",
+                           functools.partial(flops.measure_matmul_roof, rounds=2, seconds=0.2)):
         for dtype in SESSION_ROOF_DTYPES:
             flops.cpu_roof(dtype)
 

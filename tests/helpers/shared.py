@@ -1,6 +1,7 @@
 """Runs made once for the whole test session: under pytest-xdist the workers share one folder above their own,
-and the first worker to need a run makes it there under a file lock while the others wait, then read it (as
-:mod:`tests.helpers.trained` does for the tiny trained run). The tests only read what is made."""
+and the first worker to need a run makes it there under a file lock while the others wait, then read it: the
+tiny trained run (:mod:`tests.helpers.trained`), the CPU roofs, the precision matrix's runs, the uninterrupted
+DDP run. The tests only read what is made."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """The tiny run the commands and serving tests read: a tiny model trained once per session, in process, by
 ``train(cfg)`` of ``hiersum-train`` (two epochs, checkpoints selected on validation ROUGE, the test split scored).
 Session fixtures, registered for every test by ``tests/conftest.py``. Under pytest-xdist the workers share one
-run: the first to need it trains it in the folder of the whole session, under a file lock, and writes what
-``train`` returned beside it; the others read that (the tests only read the run; one that changes it copies it)."""
+run: the first to need it trains it in the folder of the whole session, under a file lock
+(:func:`tests.helpers.shared.made_once`), and writes what ``train`` returned beside it; the others read that (the
+tests only read the run; one that changes it copies it)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,11 @@ from typing import Any
 
 import pytest
 import torch
-from filelock import FileLock
 
 from hiersum.commands.train import train
 from hiersum.data.prepared import PREPARED_DIR_VARIABLE
 from tests.helpers.config import compose_config, device_overrides, train_overrides
-from tests.helpers.threads import one_thread
+from tests.helpers.shared import made_once
 
 
 @dataclass(frozen=True)
@@ -51,19 +51,18 @@ class _Lines(logging.Handler):
 @pytest.fixture(scope="session")
 def trained(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory, device: torch.device,
             worker_id: str) -> TrainedRun:
-    if worker_id == "master":  # no xdist: this process alone
-        return train_tiny_run(tiny_corpus, tmp_path_factory.mktemp("trained") / "run", device)
-    shared = tmp_path_factory.getbasetemp().parent / f"trained-{device}"  # the session's, above each worker's
-    record = shared / "trained.json"
-    with FileLock(str(shared) + ".lock"):
-        if not record.is_file():
-            run = train_tiny_run(tiny_corpus, shared / "run", device)
-            record.write_text(json.dumps({**asdict(run), **{name: str(getattr(run, name)) for name in PATHS}}),
-                              encoding="utf-8")
-    fields = json.loads(record.read_text(encoding="utf-8"))
+    def make(folder: Path) -> None:
+        run = train_tiny_run(tiny_corpus, folder / "run", device)
+        (folder / RECORD).write_text(json.dumps({**asdict(run), **{name: str(getattr(run, name)) for name in PATHS}}),
+                                     encoding="utf-8")
+
+    fields = json.loads((made_once(tmp_path_factory, worker_id, f"trained-{device}", make) / RECORD)
+                        .read_text(encoding="utf-8"))
     return TrainedRun(**{**fields, **{name: Path(fields[name]) for name in PATHS}})
 
 
+RECORD = "trained.json"
+"""What ``train`` returned and logged, beside the run (the workers that did not train it read it)."""
 PATHS = ("run_dir", "corpus", "prepared_dir")
 """The fields of :class:`TrainedRun` that are paths (strings in its JSON record)."""
 
@@ -81,7 +80,7 @@ def train_tiny_run(tiny_corpus: Path, run_dir: Path, device: torch.device) -> Tr
     logger.setLevel(logging.INFO)
     logger.addHandler(handler)
     try:
-        with one_thread(), contextlib.redirect_stdout(io.StringIO()) as stdout:
+        with contextlib.redirect_stdout(io.StringIO()) as stdout:  # at made_once's one thread
             metrics = train(cfg)
     finally:
         logger.removeHandler(handler)
