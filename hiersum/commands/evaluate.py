@@ -32,7 +32,8 @@ from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
-from hiersum.evaluation.report import Attention, library_versions, report_outputs, write_report
+from hiersum.evaluation.report import Attention, library_versions, write_report
+from hiersum.evaluation.report_files import report_outputs
 from hiersum.evaluation.scoring import ScoringConfig, score_split
 from hiersum.evaluation.split import decode_split, reference_token_scores
 from hiersum.inference.pipeline import load_summarizer

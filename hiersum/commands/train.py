@@ -31,8 +31,7 @@ from hiersum.data.corpus_splits import DATA_ERRORS, existing_split_files
 from hiersum.data.formats.registry import format_spec
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped
-from hiersum.evaluation.report import report_outputs, write_report
-from hiersum.evaluation.split import evaluate_split
+from hiersum.evaluation.report_files import report_outputs
 from hiersum.training.dry_run import print_dry_run
 from hiersum.training.fit import FitStopped, fit
 from hiersum.training.launchers import launched_job
@@ -68,6 +67,10 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     skipped = count_skipped(metrics, errors_file if errors_file.is_file() else None)
     written: dict[str, Path] = {}
     if cfg.eval_split and fitted.is_global_zero:
+        # imported here: the other ranks, and runs that score nothing, do without rouge-score, nltk and scipy
+        from hiersum.evaluation.report import write_report
+        from hiersum.evaluation.split import evaluate_split
+
         # in float32 (a checkpoint loads so; the fitted network is bfloat16 after trainer.precision=bf16-true)
         model = load_network(fitted.best_checkpoint).model if fitted.best_checkpoint else fitted.model.float()
         if cfg.compile:

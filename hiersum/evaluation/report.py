@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from hiersum.atomic import write_text_atomically
-from hiersum.data.corpus_splits import DATA_ERRORS
 from hiersum.evaluation import plots
 from hiersum.evaluation.metrics import NGRAM_ORDERS, ROUGE_TYPES
+from hiersum.evaluation.report_files import REPORT_FILES
 
 # (metrics key, column header) of the results table, in order.
 TABLE_COLUMNS = (
@@ -461,18 +461,6 @@ def write_scores_csv(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Non
     writer.writerow(header)
     writer.writerows([row.get(key, "") for key in header] for row in rows)
     write_text_atomically(path, buffer.getvalue())
-
-
-REPORT_FILES = {"metrics": "metrics.json", "report": "report.md", "html": "report.html",
-                "predictions": "predictions.jsonl", "scores": "scores.csv"}
-"""The files :func:`write_report` writes in a run directory, by the keys it returns them under."""
-
-
-def report_outputs(run_dir: str | Path) -> dict[str, Path]:
-    """``{"report file NAME": path}`` for every file :func:`write_report` and the data stage
-    (``data_errors.jsonl``) may write in ``run_dir``: what a command checks against its inputs."""
-    names = [*REPORT_FILES.values(), DATA_ERRORS]
-    return {f"report file {name}": Path(run_dir) / name for name in names}
 
 
 def write_report(
