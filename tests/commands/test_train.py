@@ -1,5 +1,6 @@
 """``hiersum-train``: the session's tiny run (in process: checkpoints, logs, validation ROUGE, the test
-report), DDP on two CPU processes and a refused option (subprocesses: there the process matters)."""
+report) and a refused option (a subprocess: there the process matters). DDP on two CPU processes is
+tests/training/test_dead_worker.py's run never interrupted (both ranks train, rank 0 alone scores)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import alias, assert_usage_error, run_cli, run_main, train_args
-from tests.helpers.probes import probe_overrides, read_probes
+from tests.helpers.cli import alias, assert_usage_error, run_cli, run_main
 
 PROG = alias("train")
 
@@ -57,29 +57,6 @@ def test_train_saves_the_best_checkpoints_by_validation_rouge_and_the_last(train
     rouge = [float(row["val/rougeL"]) for row in rows if row.get("val/rougeL")]
     assert len(rouge) == 2 and all(0.0 <= value <= 100.0 for value in rouge)
     assert sum(1 for row in rows if row.get("train/loss")) >= 2  # log_every_n_steps=1
-
-
-def test_ddp_two_cpu_processes_train_a_few_steps_then_rank_zero_evaluates(tiny_corpus, tmp_path):
-    """The ranks Lightning starts run the command again, here ``hiersum-train``; as ``hiersum train``:
-    tests/training/test_dead_worker.py::test_lightnings_launcher_ends_in_bounded_time_naming_the_lost_rank_and_resumes,
-    whose resumed job ends with the weights of a 2-rank run and says its run directory once."""
-    run_dir, probes = tmp_path / "ddp", tmp_path / "probes"
-    result = run_cli("hiersum-train", train_args(
-        tiny_corpus, run_dir, "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2",
-        "trainer.max_steps=3", "trainer.max_epochs=1", "trainer.limit_val_batches=2", "data.limit_eval_examples=4",
-        "trainer.log_every_n_steps=1", "callbacks=none", *probe_overrides(probes),
-    ))
-    ranks = read_probes(probes)
-    assert sorted(ranks) == [0, 1], result.stderr[-3000:]
-    steps = ranks[0]["global_step"]
-    assert 1 <= steps <= 3 and all((r["world_size"], r["global_step"]) == (2, steps) for r in ranks.values()), ranks
-    assert result.stdout.count("run directory:") == 1 and f"run directory: {run_dir}" in result.stdout
-    with open(run_dir / "csv" / "metrics.csv", newline="") as handle:
-        assert any(row.get("train/loss") for row in csv.DictReader(handle))
-    assert (run_dir / ".hydra" / "config.yaml").is_file()
-    # the test split is scored by rank 0 alone, after the other rank has returned (no metric sync)
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    assert metrics["n_examples"] == 4 and metrics["test"]["model"]["perplexity"] > 1.0
 
 
 def test_an_option_hydra_refuses_is_a_usage_error(tmp_path):

@@ -11,6 +11,9 @@
   directory and calls ``scontrol requeue`` (a stand-in on PATH records it, then ends the job as SLURM does);
   the requeued job resumes from it and trains to the end.
 
+The run never interrupted is itself checked as a 2-process run: both ranks train every step, and rank 0 alone
+scores the test split and says the run directory.
+
 Every wait has a deadline: a rank that waits forever fails the test instead of hanging it. The kill step is
 drawn at random (printed, so a failure can be replayed with ``HIERSUM_KILL_STEP=N``; the second kill of the
 Lightning launcher's test with ``HIERSUM_SECOND_KILL_STEP=M``). The run never interrupted, which the resumed
@@ -19,6 +22,7 @@ ones are compared with, is trained once for the session: the pytest-xdist worker
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -36,6 +40,7 @@ import torch
 from tests.helpers.cli import BIN, cli_env, train_args
 from tests.helpers.config import train_overrides
 from tests.helpers.logged import train_rows
+from tests.helpers.probes import probe_overrides, read_probes
 from tests.helpers.shared import made_once
 
 pytestmark = pytest.mark.slow
@@ -43,9 +48,11 @@ pytestmark = pytest.mark.slow
 STEP_EVERY = 3
 EPOCHS = 6
 STEPS = EPOCHS * 5  # 40 examples in batches of at most 4 over 2 ranks: 5 steps an epoch
-RUN = ["model.dropout=0.1", "data.max_batch_size=4", f"trainer.max_epochs={EPOCHS}", "trainer.limit_val_batches=2",
-       "trainer.num_sanity_val_steps=0", "eval_split=null", "trainer.log_every_n_steps=1",
-       f"checkpoint_every_n_steps={STEP_EVERY}"]
+TRAINING = ["model.dropout=0.1", "data.max_batch_size=4", f"trainer.max_epochs={EPOCHS}", "trainer.limit_val_batches=2",
+            "trainer.num_sanity_val_steps=0", "trainer.log_every_n_steps=1", f"checkpoint_every_n_steps={STEP_EVERY}"]
+RUN = [*TRAINING, "eval_split=null"]
+"""The runs that are killed and resumed: they score nothing (the one never interrupted scores 4 test examples)."""
+EVALUATED = 4
 DDP_TIMEOUT = 30
 DDP = ["trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2", f"ddp_timeout={DDP_TIMEOUT}"]
 DEADLINE = 600
@@ -163,9 +170,26 @@ def uninterrupted(tiny_corpus, tmp_path_factory, worker_id) -> Path:
 
     def make(folder: Path) -> None:
         log = folder / "uninterrupted.log"
-        finish(start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, folder / "run", *RUN, *DDP)], log), log)
+        scored = ["eval_split=test", f"data.limit_eval_examples={EVALUATED}", *probe_overrides(folder / "probes")]
+        finish(start([str(BIN / "hiersum-train"), *train_args(tiny_corpus, folder / "run", *TRAINING, *scored, *DDP)],
+                     log), log)
 
     return made_once(tmp_path_factory, worker_id, "dead-worker-uninterrupted", make) / "run"
+
+
+def test_two_ranks_train_every_step_then_rank_zero_alone_scores_the_test_split(uninterrupted):
+    """The run never interrupted, as any 2-process run: the ranks Lightning starts run the command again (here
+    ``hiersum-train``; as ``hiersum train``: the Lightning launcher's test below, whose resumed jobs say their run
+    directory once too); both train every step; rank 0 scores the test split after the other rank has returned
+    (no metric sync) and alone says the run directory."""
+    ranks = read_probes(uninterrupted.parent / "probes")
+    assert sorted(ranks) == [0, 1], ranks
+    assert all((r["world_size"], r["global_step"]) == (2, STEPS) for r in ranks.values()), ranks
+    output = (uninterrupted.parent / "uninterrupted.log").read_text()
+    assert output.count("run directory:") == 1 and f"run directory: {uninterrupted}" in output, output[-5000:]
+    assert (uninterrupted / ".hydra" / "config.yaml").is_file() and train_rows(uninterrupted)  # losses logged
+    metrics = json.loads((uninterrupted / "metrics.json").read_text())
+    assert metrics["n_examples"] == EVALUATED and metrics["test"]["model"]["perplexity"] > 1.0
 
 
 def test_torchrun_restarts_a_killed_worker_from_the_runs_last_checkpoint(tiny_corpus, tmp_path, uninterrupted):
