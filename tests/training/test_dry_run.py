@@ -5,8 +5,14 @@ lean tracker finds MemTracker's own peak, and the precisions sharing a fake modu
 
 from __future__ import annotations
 
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 import torch
+from omegaconf import DictConfig
 from torch.distributed._tools.mem_tracker import MemTracker
 
 from hiersum.commands.composed import command_config
@@ -16,20 +22,42 @@ from hiersum.data.schema import Batch
 from hiersum.training import dry_run as dry_run_module
 from hiersum.training.dry_run import StepMemory, dry_run, fake_training, run_tokenizer, step_memory, worst_batch
 from hiersum.training.module import HierSumModule, module_hparams
+from tests.helpers.config import compose_config, device_overrides, train_overrides
+from tests.helpers.threads import one_thread
 
 
 def typed(tiny_cfg, *overrides: str) -> TrainConfig:
     return command_config(tiny_cfg(*overrides), TrainConfig, usage="test")
 
 
+@dataclass(frozen=True)
+class PrintedDryRun:
+    cfg: DictConfig
+    out: str
+    """What it printed."""
+    result: dict
+    """What ``train`` returned under ``dry_run``."""
+
+
+@pytest.fixture(scope="module")
+def printed_dry_run(tiny_corpus, tmp_path_factory, device) -> PrintedDryRun:
+    """``hiersum train dry_run=true trainer.precision=bf16-true`` on the tiny corpus, run once for the module (its
+    fake steps run in forked processes: 5-10 s)."""
+    overrides = train_overrides(tiny_corpus, *device_overrides("train", device), "dry_run=true",
+                                "trainer.precision=bf16-true")
+    cfg = compose_config("train", overrides, tmp_path_factory.mktemp("dry_run") / "run")
+    with one_thread(), contextlib.redirect_stdout(io.StringIO()) as printed:
+        result = train(cfg)["dry_run"]
+    return PrintedDryRun(cfg, printed.getvalue(), result)
+
+
 @pytest.mark.slow  # fake steps under MemTracker in forked processes: 10-20 s each
-def test_a_dry_run_prints_its_table_and_trains_nothing(tiny_cfg, tmp_path, capsys):
-    result = train(tiny_cfg("dry_run=true", "trainer.precision=bf16-true"))["dry_run"]
-    out = capsys.readouterr().out
+def test_a_dry_run_prints_its_table_and_trains_nothing(printed_dry_run):
+    out, result = printed_dry_run.out, printed_dry_run.result
     assert "| precision | weights | gradients | optimizer state |" in out and "| 80 GB GPU |" in out
     assert [step["precision"] for step in result["steps"]] == ["32-true", "bf16-mixed", "bf16-true"]
     assert all(f"| {step['precision']} |" in out for step in result["steps"])
-    assert not (tmp_path / "run" / "checkpoints").exists()
+    assert not (Path(printed_dry_run.cfg.paths.output_dir) / "checkpoints").exists()
     assert set(result["batch"]) == set("BPTS") and min(result["batch"].values()) >= 1  # the largest batch's shape
     n, (fp32, mixed, true) = result["n_parameters"], result["steps"]
     assert fp32["parameters"] == mixed["parameters"] == 4 * n and true["parameters"] == 2 * n
@@ -40,7 +68,6 @@ def test_a_dry_run_prints_its_table_and_trains_nothing(tiny_cfg, tmp_path, capsy
     assert mixed["activations"] < fp32["activations"] and true["total"] < fp32["total"]
 
 
-@pytest.mark.slow  # fake steps under MemTracker in forked processes: 10-20 s each
 def fp32_step(cfg: TrainConfig) -> tuple[Batch, StepMemory]:
     """The largest batch of ``cfg`` and the fp32 step of :func:`dry_run` on it (its first row), alone: the other
     precisions' fake steps (in forked processes) are the dry run's own tests'."""
@@ -49,6 +76,7 @@ def fp32_step(cfg: TrainConfig) -> tuple[Batch, StepMemory]:
     return batch, step_memory(fake_training(cfg, tokenizer, cfg.tokenizer.vocab_size, None), batch, "32-true")[1]
 
 
+@pytest.mark.slow  # two fake steps under MemTracker
 def test_a_larger_batch_needs_more_memory(tiny_cfg):
     (small_batch, small), (large_batch, large) = (fp32_step(typed(tiny_cfg, f"data.batch_tokens={tokens}"))
                                                   for tokens in (1024, 4096))
@@ -81,11 +109,10 @@ def test_the_estimate_agrees_with_memtracker_on_a_real_step(tiny_cfg):
 
 
 @pytest.mark.slow  # fake steps under MemTracker in forked processes: 10-20 s each
-def test_the_lean_tracker_finds_memtrackers_own_peak(tiny_cfg, monkeypatch):
-    cfg = typed(tiny_cfg, "trainer.precision=bf16-true")
-    lean = dry_run(cfg).steps
+def test_the_lean_tracker_finds_memtrackers_own_peak(printed_dry_run, monkeypatch):
     monkeypatch.setattr(dry_run_module, "StepPeakTracker", MemTracker)
-    assert dry_run(cfg).steps == lean
+    with_memtracker = dry_run(command_config(printed_dry_run.cfg, TrainConfig, usage="test"))
+    assert with_memtracker.as_dict()["steps"] == printed_dry_run.result["steps"]  # the lean tracker's figures
 
 
 @pytest.mark.slow  # fake steps under MemTracker: 10-20 s
