@@ -271,12 +271,6 @@ def test_summarize_and_rank_load_no_nltk_or_scipy():
                             {"nltk", "scipy", "rouge_score"}) == []
 
 
-def test_train_loads_no_rouge_or_nltk_until_it_scores():
-    """``hiersum train`` imports the evaluation (rouge-score, and nltk with it: 1.5 s) only where it scores the
-    split: DDP ranks other than 0, killed and resumed jobs, and runs with ``eval_split=null`` start without it."""
-    assert loaded_libraries(["hiersum.commands.train", "hiersum.cli.main"], {"nltk", "rouge_score"}) == []
-
-
 def test_importing_the_fence_loads_no_library():
     """``hiersum.private_apis`` imports every library inside the function that uses it: importing it loads none
     (so that every stage may import it)."""

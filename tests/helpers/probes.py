@@ -7,18 +7,22 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
 import torch
 
+SCORING_LIBRARIES = ("nltk", "rouge_score")
+"""What the evaluation imports (1.5 s of a start): a run has them loaded only once it scores."""
+
 
 class RunProbe(pl.Callback):
-    """Records the world size and rank, the encoder's class, whether the network copies (``model.copy_attention``),
-    the first training batch's ``src`` and ``paragraph_graph`` shapes, how much that batch's graph moves the
-    inter-paragraph attention (max absolute difference to an all-zero graph, i.e. to no graph bias), the steps
-    trained and some Trainer settings."""
+    """Records the world size and rank, the scoring libraries loaded by the end of the fit, the encoder's class,
+    whether the network copies (``model.copy_attention``), the first training batch's ``src`` and
+    ``paragraph_graph`` shapes, how much that batch's graph moves the inter-paragraph attention (max absolute
+    difference to an all-zero graph, i.e. to no graph bias), the steps trained and some Trainer settings."""
 
     def __init__(self, folder: str):
         self.folder = Path(folder)
@@ -47,6 +51,7 @@ class RunProbe(pl.Callback):
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         record = {**self.seen, "world_size": trainer.world_size, "global_rank": trainer.global_rank,
+                  "scoring_libraries": sorted(name for name in SCORING_LIBRARIES if name in sys.modules),
                   "global_step": trainer.global_step, "precision": trainer.precision,
                   "limit_train_batches": trainer.limit_train_batches, "val_check_interval": trainer.val_check_interval}
         (self.folder / f"rank{trainer.global_rank}.json").write_text(json.dumps(record), encoding="utf-8")

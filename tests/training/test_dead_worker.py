@@ -180,11 +180,13 @@ def uninterrupted(tiny_corpus, tmp_path_factory, worker_id) -> Path:
 def test_two_ranks_train_every_step_then_rank_zero_alone_scores_the_test_split(uninterrupted):
     """The run never interrupted, as any 2-process run: the ranks Lightning starts run the command again (here
     ``hiersum-train``; as ``hiersum train``: the Lightning launcher's test below, whose resumed jobs say their run
-    directory once too); both train every step; rank 0 scores the test split after the other rank has returned
-    (no metric sync) and alone says the run directory."""
+    directory once too); both train every step, neither with the evaluation imported; rank 0 scores the test
+    split after the other rank has returned (no metric sync) and alone says the run directory."""
     ranks = read_probes(uninterrupted.parent / "probes")
     assert sorted(ranks) == [0, 1], ranks
     assert all((r["world_size"], r["global_step"]) == (2, STEPS) for r in ranks.values()), ranks
+    # the ranks trained without the evaluation's imports (rouge-score, nltk): only rank 0 loads them, to score
+    assert all(r["scoring_libraries"] == [] for r in ranks.values()), ranks
     output = (uninterrupted.parent / "uninterrupted.log").read_text()
     assert output.count("run directory:") == 1 and f"run directory: {uninterrupted}" in output, output[-5000:]
     assert (uninterrupted / ".hydra" / "config.yaml").is_file() and train_rows(uninterrupted)  # losses logged
