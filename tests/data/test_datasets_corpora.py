@@ -22,7 +22,7 @@ from hiersum.data.selection import EncodingConfig
 from hiersum.errors import UsageError
 from tests.data.test_wikisum import SpecialTokenizer, write_shards
 from tests.helpers.checkpoints import summarizer_checkpoint
-from tests.helpers.cli import assert_usage_error, run_cli
+from tests.helpers.cli import assert_usage_error, run_in_process
 from tests.helpers.config import TINY_OVERRIDES, compose_config, device_overrides, train_overrides
 from tests.helpers.corpus import TINY_SIZES
 from tests.helpers.paths import SAMPLE_DIR
@@ -196,16 +196,19 @@ def test_a_save_to_disk_corpus_without_a_split(tmp_path):
 
 
 @pytest.mark.slow
-def test_hiersum_prepare_without_the_test_split_or_with_a_wrong_column_exits_2_in_one_line(tmp_path):
+def test_hiersum_prepare_without_the_test_split_or_with_a_wrong_column_exits_2_in_one_line(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """``hiersum prepare``'s ``main`` in process (exit status and stderr; the console script as a process:
+    tests/commands/test_prepare.py)."""
     rows = {split: [as_format(r, "multinews") for r in native_records(split)] for split in ("train", "validation")}
     corpus = write_corpus(tmp_path / "corpus", rows, "save_to_disk")
-    result = run_cli("hiersum", ["prepare", "data=multinews", f"data.path={corpus}", *DATA_OVERRIDES,
-                                 f"hydra.run.dir={tmp_path / 'run'}"], check=False)
+    result = run_in_process("hiersum", ["prepare", "data=multinews", f"data.path={corpus}", *DATA_OVERRIDES,
+                                        f"hydra.run.dir={tmp_path / 'run'}"], monkeypatch, capsys)
     assert_usage_error(result.returncode, result.stderr, "expected a split 'test'", "train, validation")
     renamed = {split: [{"text": r["document"], "summary": r["summary"]} for r in split_rows]
                for split, split_rows in rows.items()}
     corpus = write_corpus(tmp_path / "parquet", renamed, "parquet")
-    result = run_cli("hiersum", ["prepare", "data=multinews", f"data.path={corpus}", "splits=[train]",
-                                 *DATA_OVERRIDES, f"hydra.run.dir={tmp_path / 'run2'}"], check=False)
+    result = run_in_process("hiersum", ["prepare", "data=multinews", f"data.path={corpus}", "splits=[train]",
+                                        *DATA_OVERRIDES, f"hydra.run.dir={tmp_path / 'run2'}"], monkeypatch, capsys)
     assert_usage_error(result.returncode, result.stderr, f"{corpus / 'train.parquet'}: expected a column 'document' "
                        "(string), found only the columns text: string, summary: string")
