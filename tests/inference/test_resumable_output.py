@@ -186,6 +186,13 @@ def test_ctrl_c_stops_in_one_line_with_what_was_written(run, monkeypatch):
     assert info.value.exit_status == 130 and len(read_ids(output)) == 2
 
 
+def default_sigint() -> None:
+    """In the child, before the command runs: SIGINT's default action, as under a terminal. A pytest started in
+    the background (``make test &`` in a script) has SIGINT ignored and passes that on: Python then installs no
+    KeyboardInterrupt handler, and the command runs to its end (exit 0) through the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(("sent", "status", "name"), [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C")])
 def test_a_signal_stops_the_command_in_one_line_and_the_rerun_completes(checkpoint, source, tmp_path, sent, status,
                                                                         name):
@@ -194,7 +201,8 @@ def test_a_signal_stops_the_command_in_one_line_and_the_rerun_completes(checkpoi
             "decode.min_length=150", "decode.max_length=150", "decode.batch_size=1", "sort_window=1",
             f"hydra.run.dir={tmp_path / 'hydra'}"]
     process = subprocess.Popen([str(BIN / "hiersum"), "summarize", *args], cwd=PROJECT_ROOT, env=cli_env(),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_sigint)
     deadline = time.monotonic() + 300
     while not (output.exists() and output.read_bytes().count(b"\n") >= 1):
         assert process.poll() is None and time.monotonic() < deadline, "no output before the process ended"
