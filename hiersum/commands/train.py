@@ -67,7 +67,7 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
     skipped = count_skipped(metrics, errors_file if errors_file.is_file() else None)
     written: dict[str, Path] = {}
     if cfg.eval_split and fitted.is_global_zero:
-        # imported here: the other ranks, and runs that score nothing, do without rouge-score, nltk and scipy
+        # imported here: the other ranks, and runs that score nothing, start without rouge-score and nltk
         from hiersum.evaluation.report import write_report
         from hiersum.evaluation.split import evaluate_split
 

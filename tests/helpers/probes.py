@@ -15,7 +15,7 @@ import pytorch_lightning as pl
 import torch
 
 SCORING_LIBRARIES = ("nltk", "rouge_score")
-"""What the evaluation imports (1.5 s of a start): a run has them loaded only once it scores."""
+"""What the evaluation imports (~0.6 s of a start): a run has them loaded only once it scores."""
 
 
 class RunProbe(pl.Callback):

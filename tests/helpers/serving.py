@@ -23,7 +23,7 @@ def start_server(checkpoint: Path, run_dir: Path, *options: str) -> tuple[subpro
     port = free_port()
     run_dir.mkdir(parents=True, exist_ok=True)
     # cli_env's one intra-op thread, as every console script the tests start: a decode of the tiny model is no
-    # faster on two (the serving tests took 7-9% more CPU so), and test_serve_process.py's slow decodes only take
+    # faster on two (the serving tests took ~9% more CPU so), and test_serve_process.py's slow decodes only take
     # longer past their 0.3 s timeout
     env = cli_env()
     with open(run_dir / "server.log", "w", encoding="utf-8") as log:  # the server writes on through its own copy
