@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 from hiersum.data.prepared import PREPARED_DIR_VARIABLE
 from hiersum.model import HierSum, flops
 from hiersum.model.flops import ROOF_FILE_VARIABLE
-from tests.helpers.config import TinyConfig, compose_config, device_overrides, train_overrides
+from tests.helpers.config import TinyConfig, compose_config, device_overrides, tiny_train_config
 from tests.helpers.corpus import write_tiny_corpus
 from tests.helpers.device import full_float32, require_device
 from tests.helpers.model import make_batch, make_model
@@ -54,8 +54,8 @@ def tiny_cfg(tiny_corpus: Path, tmp_path: Path, device: torch.device) -> TinyCon
 
     def make(*overrides: str, name: str = "train", output_dir: Path | None = None) -> DictConfig:
         if name == "train":
-            options = train_overrides(tiny_corpus, *device_overrides(name, device), *overrides)
-        elif name == "evaluate":
+            return tiny_train_config(tiny_corpus, output_dir or tmp_path / "run", device, *overrides)
+        if name == "evaluate":
             options = [f"data.path={tiny_corpus}", *device_overrides(name, device), *overrides]
         else:
             options = [*device_overrides(name, device), *overrides]

@@ -18,7 +18,7 @@ import hiersum.commands.train as train_command
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.train import train
 from tests.data.test_datasets_corpora import native_records, write_corpus
-from tests.helpers.config import compose_config, device_overrides, train_overrides
+from tests.helpers.config import compose_config, tiny_train_config
 from tests.helpers.threads import one_thread
 
 pytestmark = pytest.mark.slow
@@ -35,8 +35,7 @@ def cnndm_corpus(folder: Path, *splits: str) -> Path:
 
 
 def train_config(folder: Path, run_dir: Path, device: torch.device, *extra: str):
-    return compose_config("train", train_overrides(folder, *device_overrides("train", device), "data=cnndm",
-                                                   "trainer.max_epochs=1", *extra), run_dir)
+    return tiny_train_config(folder, run_dir, device, "data=cnndm", "trainer.max_epochs=1", *extra)
 
 
 @pytest.fixture(scope="module")

@@ -39,9 +39,8 @@ def run(corpus: Path, run_dir: Path, *extra: str) -> None:
 
 
 def start(corpus: Path, run_dir: Path, *extra: str) -> subprocess.Popen:
-    env = {**cli_env(), "OMP_NUM_THREADS": "1"}
     return subprocess.Popen([str(BIN / "hiersum-train"), *train_args(corpus, run_dir, *RUN, *extra)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=cli_env(),
                             start_new_session=True)  # its own process group, killed as one
 
 

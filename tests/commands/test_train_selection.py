@@ -14,7 +14,7 @@ from hiersum.data.prepared import PreparedSplit
 from hiersum.data.selection import TfidfScorer, select_paragraphs
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model.ranker import ParagraphRanker
-from tests.helpers.config import compose_config, device_overrides, train_overrides
+from tests.helpers.config import tiny_train_config
 
 pytestmark = pytest.mark.slow
 
@@ -34,9 +34,8 @@ def test_training_reads_the_paragraphs_in_the_scorers_order(rule, tiny_corpus, t
     else:
         scorer = TfidfScorer()
     cache = tmp_path / "prepared"
-    cfg = compose_config("train", train_overrides(tiny_corpus, *device_overrides("train", device),
-                                                  f"data.cache_dir={cache}", "debug=fast_dev_run", "callbacks=none",
-                                                  *options), tmp_path / "run")
+    cfg = tiny_train_config(tiny_corpus, tmp_path / "run", device, f"data.cache_dir={cache}", "debug=fast_dev_run",
+                            "callbacks=none", *options)
     metrics = train(cfg)
     assert metrics["test"]["model"]["perplexity"] > 1.0
     (folder,) = [f for f in cache.glob("*-train-*") if f.is_dir() and ".tmp" not in f.name]

@@ -21,7 +21,7 @@ import torch
 
 from hiersum.commands.train import train
 from hiersum.training.trackers import MLFLOW_FILE_STORE
-from tests.helpers.config import compose_config, device_overrides, train_overrides
+from tests.helpers.config import tiny_train_config
 from tests.helpers.threads import one_thread
 
 pytestmark = pytest.mark.slow
@@ -44,12 +44,12 @@ def tracked(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory, device:
     pytest.importorskip("wandb", reason="no wandb package (make ci-deps)")
     folder = tmp_path_factory.mktemp("tracked")
     run_dir, store = folder / "run", folder / "mlruns"
-    cfg = compose_config("train", train_overrides(
-        tiny_corpus, *device_overrides("train", device), "logger=[mlflow,wandb]",
+    cfg = tiny_train_config(
+        tiny_corpus, run_dir, device, "logger=[mlflow,wandb]",
         f"logger.mlflow.tracking_uri=file:{store}", "callbacks=none", "trainer.max_epochs=1",
         f"trainer.max_steps={STEPS}", "trainer.log_every_n_steps=1", "trainer.limit_val_batches=1",
         "data.limit_eval_examples=2",
-    ), run_dir)
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(MLFLOW_FILE_STORE, "unset")  # unset during the run, as in a fresh shell; as it was after
         patch.delenv(MLFLOW_FILE_STORE)

@@ -23,7 +23,7 @@ from hiersum.errors import UsageError
 from tests.data.test_wikisum import SpecialTokenizer, write_shards
 from tests.helpers.checkpoints import summarizer_checkpoint
 from tests.helpers.cli import assert_usage_error, run_in_process
-from tests.helpers.config import TINY_OVERRIDES, compose_config, device_overrides, train_overrides
+from tests.helpers.config import TINY_OVERRIDES, compose_config, device_overrides, tiny_train_config
 from tests.helpers.corpus import TINY_SIZES
 from tests.helpers.paths import SAMPLE_DIR
 
@@ -109,8 +109,7 @@ def test_train_on_a_save_to_disk_corpus_and_on_its_parquet_files(tmp_path, devic
     metrics = {}
     for layout in ("save_to_disk", "parquet_shards"):
         corpus = corpus_of("multinews", layout, tmp_path / layout)
-        cfg = compose_config("train", train_overrides(corpus, *device_overrides("train", device), "data=multinews",
-                                                      "debug=fast_dev_run"), tmp_path / f"run-{layout}")
+        cfg = tiny_train_config(corpus, tmp_path / f"run-{layout}", device, "data=multinews", "debug=fast_dev_run")
         metrics[layout] = train(cfg)
         assert metrics[layout]["test"]["model"]["perplexity"] > 1.0
     # the same records give the same tokenizer and examples, hence the same model and test figures

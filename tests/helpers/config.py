@@ -50,6 +50,13 @@ def compose_config(name: str, overrides: Sequence[str], output_dir: Path | str, 
     return cfg
 
 
+def tiny_train_config(corpus: Path | str, output_dir: Path | str, device: torch.device, *overrides: str) -> DictConfig:
+    """``hiersum-train``'s config on ``corpus`` (:func:`train_overrides`) on ``device`` (:func:`device_overrides`),
+    then ``overrides``, its run directory ``output_dir``: what ``tiny_cfg`` composes, for the fixtures of a wider
+    scope and a corpus of their own."""
+    return compose_config("train", train_overrides(corpus, *device_overrides("train", device), *overrides), output_dir)
+
+
 DEVICE_KEYS = {"train": "trainer.accelerator", "evaluate": "device", "summarize": "device", "rank": "device",
                "serve": "accelerator"}
 """The option of each entry point that picks its device."""

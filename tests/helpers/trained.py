@@ -21,7 +21,7 @@ import torch
 
 from hiersum.commands.train import train
 from hiersum.data.prepared import PREPARED_DIR_VARIABLE
-from tests.helpers.config import compose_config, device_overrides, train_overrides
+from tests.helpers.config import tiny_train_config
 from tests.helpers.shared import made_once
 
 
@@ -68,13 +68,13 @@ PATHS = ("run_dir", "corpus", "prepared_dir")
 
 
 def train_tiny_run(tiny_corpus: Path, run_dir: Path, device: torch.device) -> TrainedRun:
-    cfg = compose_config("train", train_overrides(
-        tiny_corpus, *device_overrides("train", device), "trainer.max_epochs=2", "trainer.log_every_n_steps=1",
+    cfg = tiny_train_config(
+        tiny_corpus, run_dir, device, "trainer.max_epochs=2", "trainer.log_every_n_steps=1",
         "data.limit_eval_examples=4",
         "callbacks=val_rouge", "callbacks.val_rouge.n_examples=4", "callbacks.val_rouge.decode.max_length=8",
         "callbacks.model_checkpoint.monitor=val/rougeL", "callbacks.model_checkpoint.mode=max",
         "callbacks.model_checkpoint.save_top_k=2",
-    ), run_dir)
+    )
     logger, handler = logging.getLogger("hiersum"), _Lines()
     level = logger.level
     logger.setLevel(logging.INFO)

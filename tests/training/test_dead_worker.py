@@ -60,7 +60,7 @@ DEADLINE = 600
 
 
 def job_env(**extra: str) -> dict[str, str]:
-    return {**cli_env(), "OMP_NUM_THREADS": "1", **extra}
+    return {**cli_env(), **extra}
 
 
 def start(command: list[str], log: Path, *, cwd: Path | None = None, env: dict[str, str] | None = None

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from omegaconf import DictConfig
 from torch.distributed._tools.mem_tracker import MemTracker
 
 from hiersum.commands.composed import command_config
@@ -22,7 +21,7 @@ from hiersum.data.schema import Batch
 from hiersum.training import dry_run as dry_run_module
 from hiersum.training.dry_run import StepMemory, dry_run, fake_training, run_tokenizer, step_memory, worst_batch
 from hiersum.training.module import HierSumModule, module_hparams
-from tests.helpers.config import compose_config, device_overrides, train_overrides
+from tests.helpers.config import tiny_train_config
 from tests.helpers.threads import one_thread
 
 
@@ -32,7 +31,7 @@ def typed(tiny_cfg, *overrides: str) -> TrainConfig:
 
 @dataclass(frozen=True)
 class PrintedDryRun:
-    cfg: DictConfig
+    cfg: TrainConfig
     out: str
     """What it printed."""
     result: dict
@@ -43,9 +42,9 @@ class PrintedDryRun:
 def printed_dry_run(tiny_corpus, tmp_path_factory, device) -> PrintedDryRun:
     """``hiersum train dry_run=true trainer.precision=bf16-true`` on the tiny corpus, run once for the module (its
     fake steps run in forked processes: 5-10 s)."""
-    overrides = train_overrides(tiny_corpus, *device_overrides("train", device), "dry_run=true",
-                                "trainer.precision=bf16-true")
-    cfg = compose_config("train", overrides, tmp_path_factory.mktemp("dry_run") / "run")
+    composed = tiny_train_config(tiny_corpus, tmp_path_factory.mktemp("dry_run") / "run", device, "dry_run=true",
+                                 "trainer.precision=bf16-true")
+    cfg = command_config(composed, TrainConfig, usage="test")
     with one_thread(), contextlib.redirect_stdout(io.StringIO()) as printed:
         result = train(cfg)["dry_run"]
     return PrintedDryRun(cfg, printed.getvalue(), result)
@@ -57,7 +56,7 @@ def test_a_dry_run_prints_its_table_and_trains_nothing(printed_dry_run):
     assert "| precision | weights | gradients | optimizer state |" in out and "| 80 GB GPU |" in out
     assert [step["precision"] for step in result["steps"]] == ["32-true", "bf16-mixed", "bf16-true"]
     assert all(f"| {step['precision']} |" in out for step in result["steps"])
-    assert not (Path(printed_dry_run.cfg.paths.output_dir) / "checkpoints").exists()
+    assert not (Path(printed_dry_run.cfg.paths["output_dir"]) / "checkpoints").exists()
     assert set(result["batch"]) == set("BPTS") and min(result["batch"].values()) >= 1  # the largest batch's shape
     n, (fp32, mixed, true) = result["n_parameters"], result["steps"]
     assert fp32["parameters"] == mixed["parameters"] == 4 * n and true["parameters"] == 2 * n
@@ -111,7 +110,7 @@ def test_the_estimate_agrees_with_memtracker_on_a_real_step(tiny_cfg):
 @pytest.mark.slow  # fake steps under MemTracker in forked processes: 10-20 s each
 def test_the_lean_tracker_finds_memtrackers_own_peak(printed_dry_run, monkeypatch):
     monkeypatch.setattr(dry_run_module, "StepPeakTracker", MemTracker)
-    with_memtracker = dry_run(command_config(printed_dry_run.cfg, TrainConfig, usage="test"))
+    with_memtracker = dry_run(printed_dry_run.cfg)
     assert with_memtracker.as_dict()["steps"] == printed_dry_run.result["steps"]  # the lean tracker's figures
 
 
