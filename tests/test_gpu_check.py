@@ -158,14 +158,19 @@ def test_bench_decode_is_called_on_cuda_with_the_flags_it_has(tmp_path):
 
 
 @pytest.mark.slow  # a dry run
-def test_the_dry_run_part_reads_the_estimate_a_dry_run_writes(tiny_cfg, tmp_path):
+def test_the_dry_run_part_reads_the_estimate_a_dry_run_writes(tiny_cfg, device, tmp_path):
     from hiersum.commands.train import train
 
-    steps = train(tiny_cfg("dry_run=true", output_dir=tmp_path / "dry_run_paper"))["dry_run"]["steps"]
+    dry_run = train(tiny_cfg("dry_run=true", output_dir=tmp_path / "dry_run_paper"))["dry_run"]
     figures = gpu_check._dry_run_figures(context(tmp_path), [])
-    mixed = next(step for step in steps if step["precision"] == "bf16-mixed")
-    assert figures["estimate_mib"] == round(mixed["total"] / 2**20, 1) > 0
-    assert figures["measured_mib"] is None and figures["batch"]["B"] >= 1  # no GPU here: nothing measured
+    mixed = next(step for step in dry_run["steps"] if step["precision"] == "bf16-mixed")
+    assert figures["estimate_mib"] == round(mixed["total"] / 2**20, 1) > 0 and figures["batch"]["B"] >= 1
+    if device.type == "cpu":  # nothing measured without a GPU
+        assert dry_run["measured"] is None and figures["measured_mib"] is figures["measured_over_estimate"] is None
+    else:  # a real step's peak beside the estimate
+        measured = dry_run["measured"]["bytes"]
+        assert figures["measured_mib"] == round(measured / 2**20, 1) > 0
+        assert figures["measured_over_estimate"] == round(measured / mixed["total"], 3)
 
 
 def test_the_gpu_checks_readers_of_the_summarize_and_profile_parts():

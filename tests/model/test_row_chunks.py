@@ -91,7 +91,11 @@ def test_recomputed_encoder_gives_the_same_loss_and_gradients_as_kept_activation
         model = make_model(device=device).train()
         if recompute:
             model.recompute_encoder()
-        loss = model.encoder(src, mask).memory.square().sum()
+        memory = model.encoder(src, mask).memory  # (B, P, D), layer-normed
+        # a fixed random readout: the sum of squares of layer-normed states is nearly constant, and its gradients
+        # (~1e-4, cancellations' noise) were within a CUDA run's rounding of zero
+        readout = torch.randn(memory.shape, generator=torch.Generator().manual_seed(3)).to(device)
+        loss = (memory * readout).sum()
         loss.backward()
         return loss.detach(), [p.grad for p in model.encoder.parameters()]
 
