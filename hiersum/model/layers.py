@@ -9,7 +9,8 @@ Dimensions
     E  head width, D / H
 
 Masks are boolean with True = real token (may be attended to); they are turned into
-the form scaled_dot_product_attention wants only inside :meth:`MultiHeadAttention.attend`.
+the form scaled_dot_product_attention wants only inside :meth:`MultiHeadAttention.attend`, which
+calls it through :func:`hiersum.model.attention_kernels.attention` (the kernels it may pick on CUDA).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from hiersum.data.packing import PackedGrid, RowChunk
+from hiersum.model.attention_kernels import attention
 
 LAYER_NORM_EPS = 1e-6
 """LayerNorm epsilon of every sublayer, as in the official code."""
@@ -137,13 +139,8 @@ class MultiHeadAttention(nn.Module):
         N, H, L, E = q.shape
         if attn_mask is not None and attn_mask.is_floating_point():
             attn_mask = attn_mask.to(q.dtype)  # a float mask must match the queries (autocast)
-        context = F.scaled_dot_product_attention(
-            q,
-            key_value.keys,
-            key_value.values,
-            attn_mask=attn_mask,
-            dropout_p=self.dropout if self.training else 0.0,
-        )  # (N, H, L, E)
+        context = attention(q, key_value.keys, key_value.values, attn_mask,
+                            self.dropout if self.training else 0.0)  # (N, H, L, E)
         context = context.transpose(1, 2).reshape(N, L, H * E)  # (N, L, D)
         return context if self.out is None else self.out(context)
 
@@ -174,9 +171,7 @@ class MultiHeadAttention(nn.Module):
             n, W = bucket.gather_index.shape
             rows = qkv.index_select(0, bucket.gather_index.view(-1))  # (n*W, 3*D)
             q, k, v = rows.view(n, W, 3, H, E).permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (n, H, W, E)
-            context = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=bucket.attn_mask, dropout_p=self.dropout if self.training else 0.0
-            )  # (n, H, W, E)
+            context = attention(q, k, v, bucket.attn_mask, self.dropout if self.training else 0.0)  # (n, H, W, E)
             contexts.append(context.transpose(1, 2).reshape(n * W, D))  # (n*W, H*E)
         # (N, D) in packed order; no bucket when there is no real token
         context = torch.cat(contexts).index_select(0, layout.bucket_row_index) if contexts else x.new_zeros(0, D)

@@ -1,0 +1,95 @@
+"""The kernels hiersum's attention may pick (:mod:`hiersum.model.attention_kernels`): on CUDA every backend but cuDNN's
+(whose first call on each new shape costs ~150x a repeated one), restored after the call; on a CPU, PyTorch's own
+call, untouched. The model's attention goes through it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from hiersum.data.packing import PackedGrid
+from hiersum.model import attention_kernels, layers
+from hiersum.model.attention_kernels import attention
+from tests.helpers.device import same_result
+from tests.helpers.model import make_batch, make_model
+
+
+def record_backends(monkeypatch) -> list[dict[str, bool]]:
+    """The backends PyTorch allows at each call of ``scaled_dot_product_attention`` (the call itself still made)."""
+    calls: list[dict[str, bool]] = []
+    original = F.scaled_dot_product_attention
+
+    def recording(*args, **kwargs):
+        calls.append({"cudnn": torch.backends.cuda.cudnn_sdp_enabled(),
+                      "flash": torch.backends.cuda.flash_sdp_enabled(),
+                      "efficient": torch.backends.cuda.mem_efficient_sdp_enabled(),
+                      "math": torch.backends.cuda.math_sdp_enabled()})
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", recording)
+    return calls
+
+
+ALL_ALLOWED = {"cudnn": True, "flash": True, "efficient": True, "math": True}
+BUT_CUDNN = {"cudnn": False, "flash": True, "efficient": True, "math": True}
+
+
+def ragged_inputs(device: torch.device) -> tuple[torch.Tensor, ...]:
+    """q, k, v [3, 2, 5, 4] and a key mask [3, 1, 1, 5] of 5, 2 and 1 real keys."""
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(3, 2, 5, 4, generator=generator).to(device) for _ in range(3))
+    mask = (torch.arange(5) < torch.tensor([5, 2, 1]).unsqueeze(-1)).view(3, 1, 1, 5).to(device)
+    return q, k, v, mask
+
+
+def test_the_attention_is_pytorchs_with_the_backends_of_its_device(device, monkeypatch):
+    q, k, v, mask = ragged_inputs(device)
+    calls = record_backends(monkeypatch)
+    got = attention(q, k, v, mask, 0.0)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # outside the module: PyTorch's defaults
+    torch.testing.assert_close(got, expected, **same_result(device))
+    assert calls == [BUT_CUDNN if device.type == "cuda" else ALL_ALLOWED, ALL_ALLOWED]
+
+
+def test_on_cuda_cudnns_attention_is_left_out_for_the_call_only(monkeypatch):
+    """The CUDA branch on any machine: fake CUDA tensors (no kernel runs, so nothing needs a GPU)."""
+    calls = record_backends(monkeypatch)
+    with FakeTensorMode():
+        q, k, v = (torch.empty(3, 2, 5, 4, device="cuda") for _ in range(3))
+        out = attention(q, k, v, torch.ones(3, 1, 1, 5, dtype=torch.bool, device="cuda"), 0.1)
+    assert out.shape == (3, 2, 5, 4) and out.is_cuda
+    assert calls == [BUT_CUDNN]
+    assert torch.backends.cuda.cudnn_sdp_enabled()  # restored
+    assert {backend.name for backend in attention_kernels.RAGGED_SHAPE_BACKENDS} == {
+        "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"}
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_every_attention_of_the_model_goes_through_it(device, monkeypatch, packed):
+    """Encoder (padded grid or packed buckets), inter-paragraph and decoder attention: each call of PyTorch's function
+    is one of the module's, with its device's backends."""
+    model = make_model(device=device)
+    src, src_mask, tgt_in = make_batch(device=device)
+    through_module = []
+
+    def counted(*args):
+        through_module.append(args[0].shape)
+        return attention(*args)
+
+    monkeypatch.setattr(layers, "attention", counted)
+    calls = record_backends(monkeypatch)
+    with torch.no_grad():
+        model(src, src_mask, tgt_in, layout=PackedGrid.from_mask(src_mask) if packed else None)
+    assert len(calls) == len(through_module) >= 3  # encoder, inter-paragraph, decoder self and cross
+    assert all(call == (BUT_CUDNN if device.type == "cuda" else ALL_ALLOWED) for call in calls)
+
+
+def test_the_cuda_branch_compiles_in_one_graph():
+    """The compiled training step and the CUDA-graph decoding step (``fullgraph``) trace the backend choice
+    (dynamo's ``sdpa_kernel``), traced here on fake CUDA tensors by dynamo's eager backend."""
+    compiled = torch.compile(lambda q, mask: attention(q, q, q, mask, 0.0) * 2, backend="eager", fullgraph=True)
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        out = compiled(torch.empty(3, 2, 5, 4, device="cuda"), torch.ones(3, 1, 1, 5, dtype=torch.bool, device="cuda"))
+    assert out.shape == (3, 2, 5, 4) and out.is_cuda
