@@ -1,9 +1,9 @@
 """The GPU check (``make gpu-check``): on a machine with a CUDA GPU, run in parts of under 10 minutes each the test
-suite on CUDA, the training and decoding benchmarks (fp32 and bf16-mixed, compiled against eager), the dry run's
-memory estimate of the paper-size model beside a measured step, the paper-size model for 200 steps in bf16-mixed
-(eager and compiled) and its kernel profile, the records/s of ``hiersum summarize`` per token budget and CUDA-graph
-step, ``experiment=cnndm_gpu`` scored against lead-3, and the SciTLDR-A pair (from scratch against the MiniLM
-encoder); print one JSON summary.
+suite on CUDA, the training and decoding benchmarks (fp32 and bf16-mixed, compiled against eager), the attention's
+cost on new shapes, the dry run's memory estimate of the paper-size model beside a measured step, the paper-size
+model for 200 steps in bf16-mixed (eager and compiled) and its kernel profile, the records/s of ``hiersum summarize``
+per token budget and CUDA-graph step, ``experiment=cnndm_gpu`` scored against lead-3, and the SciTLDR-A pair (from
+scratch against the MiniLM encoder); print one JSON summary.
 
     python scripts/gpu_check.py                                  # every part
     python scripts/gpu_check.py --parts tests,bench_train_bf16   # some of them, in that order
@@ -272,6 +272,13 @@ def _bench_summarize_figures(_context: Context, outputs: list[str]) -> dict[str,
                                      "startup_seconds")} for r in report["results"]} | {"skipped": report["skipped"]}
 
 
+def _attention_shapes_figures(_context: Context, outputs: list[str]) -> dict[str, Any]:
+    """Per choice of kernel (PyTorch's, hiersum's): the median ms of a call on a new shape and again, their ratio."""
+    return {choice: {"first_ms": result["first"]["median_ms"], "again_ms": result["again"]["median_ms"],
+                     "first_over_again": result["first_over_again"]}
+            for choice, result in last_json(outputs[-1])["results"].items()}
+
+
 def _profile_figures(_context: Context, outputs: list[str]) -> dict[str, Any]:
     """Per model/case and implementation: MFU, the GPU's busy time, the gemm share and the top kernels."""
     figures = {}
@@ -323,6 +330,10 @@ PARTS: tuple[Part, ...] = (
          _bench_train("bf16-mixed"), needs=_needs(_multinews), figures=_bench_train_figures),
     Part("bench_decode", "scripts/bench_decode.py --device cuda (with --precision / --compile when it has them)",
          _bench_decode_commands, figures=_bench_decode_figures),
+    Part("attention_shapes", "scripts/bench_attention_shapes.py --device cuda: bf16 attention on new shapes and "
+         "again, PyTorch's choice of kernel against hiersum's (no cuDNN)",
+         lambda c: [[*c.script("bench_attention_shapes.py"), "--device", "cuda"]], figures=_attention_shapes_figures,
+         timeout=90),
     Part("dry_run_paper", "hiersum train dry_run=true with the paper_bf16 part's options: the estimated peak of a "
          "step beside the peak of a real one on the GPU",
          lambda c: [c.hiersum("dry_run=true", *PAPER_STEPS, run="dry_run_paper")], figures=_dry_run_figures,

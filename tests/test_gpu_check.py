@@ -189,3 +189,14 @@ def test_the_gpu_checks_readers_of_the_summarize_and_profile_parts():
     assert set(figures) == {"paper/multinews/padded", "paper/multinews/packed"}
     assert figures["paper/multinews/packed"] == {key: value for key, value in implementation.items()
                                                  if key != "seconds"}
+
+
+def test_the_gpu_checks_reader_of_the_attention_shapes_part():
+    calls = {"pytorch": ({"median_ms": 148.906, "total_ms": 19602.9}, {"median_ms": 1.066, "total_ms": 109.5}, 139.71),
+             "hiersum": ({"median_ms": 1.306, "total_ms": 142.3}, {"median_ms": 1.269, "total_ms": 142.6}, 1.03)}
+    output = json.dumps({"settings": {"device": "cuda"}, "results": {
+        choice: {"first": first, "again": again, "first_over_again": ratio}
+        for choice, (first, again, ratio) in calls.items()}})
+    assert gpu_check._attention_shapes_figures(None, ["warning\n" + output]) == {
+        "pytorch": {"first_ms": 148.906, "again_ms": 1.066, "first_over_again": 139.71},
+        "hiersum": {"first_ms": 1.306, "again_ms": 1.269, "first_over_again": 1.03}}
