@@ -160,14 +160,14 @@ def test_a_server_with_a_key_refuses_without_it_answers_413_to_every_client_and_
 
 def test_past_max_queue_requests_get_503_with_retry_after_and_a_request_past_its_timeout_504(checkpoint, tiny_corpus,
                                                                                              tmp_path):
-    """One request decoded at a time (a long decode: beam 16, 800 tokens, raised limits: seconds of the tiny model
-    even on an idle machine, where beam 8 and 200 tokens once finished within the timeout), at most 2 queued or
-    decoding: of 6 sent at once, the 4 past the limit get 503 with Retry-After at once; with timeout=0.3 the 2 let
-    in get 504 in one line soon after 0.3 s (the HTTP process answers at the deadline, whatever the worker is
-    doing)."""
-    slow = {**records(tiny_corpus)[0], "options": {"beam_size": 16, "min_length": 800, "max_length": 800}}
+    """One request decoded at a time (a long decode: beam 16, 2,500 tokens, raised limits: 1.1 s of the tiny model
+    on one thread on an idle machine, where 800 tokens took 0.26 s, within the timeout: 2026-11-28), at most 2
+    queued or decoding: of 6 sent at once, the 4 past the limit get 503 with Retry-After at once; with timeout=0.3 the
+    2 let in get 504 in one line soon after 0.3 s (the HTTP process answers at the deadline, whatever the worker is
+    doing; the worker gives the decode up at the same deadline)."""
+    slow = {**records(tiny_corpus)[0], "options": {"beam_size": 16, "min_length": 2500, "max_length": 2500}}
     process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "max_queue=2", "timeout=0.3",
-                                "limits.beam_size=16", "limits.max_length=800")
+                                "limits.beam_size=16", "limits.max_length=2500")
     try:
         def send(_: int) -> tuple[int, dict, str | None, float]:
             request = urllib.request.Request(f"{url}/summarize", data=json.dumps(slow).encode(), method="POST")
