@@ -1,7 +1,7 @@
 """The cost of the attention on shapes seen for the first time, as ragged batches bring them: a forward and backward of
 ``scaled_dot_product_attention`` with a key mask, timed on each of ``--shapes`` new shapes and then on the same shapes
 again, by PyTorch's own choice of kernel (``pytorch``) and by hiersum's (``hiersum``,
-:func:`hiersum.model.attention_kernels.attention`: on CUDA every backend but cuDNN's).
+:func:`hiersum.model.attention_kernels.attention`: on CUDA in half precision, every backend but cuDNN's).
 
     python scripts/bench_attention_shapes.py                      # CUDA when there is one: bf16, 40 shapes, 3 rounds
     python scripts/bench_attention_shapes.py --device cpu --shapes 5 --rounds 2 --max-rows 64 --max-width 32
