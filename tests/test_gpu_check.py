@@ -48,8 +48,27 @@ def test_the_tests_part_leaves_out_only_files_that_exist_and_use_no_gpu():
     """pytest ignores an ``--ignore`` of a path that is not there: a renamed file would run again unnoticed."""
     [command] = gpu_check.PARTS[0].commands(gpu_check.Context("python", Path("d"), Path("m"), Path("o")))
     ignored = [argument.removeprefix("--ignore=") for argument in command if argument.startswith("--ignore=")]
-    assert ignored == list(gpu_check.CPU_ONLY_TESTS) and all((PROJECT_ROOT / path).is_file() for path in ignored)
+    cpu_only = len(gpu_check.CPU_ONLY_TESTS)  # then, where a package is missing, its files (the test below)
+    assert ignored[:cpu_only] == list(gpu_check.CPU_ONLY_TESTS)
+    assert set(ignored[cpu_only:]) <= set(gpu_check.TESTS_NEEDING)
+    assert all((PROJECT_ROOT / path).is_file() for path in ignored)
     assert 1 <= gpu_check.TEST_WORKERS <= 14 and command[-1] == "tests"
+
+
+def test_the_tests_part_leaves_out_a_file_whose_package_is_missing_and_says_so(monkeypatch):
+    """The lent GPU machines lack schemathesis: its file is left out there (and named), run where it is installed."""
+    context = gpu_check.Context("python", Path("d"), Path("m"), Path("o"))
+    lacking = set(gpu_check.TESTS_NEEDING.values())
+    real_find_spec = gpu_check.importlib.util.find_spec
+    monkeypatch.setattr(gpu_check.importlib.util, "find_spec",
+                        lambda name, *args: None if name in lacking else real_find_spec(name, *args))
+    [command] = gpu_check.PARTS[0].commands(context)
+    ignored = [argument.removeprefix("--ignore=") for argument in command if argument.startswith("--ignore=")]
+    assert ignored == [*gpu_check.CPU_ONLY_TESTS, *gpu_check.TESTS_NEEDING]
+    assert all((PROJECT_ROOT / path).is_file() for path in gpu_check.TESTS_NEEDING)
+    figures = gpu_check.PARTS[0].figures(context, ["=== 2 failed, 510 passed, 12 skipped in 300.1s ==="])
+    assert figures == {"failed": 2, "passed": 510, "skipped": 12,
+                       "left_out_for_a_missing_package": list(gpu_check.TESTS_NEEDING)}
 
 
 def test_parts_are_selected_by_name_in_the_order_named():
