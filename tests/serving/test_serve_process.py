@@ -194,14 +194,16 @@ def test_past_max_queue_requests_get_503_with_retry_after_and_a_request_past_its
 
 def stop_with_requests_queued(checkpoint: Path, tiny_corpus: Path, run_dir: Path, stop, *, requests: int,
                               after_first_answer: bool) -> tuple[int, list[tuple[int, dict, float]], float, str, tuple]:
-    """Start a server that answers one slow request at a time (~0.5 s each), send ``requests`` of them at once, call
-    ``stop(process)`` once the first is answered (``after_first_answer``) or 0.3 s later (the first in the middle of
-    its decode), try a new request 0.2 s after the stop, and wait for every answer and the exit: (exit status,
-    (status, answer, time answered) of each reply, the time of the stop, the server's log, (the new request's
-    status or error, when it was answered))."""
+    """Start a server that answers one slow request at a time (~0.5 s each: beam 16, 1,300 tokens on one thread,
+    where beam 4 and 60 tokens, far shorter, left one of 16 requests unanswered in a make test of
+    2026-11-28), send ``requests`` of them at once, call ``stop(process)`` once the first is answered
+    (``after_first_answer``) or 0.3 s later (the first in the middle of its decode), try a new request 0.2 s after
+    the stop, and wait for every answer and the exit: (exit status, (status, answer, time answered) of each reply,
+    the time of the stop, the server's log, (the new request's status or error, when it was answered))."""
     example = records(tiny_corpus)[0]
-    slow = {**example, "options": {"beam_size": 4, "min_length": 60, "max_length": 60}}
-    process, url = start_server(checkpoint, run_dir, "max_batch_size=1", "shutdown_timeout=60")
+    slow = {**example, "options": {"beam_size": 16, "min_length": 1300, "max_length": 1300}}
+    process, url = start_server(checkpoint, run_dir, "max_batch_size=1", "shutdown_timeout=60", "limits.beam_size=16",
+                                "limits.max_length=1300")
     replies: list[tuple[int, dict, float]] = []
 
     def send() -> None:
