@@ -20,6 +20,7 @@ from omegaconf import DictConfig
 from hiersum.data.prepared import PREPARED_DIR_VARIABLE
 from hiersum.model import HierSum, flops
 from hiersum.model.flops import ROOF_FILE_VARIABLE
+from tests.helpers.bytecode import bytecode_header
 from tests.helpers.config import TinyConfig, compose_config, device_overrides, tiny_train_config
 from tests.helpers.corpus import write_tiny_corpus
 from tests.helpers.device import full_float32, require_device
@@ -27,6 +28,11 @@ from tests.helpers.model import make_batch, make_model
 from tests.helpers.shared import made_once
 from tests.helpers.threads import one_thread
 from tests.helpers.trained import checkpoint, trained, trained_run  # noqa: F401  (session fixtures)
+
+
+def pytest_report_header() -> str | None:
+    """A line where the venv's packages have lost their bytecode (:mod:`tests.helpers.bytecode`)."""
+    return bytecode_header()
 
 
 @pytest.fixture(scope="session")
