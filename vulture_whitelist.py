@@ -11,6 +11,9 @@ _.RunProbe  # tests/helpers/probes.py: +callbacks.probe._target_=tests.helpers.p
 _.StopAt  # tests/helpers/probes.py: +callbacks.stop._target_=tests.helpers.probes.StopAt (tests/commands/test_train_stopped.py)
 _.DataProbe  # tests/helpers/probes.py: +callbacks.data_probe._target_=tests.helpers.probes.DataProbe (tests/commands/test_train_multi_node.py)
 
+# hooks pytest calls by name
+_.pytest_report_header  # tests/conftest.py: the venv's lost bytecode (tests/helpers/bytecode.py)
+
 # attributes a library reads
 _.flops_per_batch  # Lightning's ThroughputMonitor reads it from the LightningModule (hiersum/training/module.py)
 _.normalizer  # tokenizers.Tokenizer (hiersum/data/tokenizer.py, tests/pretrained_testkit.py)
