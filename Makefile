@@ -55,6 +55,7 @@ test-fast: $(STAMP)
 # Another Python: the newest pyenv interpreter of version PY ($(PYENV_ROOT)/versions/PY.*), else pythonPY on PATH
 # (either must report version PY: a pyenv shim without that version does not); none is an error, never a skip.
 # Its own venv .venv-PY, made from its lock by .venv's uv (what CI installs: make ci-deps), then the fast tests.
+# uv writes the bytecode at install as pip does (this machine sets PYTHONDONTWRITEBYTECODE=1: none is written later).
 PY ?=
 PYENV_ROOT ?= $(HOME)/.pyenv
 find_python = $(shell for p in $$(ls -d $(PYENV_ROOT)/versions/$(1).*/bin/python$(1) 2>/dev/null | sort -rV) python$(1); do \
@@ -66,7 +67,7 @@ test-python: $(STAMP)
 	@test -n "$(call find_python,$(PY))" || { echo "make test-python: no Python $(PY) on this machine (looked for \
 	$(PYENV_ROOT)/versions/$(PY).*/bin/python$(PY) and python$(PY) on PATH)" >&2; exit 1; }
 	$(MAKE) --no-print-directory ci-deps test VENV=.venv-$(PY) PYTHON=$(call find_python,$(PY)) \
-		INSTALL="$(abspath $(BIN))/uv pip install --quiet --python .venv-$(PY)/bin/python" \
+		INSTALL="$(abspath $(BIN))/uv pip install --quiet --compile-bytecode --python .venv-$(PY)/bin/python" \
 		PYTEST_ARGS="-m 'not slow' $(PYTEST_ARGS)"
 
 # so that no test skips for a reason CI can fix (only the CUDA tests skip on a CPU): Debian's chromium for the
