@@ -21,12 +21,12 @@ is their median, ``peak_memory_mb`` the process's peak over those calls (maxrss 
 interpreter included; ``torch.cuda.max_memory_allocated`` on CUDA), read before the FLOPs are counted (one more
 call, whose counting mode keeps more tensors alive: it doubled a training step's peak; where that call runs out of
 memory, the case keeps its time and peak with ``gflop`` null and ``flop_count_failed``). A size past the flat
-model's position table records its one-line error as ``limit``; a case whose process dies (out of memory:
-``--memory-limit-gb`` caps the process's address space, 20 GB by default on this 24 GB machine) records ``failed``;
-the larger sizes of that model and part are not tried. ``exponents``: per model and part, the slope of the
-least-squares line through (log source tokens, log seconds) and through (log source tokens, log peak memory) over
-the sizes that ran; 1 is linear. ``flop_exponent`` fits the FLOPs of each call (``torch.utils.flop_counter``: matrix
-products and attention), which the machine's load does not move.
+model's position table records its one-line error as ``limit`` (the encoder's own, known without starting the case's
+process); a case whose process dies (out of memory: ``--memory-limit-gb`` caps the process's address space, 20 GB by
+default on this 24 GB machine) records ``failed``; the larger sizes of that model and part are not tried.
+``exponents``: per model and part, the slope of the least-squares line through (log source tokens, log seconds) and
+through (log source tokens, log peak memory) over the sizes that ran; 1 is linear. ``flop_exponent`` fits the FLOPs
+of each call (``torch.utils.flop_counter``: matrix products and attention), which the machine's load does not move.
 
 ``--models official``: the official hiersumm model (Liu & Lapata 2019, nlpyang/hiersumm) in hierarchical mode, run
 by the peer harness ``harness.py`` of ``--peer-dir`` (``../shared/peers/hiersumm`` beside the checkout; its README
@@ -71,6 +71,7 @@ import torch
 from hiersum.config import ModelConfig
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
+from hiersum.model.encoder import flat_source_limit
 from hiersum.model.flops import flop_counter
 from hiersum.training.loss import label_smoothed_nll
 
@@ -259,6 +260,11 @@ def run_cases(args: argparse.Namespace, peer: dict | None = None) -> dict:
                 if name == "official" and args.device != "cpu":
                     case["limit"] = "the peer harness runs the official code on the CPU only"
                     results.append(case)
+                    break
+                if name == "flat" and (limit := flat_source_limit(case["source_tokens"], args.max_positions)):
+                    case["limit"] = limit  # the model's own error, known without starting the case's process
+                    results.append(case)
+                    print(json.dumps(case), file=sys.stderr, flush=True)
                     break
                 command = (official_command(args, peer, part, paragraphs) if name == "official"
                            else child_command(args, f"{name}:{part}:{paragraphs}"))

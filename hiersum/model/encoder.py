@@ -377,6 +377,15 @@ class HierarchicalEncoder(nn.Module):
                                  paragraph_graph=paragraph_graph, return_attention=return_attention)
 
 
+def flat_source_limit(length: int, max_positions: int) -> str | None:
+    """The one-line error of a flat encoder whose position table has ``max_positions`` entries, given a source
+    of ``length`` tokens; None where the table covers it."""
+    if length <= max_positions:
+        return None
+    return (f"the flat encoder reads at most model.max_positions={max_positions} tokens; found a source of "
+            f"L={length}: raise model.max_positions (its attention costs L^2), or use the hierarchical encoder")
+
+
 class FlatEncoder(nn.Module):
     """The flat transformer baseline (the paper's FT, official ``-hier false``): pre-LN self-attention
     layers over one sequence [B, L] (the paragraphs joined with a separator token).
@@ -417,10 +426,8 @@ class FlatEncoder(nn.Module):
                 f"and {tuple(src_mask.shape)}"
             )
         B, L = src.shape
-        if L > self.positions.size(0):
-            raise ValueError(f"the flat encoder reads at most model.max_positions={self.positions.size(0)} tokens; "
-                             f"found a source of L={L}: raise model.max_positions (its attention costs L^2), "
-                             "or use the hierarchical encoder")
+        if (limit := flat_source_limit(L, self.positions.size(0))) is not None:
+            raise ValueError(limit)
         x = self.embeddings(src) * math.sqrt(self.d_model) + self.positions[:L]  # (B, L, D)
         x = self.dropout(x)
         for layer in self.layers:

@@ -113,6 +113,31 @@ def test_a_case_that_dies_counting_flops_keeps_its_time_and_peak(monkeypatch):
     assert report["exponents"]["hierarchical/train"]["flop_exponent"] is None
 
 
+def test_a_flat_size_past_the_table_is_its_limit_without_a_process(monkeypatch):
+    """The flat model's limit is known from the sizes: its case starts no process, and says the encoder's own
+    error (tests/model/test_long_positions.py checks that the encoder raises it)."""
+    bench = bench_length()
+    started = []
+
+    def child_command(args, case: str) -> list[str]:
+        started.append(case)
+        measured = [{"seconds": 0.5, "peak_memory_mb": 300.0}, {"gflop": 0.01}]  # the two lines a case prints
+        return [sys.executable, "-c", "".join(f"print({json.dumps(line)!r});" for line in measured)]
+
+    monkeypatch.setattr(bench, "child_command", child_command)
+    args = bench.parse_args(["--models", "flat", "--paragraphs", "2", "4", "8", "--tokens", "8",
+                             "--max-positions", "20"])
+    report = bench.run_cases(args)
+    assert started == ["flat:summarize:2", "flat:train:2"]  # 16 tokens within the table of 20; 32 past it
+    for part in ("summarize", "train"):
+        ran, limited = (r for r in report["results"] if r["part"] == part)
+        assert (ran["paragraphs"], ran["seconds"]) == (2, 0.5) and "limit" not in ran
+        assert (limited["paragraphs"], "seconds" in limited) == (4, False)  # and 8 not tried
+        assert limited["limit"] == bench.flat_source_limit(32, 20)
+        assert limited["limit"].startswith("the flat encoder reads at most model.max_positions=20 tokens; found a "
+                                           "source of L=32")
+
+
 def test_the_flop_count_past_the_memory_limit_is_none():
     def out_of_memory() -> None:
         raise RuntimeError("DefaultCPUAllocator: can't allocate memory")
