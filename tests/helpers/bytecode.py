@@ -35,8 +35,10 @@ def without_bytecode(packages: Iterable[str]) -> list[str]:
 
 def bytecode_header(packages: Iterable[str] = CHECKED) -> str | None:
     """pytest's header line where Python writes no bytecode and ``packages`` have none; None otherwise."""
+    if not sys.dont_write_bytecode:
+        return None  # the first process to import a package writes its bytecode
     missing = without_bytecode(packages)
-    if not sys.dont_write_bytecode or not missing:
+    if not missing:
         return None
     site_packages = sysconfig.get_paths()["purelib"]
     return (f"bytecode: none for {', '.join(missing)} and PYTHONDONTWRITEBYTECODE is set: every process the tests "
