@@ -97,7 +97,7 @@ def test_the_network_api_of_the_table_on_a_tiny_checkpoint(tmp_path, device):
 
     encoded = model.encode(src, src_mask)
     assert encoded.memory.shape == (2, int(src_mask.sum(dim=(1, 2)).max()), 16)
-    log_probs = model(src, src_mask, tgt_in).log_probs()
+    log_probs = model(src, src_mask, tgt_in).log_probs
     assert log_probs.shape == (2, 3, loaded_tokenizer.vocab_size)
     torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(2, 3, device=device))
     options = GenerationOptions(beam_size=4, alpha=0.6, max_length=8, no_repeat_ngram_size=3)

@@ -47,7 +47,7 @@ example stops may not have ended).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -150,9 +150,12 @@ def block_repeated_ngrams(log_probs: Tensor, generated: Tensor, n: int) -> None:
 
 
 def _constrain(
-    log_probs: Tensor, alive: Tensor, *, t: int, eos_id: int, min_length: int, no_repeat_ngram_size: int
+    log_probs: Tensor, alive: Tensor, *, t: int, eos_id: int, min_length: int, no_repeat_ngram_size: int,
+    forbidden_ids: Sequence[int],
 ) -> None:
-    """Apply min_length and n-gram blocking in place; alive: [N, 1 + t] (BOS first)."""
+    """Apply the forbidden tokens, min_length and n-gram blocking in place; alive: [N, 1 + t] (BOS first)."""
+    if forbidden_ids:
+        log_probs[:, list(forbidden_ids)] = float("-inf")
     if t < min_length:
         log_probs[:, eos_id] = float("-inf")
     if no_repeat_ngram_size:
@@ -170,13 +173,15 @@ def greedy_search(
     max_length: int,
     alpha: float,
     no_repeat_ngram_size: int = 0,
+    forbidden_ids: Sequence[int] = (),
     device: torch.device | str | None = None,
     give_up: GiveUp | None = None,
 ) -> GenerationOutput:
     """Pick the most likely token at every step; a row stops at EOS or after ``max_length`` tokens.
 
     ``state`` holds ``batch_size`` rows. EOS is forbidden while fewer than ``min_length`` tokens
-    were generated. Scores are length-penalised with ``alpha`` like :func:`beam_search`. ``give_up``:
+    were generated; ``forbidden_ids`` (the model's padding and BOS) are never generated. Scores are
+    length-penalised with ``alpha`` like :func:`beam_search`. ``give_up``:
     see :data:`GiveUp` (an example given up has no hypothesis).
     """
     _check_lengths(min_length, max_length, no_repeat_ngram_size)
@@ -198,7 +203,7 @@ def greedy_search(
         out = step(alive[:, -1], state)
         log_probs = out.log_probs.float()  # (N, V)
         _constrain(log_probs, alive, t=t, eos_id=eos_id, min_length=min_length,
-                   no_repeat_ngram_size=no_repeat_ngram_size)
+                   no_repeat_ngram_size=no_repeat_ngram_size, forbidden_ids=forbidden_ids)
         best, tokens = log_probs.max(-1)  # (N,), (N,)
         cumulative = cumulative + best
         alive = torch.cat([alive, tokens.unsqueeze(1)], 1)  # (N, 2 + t)
@@ -235,6 +240,7 @@ def beam_search(
     max_length: int,
     stopping: str,
     no_repeat_ngram_size: int = 0,
+    forbidden_ids: Sequence[int] = (),
     n_best: int = 1,
     device: torch.device | str | None = None,
     give_up: GiveUp | None = None,
@@ -242,9 +248,9 @@ def beam_search(
     """Batched beam search over B examples x K beams (see the module docstring for ``stopping``).
 
     ``state`` holds ``batch_size`` rows (one per example); it is tiled to B x K rows here.
-    EOS is forbidden while fewer than ``min_length`` tokens were generated; a hypothesis has at
-    most ``max_length`` tokens. ``n_best`` (<= K) hypotheses are returned per example. ``give_up``:
-    see :data:`GiveUp` (an example given up has no hypothesis).
+    EOS is forbidden while fewer than ``min_length`` tokens were generated; ``forbidden_ids`` (the model's padding
+    and BOS) are never generated; a hypothesis has at most ``max_length`` tokens. ``n_best`` (<= K) hypotheses are
+    returned per example. ``give_up``: see :data:`GiveUp` (an example given up has no hypothesis).
     """
     stopping = Stopping.coerce(stopping, "stopping")
     _check_lengths(min_length, max_length, no_repeat_ngram_size)
@@ -279,7 +285,7 @@ def beam_search(
         log_probs = out.log_probs.float()  # (N, V)
         V = log_probs.size(-1)
         _constrain(log_probs, alive, t=t, eos_id=eos_id, min_length=min_length,
-                   no_repeat_ngram_size=no_repeat_ngram_size)
+                   no_repeat_ngram_size=no_repeat_ngram_size, forbidden_ids=forbidden_ids)
         penalty = length_penalty(t + 1, alpha)
         # An example's K best continuations are among the k best tokens of each of its beams.
         k = min(K, V)

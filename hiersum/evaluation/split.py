@@ -49,7 +49,7 @@ def reference_token_scores(
                                  flat=batch_layout(model.config, tokenizer)):
         batch.to(device)
         log_probs = model(batch.src, batch.src_mask, batch.tgt_in,
-                          paragraph_graph=batch.paragraph_graph).log_probs()  # (B, S, V)
+                          paragraph_graph=batch.paragraph_graph).log_probs  # (B, S, V)
         labels = batch.target_labels()
         perplexity.update(log_probs, labels)
         if accuracy is None:

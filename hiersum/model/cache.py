@@ -158,7 +158,7 @@ class SelfAttentionCache:
 
 @dataclass
 class CopyMemory:
-    """What the copy attention (``model.copy_attention``, :mod:`hiersum.model.copy`) reads of the memory,
+    """What the copy attention (``model.copy_attention``, :mod:`hiersum.model.copy_attention`) reads of the memory,
     made once per encoding, one entry per example (shared by its beams, as the memory keys/values)."""
 
     keys: Tensor
@@ -167,10 +167,14 @@ class CopyMemory:
     """[B', M, D] the encoder's memory (the copy attention's values: its context vector)."""
     ids: Tensor
     """[B', M] long, the token id of each memory position (what copying it emits)."""
+    copyable: Tensor
+    """[B', M] bool, True = a position copying may point at: a real memory token that is not a special token
+    (padding, BOS, EOS, the paragraph separator: :attr:`hiersum.model.copy_attention.CopyAttention.excluded_ids`)."""
 
     def index_select(self, entries: Tensor) -> CopyMemory:
         """Entries ``entries`` [B''] (long, into the B' entries)."""
-        return CopyMemory(*(tensor.index_select(0, entries) for tensor in (self.keys, self.memory, self.ids)))
+        return CopyMemory(*(tensor.index_select(0, entries)
+                            for tensor in (self.keys, self.memory, self.ids, self.copyable)))
 
 
 @dataclass

@@ -8,13 +8,19 @@ memory (the encoder's real tokens) and w_i their token ids:
     p_gen   = sigmoid(w . [s_t; c_t; x_t] + b)
     P_t(w)  = p_gen softmax(W_o s_t + b_o)_w + (1 - p_gen) sum_{i: w_i = w} a_ti
 
+Copying points only at real memory tokens that are not special: padding, BOS and EOS (a source's trailing ``</s>``
+copied would end the summary) never receive copy attention (:attr:`CopyAttention.excluded_ids`, masked once per
+encoding in :attr:`~hiersum.model.cache.CopyMemory.copyable`).
+
 One dedicated head, not the decoder's cross-attention: scaled_dot_product_attention gives no weights, and a head of
 its own lets the copy distribution learn what to point at apart from what the last layer reads. The keys W_k m are
 projected once per encoding (:meth:`CopyAttention.init_memory`, kept in the decoder state). The mixture is computed
 in fp32 (whatever autocast made of its inputs) as probabilities, the copy mass added in place onto the generator's
 (one [N, L, V] softmax, product, scatter and log: these full-vocabulary passes are what copying costs, fewer than
 the same mixture in log space with logaddexp), then log(P + tiny): an entry
-of probability 0 gets a finite log-probability (-87.3), which label smoothing reads.
+of probability 0 gets a finite log-probability (-87.3). The training loss is the mixture's NLL, its label smoothing
+taken over the generator's distribution only (:func:`hiersum.training.loss.copy_nll`): smoothing the mixture would
+reward every vocabulary entry, and so the switch for generating, at every step.
 
 The tokenizer is subword: every source token is in the vocabulary, so copying scatters onto vocabulary ids (no
 extended vocabulary of source OOVs, as See et al. need for words).
@@ -31,6 +37,7 @@ Dimensions
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -57,13 +64,19 @@ class CopyAttention(nn.Module):
 
     Args:
         d_model: D.
+        excluded_ids: the token ids copying never points at (the special tokens: padding, BOS, EOS, ...).
     """
 
-    def __init__(self, d_model: int):
+    excluded_ids: Tensor
+    """[E] long: the ids never copied (a buffer, not saved: it moves with the module, the state dict keeps no copy)."""
+
+    def __init__(self, d_model: int, *, excluded_ids: Sequence[int] = ()):
         super().__init__()
         self.query = nn.Linear(d_model, d_model)
         self.key = nn.Linear(d_model, d_model)
         self.switch = nn.Linear(3 * d_model, 1)
+        self.register_buffer("excluded_ids", torch.tensor(sorted(set(excluded_ids)), dtype=torch.long),
+                             persistent=False)
 
     def forward_flops(self, memory_lengths: Tensor, tgt_mask: Tensor) -> int:
         """Forward FLOPs on the real tokens (``memory_lengths`` long [B], ``tgt_mask`` bool [B, S]): keys 2 M D^2,
@@ -74,23 +87,23 @@ class CopyAttention(nn.Module):
         S, M = int(target.sum()), int(memory_lengths.sum())
         return 2 * M * D * D + 2 * S * D * D + 4 * D * int((target * memory_lengths).sum()) + 6 * S * D
 
-    def init_memory(self, memory: Tensor, ids: Tensor) -> CopyMemory:
-        """The copy attention's view of the memory [B', M, D] whose token ids are ``ids`` [B', M] (long)."""
-        return CopyMemory(keys=self.key(memory), memory=memory, ids=ids)
+    def init_memory(self, memory: Tensor, ids: Tensor, memory_mask: Tensor) -> CopyMemory:
+        """The copy attention's view of the memory [B', M, D] whose token ids are ``ids`` [B', M] (long);
+        ``memory_mask`` bool [B', M], True = real token (the encoder's)."""
+        copyable = memory_mask & ~torch.isin(ids, self.excluded_ids)  # (B', M)
+        return CopyMemory(keys=self.key(memory), memory=memory, ids=ids, copyable=copyable)
 
-    def forward(
-        self, states: Tensor, inputs: Tensor, logits: Tensor, copy: CopyMemory, memory_attn_mask: Tensor | None
-    ) -> CopyOutput:
+    def forward(self, states: Tensor, inputs: Tensor, logits: Tensor, copy: CopyMemory) -> CopyOutput:
         """states: the decoder's final states [N, L, D]; inputs: the embeddings of the tokens fed [N, L, D];
-        logits: the output layer's scores [N, L, V]; copy: the memory (row r reads entry r // G); memory_attn_mask:
-        bool [B', 1, 1, M], True = real memory token (the decoder state's), or None when every token is real."""
+        logits: the output layer's scores [N, L, V]; copy: the memory (row r reads entry r // G). A row whose memory
+        has no copyable position copies nothing (its attention is zero)."""
         N, L, D = states.shape
         B, M = copy.ids.shape
         query = self.query(states).reshape(B, -1, D)  # (B', G*L, D): the beams of an example as queries
         scores = (query @ copy.keys.transpose(1, 2)).float() / math.sqrt(D)  # (B', G*L, M)
-        if memory_attn_mask is not None:
-            scores = scores.masked_fill(~memory_attn_mask.view(B, 1, M), float("-inf"))
-        attention = scores.softmax(-1)  # (B', G*L, M) fp32
+        blocked = ~copy.copyable.view(B, 1, M)  # (B', 1, M)
+        # masked_fill after the softmax: a row with nothing copyable (all -inf: NaN) copies nothing
+        attention = scores.masked_fill(blocked, float("-inf")).softmax(-1).masked_fill(blocked, 0.0)  # (B', G*L, M)
         context = (attention.to(copy.memory.dtype) @ copy.memory).view(N, L, D)
         features = torch.cat([states, context.to(states.dtype), inputs.to(states.dtype)], -1)  # (N, L, 3*D)
         generate = torch.sigmoid(self.switch(features).float())  # (N, L, 1) p_gen

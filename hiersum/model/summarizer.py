@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import torch
@@ -46,17 +47,19 @@ class TeacherForcedOutput:
     """What teacher forcing gives (:meth:`HierSum.forward`)."""
 
     logits: Tensor
-    """[B, S, V] scores whose softmax is the next-token distribution: row t scores the token after
-    ``tgt_in[:, :t+1]`` (what the training loss, ``F.cross_entropy``, normalises itself). The output layer's
-    unnormalised scores; with ``model.copy_attention``, the log-probabilities of the mixture of generating and
-    copying (:attr:`copy`), already normalised (the log-softmax leaves them as they are)."""
+    """[B, S, V] the output layer's unnormalised scores: row t scores the token after ``tgt_in[:, :t+1]``. With
+    ``model.copy_attention`` they are the generator's part of the mixture only (:attr:`log_probs` is the
+    next-token distribution)."""
     encoded: EncoderOutput
     """The encoder's output for the source (its pooling weights and attention when ``return_attention``)."""
     copy: CopyOutput | None = None
     """With ``model.copy_attention``: the mixture's log-probabilities, p_gen and the copy attention; else None."""
 
+    @cached_property
     def log_probs(self) -> Tensor:
-        """[B, S, V] log-probabilities: the log-softmax of :attr:`logits`, or the copy mixture's."""
+        """[B, S, V] the log-probabilities of the next token: the log-softmax of :attr:`logits`, or with
+        ``model.copy_attention`` the mixture of generating and copying (``copy.log_probs``). Computed once, when
+        first read (the training loss of a model without copying reads the logits only)."""
         return F.log_softmax(self.logits, dim=-1) if self.copy is None else self.copy.log_probs
 
 
@@ -98,7 +101,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.decoder = build_decoder(config, embeddings=embeddings)
         self.generator = nn.Linear(config.d_model, vocab_size)
         self.generator.weight = embeddings.weight
-        self.copy_attention = CopyAttention(config.d_model) if config.copy_attention else None
+        self.copy_attention = (CopyAttention(config.d_model, excluded_ids=(pad_id, bos_id, eos_id))
+                               if config.copy_attention else None)
         # the compiled static_step_log_probs (compile_step), called with the model first; None: eager
         self.compiled_step: Callable[[HierSum, Tensor, DecoderState, Tensor], Tensor] | None = None
         self.reset_parameters()
@@ -197,7 +201,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
             if encoded.memory_ids is None:
                 raise ValueError(f"model.copy_attention=true needs the token ids of the memory, which "
                                  f"model.encoder={self.config.encoder} does not give (EncoderOutput.memory_ids)")
-            state = replace(state, copy=self.copy_attention.init_memory(encoded.memory, encoded.memory_ids))
+            copy = self.copy_attention.init_memory(encoded.memory, encoded.memory_ids, encoded.memory_mask)
+            state = replace(state, copy=copy)
         if state.step_weights is None:
             return state
         output = (self.generator.weight.t().contiguous(), self.generator.bias)  # (D, V), (V,)
@@ -221,7 +226,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         if self.copy_attention is None or state.copy is None:
             raise ValueError("copying needs model.copy_attention=true and a state made by its init_decoder_state")
         inputs = self.decoder.embeddings(tokens)  # (N, L, D)
-        return self.copy_attention(states, inputs, logits, state.copy, state.memory_attn_mask)
+        return self.copy_attention(states, inputs, logits, state.copy)
 
     def step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
         """Feed one token per row (long [N]); log p(next) [N, V] and the advanced state."""
@@ -278,8 +283,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
         layout: PackedGrid | None = None, return_attention: bool = False,
     ) -> TeacherForcedOutput:
         """Teacher forcing, the one call: the logits [B, S, V] of every next token of ``tgt_in`` and the encoder's
-        output (``.log_probs()``: the log-softmax). Row t of the logits scores the token after ``tgt_in[:, :t+1]``.
-        With ``model.copy_attention`` the logits are the log-probabilities of the copy mixture (``.copy``).
+        output (``.log_probs``: the next-token log-probabilities). Row t of the logits scores the token after
+        ``tgt_in[:, :t+1]``. With ``model.copy_attention`` the log-probabilities are the copy mixture's (``.copy``).
 
         src: long [B, P, T] ([B, L] flat); src_mask: bool, same shape, True = real token; tgt_in: long [B, S]
         (BOS first). Padding in ``tgt_in`` must come after the real tokens (causality keeps it out of earlier
@@ -293,4 +298,4 @@ class HierSum(nn.Module, SummarizerHubMixin):
         if self.copy_attention is None:
             return TeacherForcedOutput(logits=logits, encoded=encoded)
         copy = self.copy_output(out.states, tgt_in, state, logits)
-        return TeacherForcedOutput(logits=copy.log_probs, encoded=encoded, copy=copy)
+        return TeacherForcedOutput(logits=logits, encoded=encoded, copy=copy)

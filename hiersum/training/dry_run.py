@@ -190,7 +190,7 @@ def step_memory(training: FakeTraining, batch: Batch, precision: str) -> tuple[i
     # traced as torch.compile traces: the model reads no tensor value into Python (there is none to read)
     with training.fake, tracker, compiling():
         with plugin.forward_context():  # HierSumModule.loss, less its count of target tokens (a value)
-            loss = module.smoothed_nll(step_batch, module.teacher_forced(step_batch).logits)
+            loss = module.smoothed_nll(step_batch, module.teacher_forced(step_batch))
         plugin.backward(loss, module, optimizer)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -250,7 +250,7 @@ def measured_peak(cfg: TrainConfig, tokenizer: SubwordTokenizer, batch: Batch, p
     torch.cuda.synchronize(device)
     torch.cuda.reset_peak_memory_stats(device)
     with plugin.forward_context():
-        loss = module.smoothed_nll(step_batch, module.teacher_forced(step_batch).logits)
+        loss = module.smoothed_nll(step_batch, module.teacher_forced(step_batch))
     plugin.backward(loss, module, optimizer)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)

@@ -1,5 +1,12 @@
 """The training loss, apart from the LightningModule: a benchmark or test that computes it imports neither
-Lightning nor torchmetrics (``scripts/bench_length.py`` starts a process a case)."""
+Lightning nor torchmetrics (``scripts/bench_length.py`` starts a process a case).
+
+Without copying the loss is the label-smoothed NLL of the output layer's logits (:func:`label_smoothed_nll`). With
+``model.copy_attention`` it is the NLL of the mixture of generating and copying, label-smoothed over the generator's
+distribution only (:func:`copy_nll`), as OpenNMT-py's copy generator loss leaves the copy part unsmoothed: smoothing
+the mixture's log-probabilities would charge every step ``smoothing x mean_v -log P(v)``, lowest when the switch
+stays on generating, a standing penalty on copying.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +14,41 @@ import torch
 import torch.nn.functional as F
 
 from hiersum.data.schema import IGNORE_INDEX
+from hiersum.model.summarizer import TeacherForcedOutput
 
-__all__ = ["label_smoothed_nll"]
+__all__ = ["copy_nll", "label_smoothed_nll", "teacher_forced_nll"]
 
 
 def label_smoothed_nll(logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
     """Label-smoothed NLL of ``labels`` [B, S] (IGNORE_INDEX at padding) under ``logits`` [B, S, V], summed
     over the real target tokens and divided by their number (a tensor: no value read into Python, so a compiled
-    step does not break on it); the one log-softmax runs inside ``F.cross_entropy``. With ``model.copy_attention``
-    the logits are the copy mixture's log-probabilities (``TeacherForcedOutput.logits``), which it leaves as they
-    are: the loss is the mixture's."""
+    step does not break on it); the one log-softmax runs inside ``F.cross_entropy``."""
     n_tokens = labels.ne(IGNORE_INDEX).sum().clamp(min=1)
     return F.cross_entropy(
         logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX, label_smoothing=smoothing,
         reduction="sum",
     ) / n_tokens
+
+
+def copy_nll(log_probs: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
+    """The copy mixture's loss per real target token: ``(1 - smoothing) x -log P(label)`` under the mixture's
+    ``log_probs`` [B, S, V], plus ``smoothing x mean_v -log q(v)``, q the generator's softmax of ``logits``
+    [B, S, V] (the uniform part of label smoothing, on the generator alone). ``labels`` [B, S] (IGNORE_INDEX at
+    padding). With ``smoothing=0``: the mixture's NLL."""
+    real = labels.ne(IGNORE_INDEX)  # (B, S)
+    n_tokens = real.sum().clamp(min=1)
+    nll = -log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)  # (B, S)
+    per_token = (1 - smoothing) * nll
+    if smoothing:
+        logits = logits.float()
+        uniform = logits.logsumexp(-1) - logits.mean(-1)  # (B, S) mean_v -log softmax(logits)_v
+        per_token = per_token + smoothing * uniform
+    return per_token.masked_fill(~real, 0.0).sum() / n_tokens
+
+
+def teacher_forced_nll(out: TeacherForcedOutput, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
+    """The training loss of a teacher-forced output per real target token: :func:`copy_nll` with copy attention
+    (``out.copy``), else :func:`label_smoothed_nll` of ``out.logits``."""
+    if out.copy is None:
+        return label_smoothed_nll(out.logits, labels, smoothing)
+    return copy_nll(out.copy.log_probs, out.logits, labels, smoothing)

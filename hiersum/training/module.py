@@ -26,7 +26,7 @@ from hiersum.errors import TrainingDiverged
 from hiersum.model.flops import FORWARD_AND_BACKWARD, training_flops
 from hiersum.model.pooling import pooling_penalty
 from hiersum.model.summarizer import TeacherForcedOutput
-from hiersum.training.loss import label_smoothed_nll
+from hiersum.training.loss import label_smoothed_nll, teacher_forced_nll
 from hiersum.training.resume import repair_epoch_progress
 from hiersum.training.schedule import NoamSchedule
 
@@ -72,10 +72,10 @@ class HierSumModule(pl.LightningModule):
 
     def loss(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, int]:
         """(label-smoothed loss, logits [B, S, V], target token count); the loss is
-        summed over target tokens and divided by their number.
+        summed over target tokens and divided by their number (:func:`teacher_forced_nll`).
         """
-        logits = self.teacher_forced(batch).logits  # (B, S, V)
-        return self.smoothed_nll(batch, logits), logits, batch.n_target_tokens
+        out = self.teacher_forced(batch)
+        return self.smoothed_nll(batch, out), out.logits, batch.n_target_tokens
 
     def teacher_forced(self, batch: Batch, *, return_attention: bool = False) -> TeacherForcedOutput:
         """The network teacher-forced on ``batch`` (:meth:`HierSum.forward`, with the batch's paragraph graph and
@@ -83,9 +83,10 @@ class HierSumModule(pl.LightningModule):
         return self.model(batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph,
                           layout=batch.layout, return_attention=return_attention)
 
-    def smoothed_nll(self, batch: Batch, logits: torch.Tensor) -> torch.Tensor:
-        """:func:`label_smoothed_nll` of ``batch.tgt_out`` under ``logits`` [B, S, V], per target token."""
-        return label_smoothed_nll(logits, batch.target_labels(), self.optim_config.label_smoothing)
+    def smoothed_nll(self, batch: Batch, out: TeacherForcedOutput) -> torch.Tensor:
+        """The training loss of ``batch.tgt_out`` under the teacher-forced ``out``, per target token
+        (:func:`teacher_forced_nll`: label smoothing on the generator's distribution)."""
+        return teacher_forced_nll(out, batch.target_labels(), self.optim_config.label_smoothing)
 
     def on_train_batch_start(self, batch: Batch, batch_idx: int) -> None:
         """The FLOPs of this step on its real tokens, for :class:`hiersum.training.callbacks.Throughput`; and
@@ -112,7 +113,7 @@ class HierSumModule(pl.LightningModule):
             return loss
         out = self.teacher_forced(batch, return_attention=True)
         n_tokens = batch.n_target_tokens
-        nll = self.smoothed_nll(batch, out.logits)
+        nll = self.smoothed_nll(batch, out)
         penalty = pooling_penalty(out.encoded.pooling_weights, batch.src_mask)
         self.log("train/loss", nll, prog_bar=True, batch_size=n_tokens)
         self.log("train/pooling_penalty", penalty, batch_size=len(batch))
@@ -163,7 +164,7 @@ class HierSumModule(pl.LightningModule):
         self.log("train/skipped_steps", float(self.skipped_steps), batch_size=len(batch))
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        log_probs = self.teacher_forced(batch).log_probs()  # (B, S, V)
+        log_probs = self.teacher_forced(batch).log_probs  # (B, S, V)
         labels = batch.target_labels()
         n_tokens = batch.n_target_tokens
         nll = F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX)

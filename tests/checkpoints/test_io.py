@@ -19,8 +19,8 @@ def test_checkpoint_round_trip_rebuilds_model_and_tokenizer(tmp_path, device):
     restored.model.to(device)  # read on the CPU (map_location's default), compared on the module's device
     module.eval()
     torch.testing.assert_close(
-        restored.model(batch.src, batch.src_mask, batch.tgt_in).log_probs(),
-        module.model(batch.src, batch.src_mask, batch.tgt_in).log_probs(),
+        restored.model(batch.src, batch.src_mask, batch.tgt_in).log_probs,
+        module.model(batch.src, batch.src_mask, batch.tgt_in).log_probs,
     )
     assert restored.tokenizer.special == module.tokenizer().special
     assert restored.data_config == DataConfig(path="x")

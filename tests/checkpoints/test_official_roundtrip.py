@@ -70,7 +70,7 @@ def assert_same_model(imported: HierSum, original: HierSum, name: str, device: t
     same = same_result(device)
     with torch.no_grad():
         assert_close(imported.encode(src, mask).token_states, original.encode(src, mask).token_states, **same)
-        assert_close(imported(src, mask, tgt).log_probs(), original(src, mask, tgt).log_probs(), **same)
+        assert_close(imported(src, mask, tgt).log_probs, original(src, mask, tgt).log_probs, **same)
     options = GenerationOptions.official(beam_size=3, alpha=0.4, min_length=2, max_length=8, stopping="official")
     assert generate(imported, src, mask, options).sequences == generate(original, src, mask, options).sequences
 
@@ -98,7 +98,7 @@ def test_heads_come_from_opt_not_from_shapes(device):
     assert changed.config.heads == 6
     src, mask, tgt = inputs("hierarchical", device)
     with torch.no_grad():
-        assert not torch.allclose(changed(src, mask, tgt).log_probs(), original(src, mask, tgt).log_probs())
+        assert not torch.allclose(changed(src, mask, tgt).log_probs, original(src, mask, tgt).log_probs)
 
 
 def test_inter_layers_of_opt_must_match_the_weights():

@@ -61,7 +61,7 @@ def test_greedy_score_is_length_penalised_log_prob(model, batch, device):
     out = greedy(model, src, mask, alpha=0.5, max_length=5)
     for b, sequence in enumerate(out.sequences):
         tgt_in = torch.tensor([[BOS, *sequence[:-1]]], device=device)
-        log_probs = model(src[b : b + 1], mask[b : b + 1], tgt_in).log_probs()[0]
+        log_probs = model(src[b : b + 1], mask[b : b + 1], tgt_in).log_probs[0]
         total = log_probs.gather(-1, torch.tensor(sequence, device=device).unsqueeze(-1)).sum().item()
         assert out.scores[b] == pytest.approx(total / length_penalty(len(sequence), 0.5), abs=1e-4)
 

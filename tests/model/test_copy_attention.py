@@ -6,6 +6,8 @@ with copy on: tests/model/test_decoder.py and tests/decoding/, parametrized.)"""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -15,7 +17,7 @@ from hiersum.checkpoints.io import network_from_hparams
 from hiersum.config import ModelConfig, config_dict
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
-from hiersum.training.module import label_smoothed_nll
+from hiersum.training.loss import teacher_forced_nll
 from tests.helpers.model import (
     BOS,
     EOS,
@@ -57,10 +59,12 @@ def test_the_mixture_is_a_distribution_with_no_copy_mass_on_padding(encoder, dev
         out = model(src, mask, tgt)
         steps, _ = stepped_log_probs(model, tgt, model.init_decoder_state(model.encode(src, mask)))
     ones = torch.ones(tgt.shape, device=device)
-    assert_close(out.log_probs().exp().sum(-1), ones)  # teacher forced
+    assert_close(out.log_probs.exp().sum(-1), ones)  # teacher forced
     assert_close(steps.exp().sum(-1), ones)  # step by step
-    assert_close(steps, out.log_probs(), atol=1e-5, rtol=0)  # the same mixture
-    assert torch.equal(out.log_probs(), out.logits)  # the loss's logits are the mixture's log-probabilities
+    assert_close(steps, out.log_probs, atol=1e-5, rtol=0)  # the same mixture
+    assert out.log_probs is out.copy.log_probs  # the next-token distribution is the mixture
+    assert_close(out.logits.log_softmax(-1).exp().sum(-1), ones)  # the logits are the generator's own scores
+    assert not torch.allclose(out.logits.log_softmax(-1), out.log_probs)
     attention, memory_mask = out.copy.attention, out.encoded.memory_mask  # (B, S, M), (B, M)
     assert not memory_mask.all()  # the guard: there is padding in the memory
     assert torch.all(attention.masked_select(~memory_mask.unsqueeze(1)) == 0)
@@ -81,7 +85,71 @@ def test_the_mixture_is_p_gen_times_the_vocabulary_plus_the_scattered_copy_atten
         for i in range(M):
             copied[b, :, encoded.memory_ids[b, i]] += out.copy.attention[b, :, i]
     p_gen = out.copy.generate_probability.unsqueeze(-1)  # (B, S, 1)
-    assert_close(out.log_probs().exp(), p_gen * vocabulary + (1 - p_gen) * copied)
+    assert_close(out.log_probs.exp(), p_gen * vocabulary + (1 - p_gen) * copied)
+
+
+@pytest.mark.parametrize("encoder", ["hierarchical", "flat"])
+def test_special_tokens_in_the_memory_are_never_copy_targets(encoder, device):
+    """BOS and EOS among the real source tokens (a flat source ends with EOS) get no copy attention, teacher forced or
+    step by step; the other real tokens share all of it."""
+    model, (src, mask, tgt) = model_and_batch(encoder, device)
+    src = src.clone()
+    real = mask.flatten(1).nonzero()  # (n, 2): (example, position) of every real token
+    flat_src = src.view(src.size(0), -1)
+    for (b, i), token in zip(real[::3].tolist(), [EOS, BOS] * len(real), strict=False):
+        flat_src[b, i] = token
+    with torch.no_grad():
+        out = model(src, mask, tgt)
+        state = model.init_decoder_state(model.encode(src, mask))
+        steps = [model.copy_output(*stepped(model, tgt[:, :t + 1], state)).attention for t in range(tgt.size(1))]
+    ids, memory_mask = out.encoded.memory_ids, out.encoded.memory_mask  # (B, M)
+    special = memory_mask & (ids.eq(EOS) | ids.eq(BOS))  # (B, M)
+    assert special.any() and (memory_mask & ~special).any(1).all()  # the guard: both kinds in every example
+    for attention in (out.copy.attention, torch.cat(steps, 1)):  # (B, S, M)
+        assert torch.all(attention.masked_select(special.unsqueeze(1)) == 0)
+        assert_close(attention.sum(-1), torch.ones(tgt.shape, device=device))
+
+
+def stepped(model: HierSum, prefix: torch.Tensor, state):
+    """The arguments of ``model.copy_output`` for the last token of ``prefix`` [B, t] fed from ``state`` (uncached:
+    the decoder over the whole prefix), for the step-by-step copy attention."""
+    states = model.decoder(prefix, replace(state, self_attn=None)).states[:, -1:]  # (B, 1, D)
+    return states, prefix[:, -1:], state, model.output_logits(states)
+
+
+def test_the_copy_loss_smooths_the_generator_only(device):
+    """The smoothed copy loss is (1 - e) x the mixture's NLL + e x the generator's uniform cross-entropy: the switch
+    and the copy attention get the gradient of the NLL alone, and smoothing 0 is the mixture's NLL."""
+    model, (src, mask, tgt) = model_and_batch("hierarchical", device)
+    labels = torch.cat([tgt[:, 1:], torch.full_like(tgt[:, :1], EOS)], 1).masked_fill(tgt.eq(PAD), -100)
+    out = model(src, mask, tgt)
+    real = labels.ne(-100)
+    nll = -out.log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)[real].mean()
+    assert_close(teacher_forced_nll(out, labels, 0.0), nll)
+    uniform = -out.logits.log_softmax(-1).mean(-1)[real].mean()
+    smoothed = teacher_forced_nll(out, labels, 0.1)
+    assert_close(smoothed, 0.9 * nll + 0.1 * uniform)
+    switch = model.copy_attention.switch.weight
+    (grad_smoothed,) = torch.autograd.grad(smoothed, switch, retain_graph=True)
+    (grad_nll,) = torch.autograd.grad(0.9 * nll, switch)
+    assert grad_nll.abs().sum() > 0  # the guard: the switch has a gradient at all
+    assert_close(grad_smoothed, grad_nll)
+
+
+@pytest.mark.parametrize("copy", [False, True], ids=["plain", "copy"])
+def test_padding_and_bos_are_never_generated(copy, device):
+    """A model whose output layer puts nearly all its mass on padding and BOS still writes neither, beam or
+    greedy, with copying or without."""
+    model = make_model(seed=3, copy_attention=copy, device=device)
+    with torch.no_grad():
+        model.generator.bias[PAD] += 50.0
+        model.generator.bias[BOS] += 50.0
+    src, mask, _ = make_batch(device=device)
+    for options in (GenerationOptions(beam_size=3, max_length=8, min_length=2), GenerationOptions(greedy=True,
+                                                                                              max_length=8)):
+        out = generate(model.eval(), src, mask, options)
+        tokens = {token for hypotheses in out.n_best for h in hypotheses for token in h.tokens}
+        assert tokens and not tokens & {PAD, BOS}, tokens
 
 
 @pytest.mark.parametrize("bias", [40.0, -40.0], ids=["generate", "copy"])
@@ -95,9 +163,9 @@ def test_the_switch_chooses_between_the_output_layer_and_the_source(bias, device
     with torch.no_grad():
         model.copy_attention.switch.weight.zero_()
         model.copy_attention.switch.bias.fill_(bias)
-        log_probs = model(src, mask, tgt).log_probs()
+        log_probs = model(src, mask, tgt).log_probs
         if bias > 0:
-            assert_close(log_probs, plain(src, mask, tgt).log_probs(), atol=1e-5, rtol=0)
+            assert_close(log_probs, plain(src, mask, tgt).log_probs, atol=1e-5, rtol=0)
             return
     for b in range(src.size(0)):
         outside = torch.ones(VOCAB, dtype=torch.bool, device=device)
@@ -156,11 +224,11 @@ def train_on_copy_task(copy: bool, steps: int = 120) -> tuple[HierSum, float]:
     for _ in range(steps):
         src, mask, tgt_in, labels = copy_task_batch(generator, 32)
         optimizer.zero_grad()
-        label_smoothed_nll(model(src, mask, tgt_in).logits, labels, 0.0).backward()
+        teacher_forced_nll(model(src, mask, tgt_in), labels, 0.0).backward()
         optimizer.step()
     src, mask, tgt_in, labels = copy_task_batch(torch.Generator().manual_seed(99), 256)
     with torch.no_grad():
-        accuracy = model.eval()(src, mask, tgt_in).log_probs().argmax(-1).eq(labels).float().mean()
+        accuracy = model.eval()(src, mask, tgt_in).log_probs.argmax(-1).eq(labels).float().mean()
     return model, float(accuracy)
 
 

@@ -18,7 +18,7 @@ def model(request, device):
 
 def test_log_probs_shape_and_normalisation(model, batch, device):
     src, mask, tgt = batch
-    log_probs = model(src, mask, tgt).log_probs()
+    log_probs = model(src, mask, tgt).log_probs
     assert log_probs.shape == (*tgt.shape, VOCAB)
     assert_close(log_probs.exp().sum(-1), torch.ones(tgt.shape, device=device))
 
@@ -27,15 +27,15 @@ def test_decoder_is_causal(model, batch):
     src, mask, tgt = batch
     changed = tgt.clone()
     changed[:, 4] = (tgt[:, 4] + 1) % VOCAB
-    base = model(src, mask, tgt).log_probs()
-    other = model(src, mask, changed).log_probs()
+    base = model(src, mask, tgt).log_probs
+    other = model(src, mask, changed).log_probs
     assert_close(other[:, :4], base[:, :4])
     assert not torch.allclose(other[:, 4:], base[:, 4:])
 
 
 def test_cached_steps_equal_teacher_forcing(model, batch):
     src, mask, tgt = batch
-    full = model(src, mask, tgt).log_probs()
+    full = model(src, mask, tgt).log_probs
     steps, state = stepped_log_probs(model, tgt, model.init_decoder_state(model.encode(src, mask)))
     assert state.length == tgt.size(1)
     assert state.self_attn.layer(0, state.length).keys.shape[2] == tgt.size(1)
@@ -45,7 +45,7 @@ def test_cached_steps_equal_teacher_forcing(model, batch):
 def test_chunked_decoding_equals_teacher_forcing(model, batch):
     """Feeding the target in two chunks through the cache gives the same states."""
     src, mask, tgt = batch
-    full = model(src, mask, tgt).log_probs()
+    full = model(src, mask, tgt).log_probs
     state = model.init_decoder_state(model.encode(src, mask))
     first = model.decoder(tgt[:, :3], state)
     second = model.decoder(tgt[:, 3:], first.state)
@@ -67,7 +67,7 @@ def test_preallocated_cache_is_written_in_place(model, batch):
     """With room for the whole target, stepping never reallocates the cache and still equals
     teacher forcing; a smaller capacity grows and gives the same result."""
     src, mask, tgt = batch
-    full = model(src, mask, tgt).log_probs()
+    full = model(src, mask, tgt).log_probs
     encoded = model.encode(src, mask)
     for capacity in (tgt.size(1), 2):
         state = model.init_decoder_state(encoded, cache_capacity=capacity)

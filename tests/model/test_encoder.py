@@ -52,8 +52,8 @@ def test_appending_an_empty_paragraph_changes_nothing(model, batch):
     assert_close(extra.memory, base.memory, atol=1e-5, rtol=0)
     real_tgt = tgt.ne(PAD)
     assert_close(
-        model(wider, wider_mask, tgt).log_probs()[real_tgt],
-        model(src, mask, tgt).log_probs()[real_tgt],
+        model(wider, wider_mask, tgt).log_probs[real_tgt],
+        model(src, mask, tgt).log_probs[real_tgt],
         atol=1e-5,
         rtol=0,
     )
@@ -68,8 +68,8 @@ def test_extra_pad_tokens_per_paragraph_change_nothing(model, batch):
     assert_close(extra.token_states[:, :, :-3][mask], base.token_states[mask], atol=1e-5, rtol=0)
     real_tgt = tgt.ne(PAD)
     assert_close(
-        model(longer, longer_mask, tgt).log_probs()[real_tgt],
-        model(src, mask, tgt).log_probs()[real_tgt],
+        model(longer, longer_mask, tgt).log_probs[real_tgt],
+        model(src, mask, tgt).log_probs[real_tgt],
         atol=1e-5,
         rtol=0,
     )
@@ -119,7 +119,7 @@ def test_inter_attention_ignores_empty_paragraphs(model, batch):
 def test_empty_paragraphs_give_finite_outputs_and_gradients(batch, device):
     model = make_model(dropout=0.1, device=device).train()
     src, mask, tgt = batch
-    log_probs = model(src, mask, tgt).log_probs()
+    log_probs = model(src, mask, tgt).log_probs
     assert torch.isfinite(log_probs).all()
     log_probs.sum().backward()
     for name, parameter in model.named_parameters():
@@ -138,4 +138,4 @@ def test_tied_embeddings_and_init(device):
 def test_different_batches_differ(device):
     model = make_model(device=device)
     a, b = make_batch(0, device=device), make_batch(1, device=device)
-    assert not torch.allclose(model(*a).log_probs(), model(*b).log_probs())
+    assert not torch.allclose(model(*a).log_probs, model(*b).log_probs)

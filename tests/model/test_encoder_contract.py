@@ -146,5 +146,5 @@ def test_teacher_forcing_is_one_call(model, batch):
     out = model(src, mask, tgt, return_attention=True)
     assert isinstance(out, TeacherForcedOutput) and out.logits.shape == (3, 7, VOCAB)
     assert len(out.encoded.pooling_weights) == 2 and model(src, mask, tgt).encoded.pooling_weights is None
-    assert torch.equal(out.log_probs(), torch.log_softmax(out.logits, dim=-1))
+    assert torch.equal(out.log_probs, torch.log_softmax(out.logits, dim=-1))
     assert not hasattr(model, "log_probs") and not hasattr(model, "logits")  # one teacher-forced call, no other

@@ -20,7 +20,7 @@ def test_flat_model_shapes_and_padding_invariance(device):
     real_tgt = tgt.ne(PAD)
     with torch.no_grad():
         assert_close(
-            model(longer, longer.ne(PAD), tgt).log_probs()[real_tgt], model(src, mask, tgt).log_probs()[real_tgt],
+            model(longer, longer.ne(PAD), tgt).log_probs[real_tgt], model(src, mask, tgt).log_probs[real_tgt],
             atol=1e-5, rtol=0,
         )
     with pytest.raises(ValueError, match=r"\[B, L\]"):

@@ -21,8 +21,8 @@ def test_graph_none_adds_no_parameter_and_ignores_a_graph(model, batch):
     src, mask, tgt = batch
     assert not any("graph" in key for key in model.state_dict())
     with torch.no_grad():
-        with_graph = model(src, mask, tgt, paragraph_graph=random_graph(mask)).log_probs()
-        assert_close(with_graph, model(src, mask, tgt).log_probs())
+        with_graph = model(src, mask, tgt, paragraph_graph=random_graph(mask)).log_probs
+        assert_close(with_graph, model(src, mask, tgt).log_probs)
 
 
 def test_graph_bias_changes_the_inter_attention(batch, device):
@@ -59,8 +59,8 @@ def test_graph_edges_of_empty_paragraphs_change_nothing(batch, device):
         other = model.encode(src, mask, paragraph_graph=touched)
         assert_close(other.token_states[mask], base.token_states[mask])
         assert_close(
-            model(src, mask, tgt, paragraph_graph=touched).log_probs()[real_tgt],
-            model(src, mask, tgt, paragraph_graph=graph).log_probs()[real_tgt],
+            model(src, mask, tgt, paragraph_graph=touched).log_probs[real_tgt],
+            model(src, mask, tgt, paragraph_graph=graph).log_probs[real_tgt],
         )
 
 
@@ -68,7 +68,7 @@ def test_graph_model_requires_a_graph_of_the_right_shape(batch, device):
     src, mask, tgt = batch
     model = graph_model(device, "discourse")
     with pytest.raises(ValueError, match="paragraph_graph"):
-        model(src, mask, tgt).log_probs()
+        model(src, mask, tgt)
     with pytest.raises(ValueError, match=r"\(3, 4, 4\)"):
         model.encode(src, mask, paragraph_graph=torch.zeros(3, 5, 5, device=device))
 
@@ -76,7 +76,7 @@ def test_graph_model_requires_a_graph_of_the_right_shape(batch, device):
 def test_graph_weight_is_learned(batch, device):
     src, mask, tgt = batch
     model = graph_model(device).train()
-    model(src, mask, tgt, paragraph_graph=random_graph(mask)).log_probs().sum().backward()
+    model(src, mask, tgt, paragraph_graph=random_graph(mask)).log_probs.sum().backward()
     grad = model.encoder.layers[1].graph_weight.grad
     assert grad is not None and grad.abs().sum() > 0
 

@@ -22,7 +22,7 @@ def test_tiny_model_overfits_and_greedy_decodes_a_target(device):
     model.train()
     losses = []
     for _ in range(150):
-        log_probs = model(src, mask, tgt_in).log_probs()  # (B, S, V)
+        log_probs = model(src, mask, tgt_in).log_probs  # (B, S, V)
         loss = F.nll_loss(log_probs.transpose(1, 2), target, ignore_index=PAD)
         optimizer.zero_grad()
         loss.backward()

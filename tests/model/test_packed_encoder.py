@@ -60,7 +60,7 @@ def test_packed_encoder_outputs_equal_the_padded_reference(seed, holes, T):
         for mine, theirs in zip(got.inter_attention, expected.inter_attention, strict=True):
             assert_close(mine, theirs, atol=1e-5, rtol=0)
         real_tgt = tgt.ne(PAD)
-        assert_close(packed(src, mask, tgt).log_probs()[real_tgt], padded(src, mask, tgt).log_probs()[real_tgt],
+        assert_close(packed(src, mask, tgt).log_probs[real_tgt], padded(src, mask, tgt).log_probs[real_tgt],
                      atol=1e-5, rtol=0)
 
 
@@ -68,7 +68,7 @@ def gradients(model, src, mask, tgt, graph=None) -> dict[str, torch.Tensor]:
     model.zero_grad()
     real_tgt = tgt.ne(PAD)
     out = model(src, mask, tgt, paragraph_graph=graph, return_attention=True)
-    loss = -out.log_probs()[real_tgt].max(-1).values.sum()
+    loss = -out.log_probs[real_tgt].max(-1).values.sum()
     (loss + pooling_penalty(out.encoded.pooling_weights, mask)).backward()
     return {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
 

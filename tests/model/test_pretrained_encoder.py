@@ -102,7 +102,7 @@ def test_shapes(bert_dir, tokenizer):
     assert [w.shape for w in encoded.pooling_weights] == [(B, P, 2, T)]
     assert [a.shape for a in encoded.inter_attention] == [(B, 2, P, P)]
     tgt_in = target(tokenizer)
-    log_probs = model(src, mask, tgt_in, paragraph_graph=graph).log_probs()
+    log_probs = model(src, mask, tgt_in, paragraph_graph=graph).log_probs
     assert log_probs.shape == (B, tgt_in.size(1), len(VOCAB))
     torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(B, tgt_in.size(1)))
 
@@ -116,10 +116,10 @@ def test_padding_changes_nothing_and_real_tokens_do_matter(bert_dir, tokenizer):
         reference = model.encode(src, mask)
         padded = model.encode(wide_src, wide_mask)
         torch.testing.assert_close(padded.memory, reference.memory)
-        torch.testing.assert_close(model(wide_src, wide_mask, tgt_in).log_probs(), model(src, mask, tgt_in).log_probs())
+        torch.testing.assert_close(model(wide_src, wide_mask, tgt_in).log_probs, model(src, mask, tgt_in).log_probs)
         changed = src.clone()
         changed[1, 1, 0] = tokenizer.encode_batch(["z"])[0][0]
-        assert not torch.allclose(model(changed, mask, tgt_in).log_probs()[1], model(src, mask, tgt_in).log_probs()[1])
+        assert not torch.allclose(model(changed, mask, tgt_in).log_probs[1], model(src, mask, tgt_in).log_probs[1])
 
 
 def test_the_new_layers_computed_on_real_tokens_equal_the_padded_grid(bert_dir, tokenizer):
@@ -132,7 +132,7 @@ def test_the_new_layers_computed_on_real_tokens_equal_the_padded_grid(bert_dir, 
     results = []
     for model in (packed, padded):
         out = model(src, mask, tgt_in, paragraph_graph=graph, return_attention=True)
-        encoded, log_probs = out.encoded, out.log_probs()[real_tgt]
+        encoded, log_probs = out.encoded, out.log_probs[real_tgt]
         model.zero_grad()
         log_probs.max(-1).values.sum().backward()
         gradients = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
@@ -173,7 +173,7 @@ def test_copy_attention_copies_the_kept_tokens_of_cut_paragraphs(tmp_path):
     src, mask = grid(tokenizer, [["one two three four five six seven", "ab"], ["abc"]])
     with torch.no_grad():
         encoded = model.encode(src, mask)
-        log_probs = model(src, mask, target(tokenizer)).log_probs()
+        log_probs = model(src, mask, target(tokenizer)).log_probs
     kept = mask.clone()
     kept[..., 14:] = False
     for b in range(2):
@@ -240,13 +240,13 @@ def test_cached_paragraph_states_equal_computed_ones_and_are_computed_once(bert_
     )  # calls: the paragraphs of each call
     src, mask = grid(tokenizer, TEXTS)
     tgt_in = target(tokenizer)
-    first = cached(src, mask, tgt_in).log_probs()
+    first = cached(src, mask, tgt_in).log_probs
     assert calls == [5] and cached.encoder.state_cache.misses == 5  # five distinct paragraphs
-    torch.testing.assert_close(first, plain(src, mask, tgt_in).log_probs(), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(first, plain(src, mask, tgt_in).log_probs, rtol=1e-5, atol=1e-6)
     wide_src, wide_mask = grid(tokenizer, TEXTS[::-1], P=4, T=src.size(2) + 3)  # the same paragraphs, moved
-    again = cached(wide_src, wide_mask, tgt_in.flip(0)).log_probs()
+    again = cached(wide_src, wide_mask, tgt_in.flip(0)).log_probs
     assert calls == [5] and cached.encoder.state_cache.hits == 5  # nothing encoded again
-    torch.testing.assert_close(again, plain(wide_src, wide_mask, tgt_in.flip(0)).log_probs(), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(again, plain(wide_src, wide_mask, tgt_in.flip(0)).log_probs, rtol=1e-5, atol=1e-6)
     first.logsumexp(-1).sum().backward()
     assert cached.encoder.layers[0].feed_forward.w_in.weight.grad is not None  # the new layers still learn
 

@@ -183,7 +183,9 @@ def test_the_api_answers_a_failure_500_with_its_request_id_through_a_queue(respo
     assert json.loads(reply.body)["request_id"] == "0123456789abcdef"
     one = lit_api.predict(lit_api.decode_request(BODIES[1]))  # max_batch_size 1: one request, not a list
     assert lit_api.encode_response(one) == responder.answer(requests([BODIES[1]]))[0]
-    assert lit_api.predict([lit_api.decode_request(body) for body in BODIES[:2]])[1] == one
+    batched = lit_api.predict([lit_api.decode_request(body) for body in BODIES[:2]])[1]
+    # a batch of two pads the shorter example: the same summary, its score to float rounding
+    assert batched.pop("score") == pytest.approx(one.pop("score"), rel=1e-6) and batched == one
 
 
 def run_checks(body_chunks: list[bytes], *, headers: list[tuple[bytes, bytes]] = (), max_body_bytes: int = 200,

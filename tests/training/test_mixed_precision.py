@@ -141,12 +141,12 @@ def test_the_copy_mixture_is_an_fp32_distribution_whatever_dtypes_it_is_given(we
     attention = CopyAttention(8).to(weights)
     memory = torch.randn(2, 3, 8).to(weights)  # (B', M, D)
     ids = torch.tensor([[9, 11, 9], [12, 13, 0]])  # (B', M); the last position of entry 1 is padding
-    mask = torch.tensor([[True, True, True], [True, True, False]]).view(2, 1, 1, 3)
+    mask = torch.tensor([[True, True, True], [True, True, False]])  # (B', M)
     states, inputs = torch.randn(4, 1, 8).to(weights), torch.randn(4, 1, 8).to(weights)  # 2 beams per entry
     logits = torch.randn(4, 1, 16).to(torch.bfloat16)  # (N, L, V)
     context = torch.autocast("cpu", torch.bfloat16) if weights == torch.float32 else contextlib.nullcontext()
     with context:
-        out = attention(states, inputs, logits, attention.init_memory(memory, ids), mask)
+        out = attention(states, inputs, logits, attention.init_memory(memory, ids, mask))
     assert out.log_probs.dtype == torch.float32 and torch.isfinite(out.log_probs).all()
     torch.testing.assert_close(out.log_probs.exp().sum(-1), torch.ones(4, 1))
     assert torch.all(out.attention[2:, :, 2] == 0)  # no mass on entry 1's padding

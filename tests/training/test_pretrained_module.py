@@ -88,5 +88,5 @@ def test_a_checkpoint_rebuilds_the_network_and_tokenizer_without_the_directory(b
     assert tokenizer.tokens == ("[PAD]", "[CLS]", "[SEP]")
     src, mask, tgt = (tensor.to(device) for tensor in (*grid(tokenizer, TEXTS), target(tokenizer)))
     with torch.no_grad():
-        torch.testing.assert_close(restored.model.to(device)(src, mask, tgt).log_probs(),
-                                   module.model(src, mask, tgt).log_probs())
+        torch.testing.assert_close(restored.model.to(device)(src, mask, tgt).log_probs,
+                                   module.model(src, mask, tgt).log_probs)
