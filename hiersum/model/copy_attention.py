@@ -15,12 +15,13 @@ encoding in :attr:`~hiersum.model.cache.CopyMemory.copyable`).
 One dedicated head, not the decoder's cross-attention: scaled_dot_product_attention gives no weights, and a head of
 its own lets the copy distribution learn what to point at apart from what the last layer reads. The keys W_k m are
 projected once per encoding (:meth:`CopyAttention.init_memory`, kept in the decoder state). The mixture is computed
-in fp32 (whatever autocast made of its inputs) as probabilities, the copy mass added in place onto the generator's
-(one [N, L, V] softmax, product, scatter and log: these full-vocabulary passes are what copying costs, fewer than
-the same mixture in log space with logaddexp), then log(P + tiny): an entry
-of probability 0 gets a finite log-probability (-87.3). The training loss is the mixture's NLL, its label smoothing
-taken over the generator's distribution only (:func:`hiersum.training.loss.copy_nll`): smoothing the mixture would
-reward every vocabulary entry, and so the switch for generating, at every step.
+in fp32 (whatever autocast made of its inputs) as probabilities, then log(P + tiny): an entry of probability 0 gets a
+finite log-probability (-87.3). The whole [N, L, V] mixture (:meth:`CopyOutput.log_probs`: one softmax, product,
+scatter of the copy mass and log over the vocabulary) is built only where the whole distribution is read (decoding,
+validation); the training loss reads the label's probability alone (:meth:`CopyOutput.label_log_probs`: [N, L, M]
+work instead of [N, L, V]), its label smoothing taken over the generator's distribution only
+(:func:`hiersum.training.loss.copy_nll`): smoothing the mixture would reward every vocabulary entry, and so the
+switch for generating, at every step.
 
 The tokenizer is subword: every source token is in the vocabulary, so copying scatters onto vocabulary ids (no
 extended vocabulary of source OOVs, as See et al. need for words).
@@ -49,14 +50,45 @@ from hiersum.model.cache import CopyMemory
 
 @dataclass
 class CopyOutput:
-    """What :class:`CopyAttention` gives for the L positions of N rows."""
+    """What :class:`CopyAttention` gives for the L positions of N rows: the mixture's parts. The whole [N, L, V]
+    distribution is made only when asked for (:meth:`log_probs`: decoding, validation); the training loss reads the
+    probability of the label alone (:meth:`label_log_probs`), which never builds it."""
 
-    log_probs: Tensor
-    """[N, L, V] fp32 log-probabilities of the mixture of generating and copying."""
+    logits: Tensor
+    """[N, L, V] the output layer's scores (the generator's part)."""
     generate_probability: Tensor
     """[N, L] fp32 p_gen, the weight of generating from the vocabulary (1 - p_gen: copying)."""
     attention: Tensor
-    """[N, L, M] fp32 copy attention over the memory (zero at padding)."""
+    """[N, L, M] fp32 copy attention over the memory (zero at padding and at the excluded tokens)."""
+    ids: Tensor
+    """[B', M] long, the memory's token ids (row r of the N reads entry r // G)."""
+
+    def log_probs(self) -> Tensor:
+        """[N, L, V] fp32 log-probabilities of the mixture of generating and copying (module docstring)."""
+        N, L, M = self.attention.shape
+        B = self.ids.size(0)
+        p_gen = self.generate_probability.unsqueeze(-1)  # (N, L, 1)
+        probs = F.softmax(self.logits.float(), dim=-1) * p_gen  # (N, L, V) generating
+        index = self.ids.unsqueeze(1).expand(B, N // B * L, M)  # (B', G*L, M)
+        copying = (self.attention * (1 - p_gen)).view(B, -1, M)  # (B', G*L, M)
+        probs.view(B, -1, probs.size(-1)).scatter_add_(2, index, copying)  # in place: mul's backward keeps its inputs
+        return (probs + torch.finfo(probs.dtype).tiny).log()
+
+    def label_log_probs(self, labels: Tensor, generator_log_normalizer: Tensor) -> Tensor:
+        """[N, L] fp32 log P(label) under the mixture, for ``labels`` [N, L] (long, every entry a vocabulary id), the
+        generator's softmax read through ``generator_log_normalizer`` [N, L] (``logits.float().logsumexp(-1)``, which
+        the loss's smoothing reads too): p_gen q(label) + (1 - p_gen) x the copy attention on the memory positions
+        holding the label. Equal to ``log_probs().gather(-1, labels)`` up to float rounding, without the [N, L, V]
+        passes (softmax, product, scatter, log and their backward)."""
+        N, L, M = self.attention.shape
+        B = self.ids.size(0)
+        label_logit = self.logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1).float()  # (N, L)
+        generated = (label_logit - generator_log_normalizer).exp()  # (N, L) q(label)
+        holds_label = self.ids.unsqueeze(1).eq(labels.reshape(B, -1, 1))  # (B', G*L, M)
+        copied = (self.attention.view(B, -1, M) * holds_label).sum(-1).view(N, L)  # (N, L)
+        p_gen = self.generate_probability
+        probability = p_gen * generated + (1 - p_gen) * copied  # (N, L)
+        return (probability + torch.finfo(probability.dtype).tiny).log()
 
 
 class CopyAttention(nn.Module):
@@ -107,9 +139,5 @@ class CopyAttention(nn.Module):
         context = (attention.to(copy.memory.dtype) @ copy.memory).view(N, L, D)
         features = torch.cat([states, context.to(states.dtype), inputs.to(states.dtype)], -1)  # (N, L, 3*D)
         generate = torch.sigmoid(self.switch(features).float())  # (N, L, 1) p_gen
-        probs = F.softmax(logits.float(), dim=-1) * generate  # (N, L, V) generating
-        index = copy.ids.unsqueeze(1).expand(B, attention.size(1), M)  # (B', G*L, M)
-        copying = attention * (1 - generate).view(B, -1, 1)  # (B', G*L, M)
-        probs.view(B, -1, probs.size(-1)).scatter_add_(2, index, copying)  # in place: mul's backward keeps its inputs
-        return CopyOutput(log_probs=(probs + torch.finfo(probs.dtype).tiny).log(),
-                          generate_probability=generate.squeeze(-1), attention=attention.view(N, L, M))
+        return CopyOutput(logits=logits, generate_probability=generate.squeeze(-1), attention=attention.view(N, L, M),
+                          ids=copy.ids)

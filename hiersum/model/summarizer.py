@@ -58,9 +58,9 @@ class TeacherForcedOutput:
     @cached_property
     def log_probs(self) -> Tensor:
         """[B, S, V] the log-probabilities of the next token: the log-softmax of :attr:`logits`, or with
-        ``model.copy_attention`` the mixture of generating and copying (``copy.log_probs``). Computed once, when
+        ``model.copy_attention`` the mixture of generating and copying (``copy.log_probs()``). Computed once, when
         first read (the training loss of a model without copying reads the logits only)."""
-        return F.log_softmax(self.logits, dim=-1) if self.copy is None else self.copy.log_probs
+        return F.log_softmax(self.logits, dim=-1) if self.copy is None else self.copy.log_probs()
 
 
 class HierSum(nn.Module, SummarizerHubMixin):
@@ -218,7 +218,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         logits = self.output_logits(states)  # (N, L, V)
         if self.copy_attention is None:
             return F.log_softmax(logits, dim=-1)
-        return self.copy_output(states, tokens, state, logits).log_probs
+        return self.copy_output(states, tokens, state, logits).log_probs()
 
     def copy_output(self, states: Tensor, tokens: Tensor, state: DecoderState, logits: Tensor) -> CopyOutput:
         """The copy attention (``model.copy_attention``) over ``state``'s memory for the decoder's states
@@ -245,7 +245,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         if self.copy_attention is None:
             return F.log_softmax(logits, dim=-1)
         copy = self.copy_output(states.unsqueeze(1), tokens.unsqueeze(1), state, logits.unsqueeze(1))
-        return copy.log_probs.squeeze(1)  # (N, V)
+        return copy.log_probs().squeeze(1)  # (N, V)
 
     def static_step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
         """:meth:`step` over a fixed-size cache: attends over all of its positions (those not yet written

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from hiersum.data.schema import IGNORE_INDEX
+from hiersum.model.copy_attention import CopyOutput
 from hiersum.model.summarizer import TeacherForcedOutput
 
 __all__ = ["copy_nll", "label_smoothed_nll", "teacher_forced_nll"]
@@ -30,19 +31,19 @@ def label_smoothed_nll(logits: torch.Tensor, labels: torch.Tensor, smoothing: fl
     ) / n_tokens
 
 
-def copy_nll(log_probs: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
-    """The copy mixture's loss per real target token: ``(1 - smoothing) x -log P(label)`` under the mixture's
-    ``log_probs`` [B, S, V], plus ``smoothing x mean_v -log q(v)``, q the generator's softmax of ``logits``
-    [B, S, V] (the uniform part of label smoothing, on the generator alone). ``labels`` [B, S] (IGNORE_INDEX at
-    padding). With ``smoothing=0``: the mixture's NLL."""
+def copy_nll(copy: CopyOutput, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
+    """The copy mixture's loss per real target token: ``(1 - smoothing) x -log P(label)`` under the mixture of
+    ``copy`` (:meth:`CopyOutput.label_log_probs`: the label's probability alone, never the [B, S, V] mixture), plus
+    ``smoothing x mean_v -log q(v)``, q the generator's softmax of ``copy.logits`` (the uniform part of label
+    smoothing, on the generator alone). ``labels`` [B, S] (IGNORE_INDEX at padding). With ``smoothing=0``: the
+    mixture's NLL."""
     real = labels.ne(IGNORE_INDEX)  # (B, S)
     n_tokens = real.sum().clamp(min=1)
-    nll = -log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)  # (B, S)
-    per_token = (1 - smoothing) * nll
+    logits = copy.logits.float()
+    normalizer = logits.logsumexp(-1)  # (B, S)
+    per_token = -(1 - smoothing) * copy.label_log_probs(labels.clamp(min=0), normalizer)  # (B, S)
     if smoothing:
-        logits = logits.float()
-        uniform = logits.logsumexp(-1) - logits.mean(-1)  # (B, S) mean_v -log softmax(logits)_v
-        per_token = per_token + smoothing * uniform
+        per_token = per_token + smoothing * (normalizer - logits.mean(-1))  # mean_v -log softmax(logits)_v
     return per_token.masked_fill(~real, 0.0).sum() / n_tokens
 
 
@@ -51,4 +52,4 @@ def teacher_forced_nll(out: TeacherForcedOutput, labels: torch.Tensor, smoothing
     (``out.copy``), else :func:`label_smoothed_nll` of ``out.logits``."""
     if out.copy is None:
         return label_smoothed_nll(out.logits, labels, smoothing)
-    return copy_nll(out.copy.log_probs, out.logits, labels, smoothing)
+    return copy_nll(out.copy, labels, smoothing)

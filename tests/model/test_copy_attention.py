@@ -17,6 +17,7 @@ from hiersum.checkpoints.io import network_from_hparams
 from hiersum.config import ModelConfig, config_dict
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
+from hiersum.model.copy_attention import CopyAttention
 from hiersum.training.loss import teacher_forced_nll
 from tests.helpers.model import (
     BOS,
@@ -62,7 +63,7 @@ def test_the_mixture_is_a_distribution_with_no_copy_mass_on_padding(encoder, dev
     assert_close(out.log_probs.exp().sum(-1), ones)  # teacher forced
     assert_close(steps.exp().sum(-1), ones)  # step by step
     assert_close(steps, out.log_probs, atol=1e-5, rtol=0)  # the same mixture
-    assert out.log_probs is out.copy.log_probs  # the next-token distribution is the mixture
+    assert torch.equal(out.log_probs, out.copy.log_probs())  # the next-token distribution is the mixture
     assert_close(out.logits.log_softmax(-1).exp().sum(-1), ones)  # the logits are the generator's own scores
     assert not torch.allclose(out.logits.log_softmax(-1), out.log_probs)
     attention, memory_mask = out.copy.attention, out.encoded.memory_mask  # (B, S, M), (B, M)
@@ -134,6 +135,22 @@ def test_the_copy_loss_smooths_the_generator_only(device):
     (grad_nll,) = torch.autograd.grad(0.9 * nll, switch)
     assert grad_nll.abs().sum() > 0  # the guard: the switch has a gradient at all
     assert_close(grad_smoothed, grad_nll)
+
+
+def test_the_label_probability_is_the_mixtures_without_building_it():
+    """``label_log_probs`` (what the training loss reads) equals the whole mixture's entry at the label, for beams
+    sharing a memory entry (N = B' x G) and labels found in the memory or not."""
+    torch.manual_seed(0)
+    attention = CopyAttention(8, excluded_ids=(PAD,))
+    memory, ids = torch.randn(2, 5, 8), torch.tensor([[9, 11, 9, 12, 13], [12, 13, PAD, 14, 9]])  # (B', M)
+    copy = attention.init_memory(memory, ids, torch.ones(2, 5, dtype=torch.bool))
+    states, inputs, logits = torch.randn(6, 4, 8), torch.randn(6, 4, 8), torch.randn(6, 4, 16)  # G = 3 beams, L = 4
+    out = attention(states, inputs, logits, copy)
+    labels = torch.randint(7, 16, (6, 4))  # (N, L)
+    labels[:, 0] = 9  # in both memory entries, twice in the first
+    expected = out.log_probs().gather(-1, labels.unsqueeze(-1)).squeeze(-1)  # (N, L)
+    assert_close(out.label_log_probs(labels, logits.logsumexp(-1)), expected)
+    assert torch.all(out.attention[3:, :, 2] == 0)  # entry 1's PAD (excluded) gets no copy attention
 
 
 @pytest.mark.parametrize("copy", [False, True], ids=["plain", "copy"])

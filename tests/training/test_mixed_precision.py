@@ -147,7 +147,8 @@ def test_the_copy_mixture_is_an_fp32_distribution_whatever_dtypes_it_is_given(we
     context = torch.autocast("cpu", torch.bfloat16) if weights == torch.float32 else contextlib.nullcontext()
     with context:
         out = attention(states, inputs, logits, attention.init_memory(memory, ids, mask))
-    assert out.log_probs.dtype == torch.float32 and torch.isfinite(out.log_probs).all()
-    torch.testing.assert_close(out.log_probs.exp().sum(-1), torch.ones(4, 1))
+    log_probs = out.log_probs()  # (N, L, V)
+    assert log_probs.dtype == torch.float32 and torch.isfinite(log_probs).all()
+    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(4, 1))
     assert torch.all(out.attention[2:, :, 2] == 0)  # no mass on entry 1's padding
 
