@@ -44,9 +44,11 @@ N_IDS_SHOWN = 10
 USAGE = "hiersum evaluate (checkpoint=CKPT | predictions=FILE) [split=test]"
 
 
-CHECKPOINT_DATA_FIELDS = ("format", "max_target_tokens", *SELECTION_FIELDS)
+CHECKPOINT_DATA_FIELDS = ("format", "max_target_tokens", "on_error", *SELECTION_FIELDS)
 """The ``data`` fields checkpoint mode takes from the checkpoint: its data format, target cut and paragraph selection
-(:class:`hiersum.config.ParagraphSelection`), which shape the model's input."""
+(:class:`hiersum.config.ParagraphSelection`), which shape the model's input, and what its corpus does with a bad
+record (``on_error``: a recipe that skips the release's repeated ids in training skips them in its test split too,
+and the report counts them)."""
 
 
 def effective_data_config(trained: DataConfig | None, given: DataConfig, data_given: Collection[str]) -> DataConfig:

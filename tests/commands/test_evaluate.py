@@ -21,6 +21,16 @@ def test_evaluation_keeps_the_checkpoints_selection_unless_overridden():
     assert effective_data_config(None, given, []) is given
 
 
+def test_evaluation_handles_bad_records_as_the_checkpoints_corpus_did_unless_given():
+    """A recipe whose data skips bad records (cnndm's repeated ids) skips them when its checkpoint scores a test
+    split; ``data.on_error=`` on the command line still decides."""
+    trained = DataConfig(path="train-data", format="cnndm", on_error="skip")
+    assert DataConfig(path="test-only").on_error != "skip"  # the guard: the default differs
+    assert effective_data_config(trained, DataConfig(path="test-only"), {"path"}).on_error == "skip"
+    given = effective_data_config(trained, DataConfig(path="test-only", on_error="fail"), {"path", "on_error"})
+    assert given.on_error == "fail"
+
+
 def test_evaluation_keeps_the_checkpoints_ranker_unless_the_selection_is_overridden():
     trained = DataConfig(path="train-data", selection="ranker", ranker="/runs/ranker-best.pt")
     kept = effective_data_config(trained, DataConfig(path="eval-data"), [])
