@@ -50,8 +50,15 @@ class ModelConfig:
     copy_attention: bool = False
     """A pointer-generator (See et al. 2017): each decoding step mixes generating from the vocabulary with copying
     a source token through a single-head attention over the encoder's memory, with a learned switch
-    (``hiersum/model/copy.py``). Copying stays inside the (subword) vocabulary. False: no copy parameters, the
-    official model."""
+    (``hiersum/model/copy_attention.py``). Copying stays inside the (subword) vocabulary. False: no copy parameters,
+    the official model."""
+    coverage: bool = False
+    """Coverage (See et al. 2017), with ``copy_attention``: the copy attention's score of a memory position adds
+    ``w_c`` times the attention it has already received (one learned scalar), and the training loss adds
+    ``coverage_loss_weight`` x sum_i min(a_ti, c_ti) per target token, which discourages attending to (and so
+    repeating) what was already covered. False: no coverage parameter, the outputs of the model without it."""
+    coverage_loss_weight: float = 1.0
+    """With ``coverage``: the weight of the coverage loss in the training loss (See et al.: 1)."""
     pretrained_encoder: str | None = None
     """``encoder=pretrained``: a local Hugging Face directory of a BERT-family encoder (``config.json``, weights,
     tokenizer), read with ``local_files_only`` (never the hub). Its weights initialise the paragraph-level
@@ -96,6 +103,9 @@ class ModelConfig:
                              "model.tie_decoder_embeddings=false")
         if self.pooling_penalty < 0:
             raise ValueError(f"model.pooling_penalty must be >= 0, found {self.pooling_penalty}")
+        if self.coverage and not self.copy_attention:
+            raise ValueError("model.coverage=true is the copy attention's coverage: set model.copy_attention=true")
+        check(self.coverage_loss_weight >= 0, "model.coverage_loss_weight", ">= 0", self.coverage_loss_weight)
         if self.flat_max_tokens < 1:
             raise ValueError(f"model.flat_max_tokens must be >= 1, found {self.flat_max_tokens}")
         for name in ("d_model", "heads", "ff_size", "encoder_layers", "inter_heads", "max_positions"):

@@ -59,7 +59,9 @@ class UncachedStep:
     def __call__(self, tokens: Tensor, state: PrefixState) -> DecoderStep:
         prefix = torch.cat([state.prefix, tokens.unsqueeze(1)], 1)  # (N, S+1)
         out = self.model.decoder(prefix, state.start)  # states (N, S+1, D)
-        log_probs = self.model.next_log_probs(out.states[:, -1:], tokens.unsqueeze(1), state.start).squeeze(1)  # (N, V)
+        # with coverage the copy attention reads every earlier position's; without, the last position's alone
+        first = 0 if self.model.config.coverage else -1
+        log_probs = self.model.next_log_probs(out.states[:, first:], prefix[:, first:], state.start)[:, -1]  # (N, V)
         return DecoderStep(log_probs=log_probs, state=PrefixState(prefix, state.start))  # type: ignore[arg-type]
 
 

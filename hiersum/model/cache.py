@@ -206,6 +206,9 @@ class DecoderState:
     """Weights laid out for the step (None: the layers' own)."""
     copy: CopyMemory | None = None
     """The copy attention's memory (``model.copy_attention``), one entry per example; None without copying."""
+    coverage: Tensor | None = None
+    """[N, M] fp32, per row the copy attention each memory position has received so far (``model.coverage``; the
+    step adds its attention in place); None without coverage. Rows move with the beams, as the cache does."""
 
     def _select(
         self, rows: Tensor, *, reuse: bool, entries: Tensor | None = None, group_size: int | None = None
@@ -217,8 +220,9 @@ class DecoderState:
             mask = None if mask is None else mask.index_select(0, entries)
             copy = None if copy is None else copy.index_select(entries)
         cache = None if self.self_attn is None else self.self_attn.select_rows(rows, length=self.length, reuse=reuse)
+        coverage = None if self.coverage is None else self.coverage.index_select(0, rows)
         return replace(
-            self, memory=memory, memory_attn_mask=mask, self_attn=cache, copy=copy,
+            self, memory=memory, memory_attn_mask=mask, self_attn=cache, copy=copy, coverage=coverage,
             group_size=self.group_size if group_size is None else group_size,
         )
 
@@ -239,10 +243,11 @@ class DecoderState:
 
     def reorder_beams(self, indices: Tensor) -> DecoderState:
         """Rows ``indices`` [N]: ``indices[r]`` must be a row of r's own group (a beam of the same
-        example). Only the self-attention caches move (see :meth:`SelfAttentionCache.reorder`)."""
+        example). Only the self-attention caches (see :meth:`SelfAttentionCache.reorder`) and the coverage move."""
+        coverage = None if self.coverage is None else self.coverage.index_select(0, indices)
         if self.self_attn is None:
-            return self
-        return replace(self, self_attn=self.self_attn.reorder(indices, length=self.length))
+            return replace(self, coverage=coverage) if coverage is not None else self
+        return replace(self, self_attn=self.self_attn.reorder(indices, length=self.length), coverage=coverage)
 
     @property
     def rows(self) -> int:

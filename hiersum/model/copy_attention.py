@@ -62,6 +62,12 @@ class CopyOutput:
     """[N, L, M] fp32 copy attention over the memory (zero at padding and at the excluded tokens)."""
     ids: Tensor
     """[B', M] long, the memory's token ids (row r of the N reads entry r // G)."""
+    coverage_loss: Tensor | None = None
+    """With coverage: [N, L] fp32 sum_i min(a_ti, c_ti), the attention each position gives again to what earlier
+    positions covered (See et al.'s coverage loss, before its weight); None without coverage."""
+    coverage: Tensor | None = None
+    """With coverage: [N, M] fp32 the coverage after the call's last position (what the next position starts
+    from); None without coverage."""
 
     def log_probs(self) -> Tensor:
         """[N, L, V] fp32 log-probabilities of the mixture of generating and copying (module docstring)."""
@@ -102,11 +108,13 @@ class CopyAttention(nn.Module):
     excluded_ids: Tensor
     """[E] long: the ids never copied (a buffer, not saved: it moves with the module, the state dict keeps no copy)."""
 
-    def __init__(self, d_model: int, *, excluded_ids: Sequence[int] = ()):
+    def __init__(self, d_model: int, *, excluded_ids: Sequence[int] = (), coverage: bool = False):
         super().__init__()
         self.query = nn.Linear(d_model, d_model)
         self.key = nn.Linear(d_model, d_model)
         self.switch = nn.Linear(3 * d_model, 1)
+        self.coverage_weight = nn.Parameter(torch.zeros(())) if coverage else None
+        """w_c, the weight of a memory position's coverage in its score (``model.coverage``; starts at 0)."""
         self.register_buffer("excluded_ids", torch.tensor(sorted(set(excluded_ids)), dtype=torch.long),
                              persistent=False)
 
@@ -125,19 +133,49 @@ class CopyAttention(nn.Module):
         copyable = memory_mask & ~torch.isin(ids, self.excluded_ids)  # (B', M)
         return CopyMemory(keys=self.key(memory), memory=memory, ids=ids, copyable=copyable)
 
-    def forward(self, states: Tensor, inputs: Tensor, logits: Tensor, copy: CopyMemory) -> CopyOutput:
+    def forward(
+        self, states: Tensor, inputs: Tensor, logits: Tensor, copy: CopyMemory, coverage: Tensor | None = None
+    ) -> CopyOutput:
         """states: the decoder's final states [N, L, D]; inputs: the embeddings of the tokens fed [N, L, D];
-        logits: the output layer's scores [N, L, V]; copy: the memory (row r reads entry r // G). A row whose memory
-        has no copyable position copies nothing (its attention is zero)."""
+        logits: the output layer's scores [N, L, V]; copy: the memory (row r reads entry r // G); coverage (with
+        ``model.coverage``, required): [N, M] fp32, the attention each memory position received before the call's
+        first position (zeros at the start). A row whose memory has no copyable position copies nothing (its
+        attention is zero)."""
         N, L, D = states.shape
         B, M = copy.ids.shape
         query = self.query(states).reshape(B, -1, D)  # (B', G*L, D): the beams of an example as queries
         scores = (query @ copy.keys.transpose(1, 2)).float() / math.sqrt(D)  # (B', G*L, M)
         blocked = ~copy.copyable.view(B, 1, M)  # (B', 1, M)
-        # masked_fill after the softmax: a row with nothing copyable (all -inf: NaN) copies nothing
-        attention = scores.masked_fill(blocked, float("-inf")).softmax(-1).masked_fill(blocked, 0.0)  # (B', G*L, M)
-        context = (attention.to(copy.memory.dtype) @ copy.memory).view(N, L, D)
+        coverage_loss = None
+        if self.coverage_weight is None:
+            attention = masked_softmax(scores, blocked).view(N, L, M)
+        else:
+            if coverage is None:
+                raise ValueError("model.coverage=true needs the coverage so far (DecoderState.coverage)")
+            blocked_rows = blocked.repeat_interleave(N // B, dim=0)  # (N, 1, M)
+            attention, coverage_loss, coverage = self.covered_attention(scores.view(N, L, M), blocked_rows, coverage)
+        context = (attention.view(B, -1, M).to(copy.memory.dtype) @ copy.memory).view(N, L, D)
         features = torch.cat([states, context.to(states.dtype), inputs.to(states.dtype)], -1)  # (N, L, 3*D)
         generate = torch.sigmoid(self.switch(features).float())  # (N, L, 1) p_gen
-        return CopyOutput(logits=logits, generate_probability=generate.squeeze(-1), attention=attention.view(N, L, M),
-                          ids=copy.ids)
+        return CopyOutput(logits=logits, generate_probability=generate.squeeze(-1), attention=attention, ids=copy.ids,
+                          coverage_loss=coverage_loss, coverage=coverage if self.coverage_weight is not None else None)
+
+    def covered_attention(self, scores: Tensor, blocked: Tensor, coverage: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """The attention of L positions in order, each position's scores [N, L, M] raised by w_c times the coverage so
+        far (``coverage`` [N, M] before the first); ``blocked`` bool [N, 1, M]. Returns the attention [N, L, M], the
+        coverage loss sum_i min(a_ti, c_ti) [N, L] and the coverage after the last position [N, M]. Sequential in L
+        (each position reads the ones before): [N, M] work a position, as a decoding step."""
+        attentions, losses = [], []
+        for t in range(scores.size(1)):
+            attention = masked_softmax(scores[:, t : t + 1] + self.coverage_weight * coverage.unsqueeze(1), blocked)
+            attention = attention.squeeze(1)  # (N, M)
+            losses.append(torch.minimum(attention, coverage).sum(-1))  # (N,)
+            coverage = coverage + attention
+            attentions.append(attention)
+        return torch.stack(attentions, 1), torch.stack(losses, 1), coverage
+
+
+def masked_softmax(scores: Tensor, blocked: Tensor) -> Tensor:
+    """Softmax of ``scores`` [..., M] over the positions ``blocked`` (bool, broadcast) leaves out; a row with every
+    position blocked is zero (masked_fill after the softmax: its NaN goes)."""
+    return scores.masked_fill(blocked, float("-inf")).softmax(-1).masked_fill(blocked, 0.0)

@@ -101,8 +101,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.decoder = build_decoder(config, embeddings=embeddings)
         self.generator = nn.Linear(config.d_model, vocab_size)
         self.generator.weight = embeddings.weight
-        self.copy_attention = (CopyAttention(config.d_model, excluded_ids=(pad_id, bos_id, eos_id))
-                               if config.copy_attention else None)
+        self.copy_attention = (CopyAttention(config.d_model, excluded_ids=(pad_id, bos_id, eos_id),
+                                             coverage=config.coverage) if config.copy_attention else None)
         # the compiled static_step_log_probs (compile_step), called with the model first; None: eager
         self.compiled_step: Callable[[HierSum, Tensor, DecoderState, Tensor], Tensor] | None = None
         self.reset_parameters()
@@ -202,7 +202,9 @@ class HierSum(nn.Module, SummarizerHubMixin):
                 raise ValueError(f"model.copy_attention=true needs the token ids of the memory, which "
                                  f"model.encoder={self.config.encoder} does not give (EncoderOutput.memory_ids)")
             copy = self.copy_attention.init_memory(encoded.memory, encoded.memory_ids, encoded.memory_mask)
-            state = replace(state, copy=copy)
+            coverage = (torch.zeros(copy.ids.shape, device=copy.ids.device)  # (B, M) fp32
+                        if self.config.coverage else None)
+            state = replace(state, copy=copy, coverage=coverage)
         if state.step_weights is None:
             return state
         output = (self.generator.weight.t().contiguous(), self.generator.bias)  # (D, V), (V,)
@@ -226,7 +228,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         if self.copy_attention is None or state.copy is None:
             raise ValueError("copying needs model.copy_attention=true and a state made by its init_decoder_state")
         inputs = self.decoder.embeddings(tokens)  # (N, L, D)
-        return self.copy_attention(states, inputs, logits, state.copy)
+        return self.copy_attention(states, inputs, logits, state.copy, state.coverage)
 
     def step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
         """Feed one token per row (long [N]); log p(next) [N, V] and the advanced state."""
@@ -245,6 +247,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
         if self.copy_attention is None:
             return F.log_softmax(logits, dim=-1)
         copy = self.copy_output(states.unsqueeze(1), tokens.unsqueeze(1), state, logits.unsqueeze(1))
+        if copy.coverage is not None and state.coverage is not None:
+            state.coverage.copy_(copy.coverage)  # in place: the state this step continues (consumed once)
         return copy.log_probs().squeeze(1)  # (N, V)
 
     def static_step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:

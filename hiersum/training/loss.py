@@ -17,7 +17,7 @@ from hiersum.data.schema import IGNORE_INDEX
 from hiersum.model.copy_attention import CopyOutput
 from hiersum.model.summarizer import TeacherForcedOutput
 
-__all__ = ["copy_nll", "label_smoothed_nll", "teacher_forced_nll"]
+__all__ = ["copy_nll", "coverage_loss", "label_smoothed_nll", "teacher_forced_nll"]
 
 
 def label_smoothed_nll(logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
@@ -53,3 +53,11 @@ def teacher_forced_nll(out: TeacherForcedOutput, labels: torch.Tensor, smoothing
     if out.copy is None:
         return label_smoothed_nll(out.logits, labels, smoothing)
     return copy_nll(out.copy, labels, smoothing)
+
+
+def coverage_loss(per_position: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """See et al.'s coverage loss per real target token: ``per_position`` [B, S] (``CopyOutput.coverage_loss``:
+    sum_i min(a_ti, c_ti)) summed over the positions whose label is real (``labels`` [B, S], IGNORE_INDEX at
+    padding), divided by their number."""
+    real = labels.ne(IGNORE_INDEX)  # (B, S)
+    return per_position.masked_fill(~real, 0.0).sum() / real.sum().clamp(min=1)

@@ -26,7 +26,7 @@ from hiersum.errors import TrainingDiverged
 from hiersum.model.flops import FORWARD_AND_BACKWARD, training_flops
 from hiersum.model.pooling import pooling_penalty
 from hiersum.model.summarizer import TeacherForcedOutput
-from hiersum.training.loss import label_smoothed_nll, teacher_forced_nll
+from hiersum.training.loss import coverage_loss, label_smoothed_nll, teacher_forced_nll
 from hiersum.training.resume import repair_epoch_progress
 from hiersum.training.schedule import NoamSchedule
 
@@ -105,19 +105,23 @@ class HierSumModule(pl.LightningModule):
         self.flops_per_batch = None if flops is None else flops // FORWARD_AND_BACKWARD
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
+        """The loss (:meth:`smoothed_nll`, logged as ``train/loss``) plus the weighted pooling penalty
+        (``model.pooling_penalty``) and coverage loss (``model.coverage``), each logged apart."""
         self._batch_ids = batch.ids
         weight = self.model_config.pooling_penalty
-        if not weight:
-            loss, _, n_tokens = self.loss(batch)
-            self.log("train/loss", loss, prog_bar=True, batch_size=n_tokens)
-            return loss
-        out = self.teacher_forced(batch, return_attention=True)
+        out = self.teacher_forced(batch, return_attention=bool(weight))
         n_tokens = batch.n_target_tokens
-        nll = self.smoothed_nll(batch, out)
-        penalty = pooling_penalty(out.encoded.pooling_weights, batch.src_mask)
-        self.log("train/loss", nll, prog_bar=True, batch_size=n_tokens)
-        self.log("train/pooling_penalty", penalty, batch_size=len(batch))
-        return nll + weight * penalty
+        loss = self.smoothed_nll(batch, out)
+        self.log("train/loss", loss, prog_bar=True, batch_size=n_tokens)
+        if weight:
+            penalty = pooling_penalty(out.encoded.pooling_weights, batch.src_mask)
+            self.log("train/pooling_penalty", penalty, batch_size=len(batch))
+            loss = loss + weight * penalty
+        if out.copy is not None and out.copy.coverage_loss is not None:
+            coverage = coverage_loss(out.copy.coverage_loss, batch.target_labels())
+            self.log("train/coverage_loss", coverage, batch_size=n_tokens)
+            loss = loss + self.model_config.coverage_loss_weight * coverage
+        return loss
 
     # --- divergence guard ------------------------------------------------------------------------
 

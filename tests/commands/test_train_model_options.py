@@ -1,5 +1,5 @@
-"""The flat baseline, graph-informed attention, the pooling penalty and copy attention through ``train(cfg)`` of
-``hiersum-train`` (in process): each run shows that its option acted, not only that it ran."""
+"""The flat baseline, graph-informed attention, the pooling penalty, copy attention and its coverage through
+``train(cfg)`` of ``hiersum-train`` (in process): each run shows that its option acted, not only that it ran."""
 
 from __future__ import annotations
 
@@ -55,3 +55,14 @@ def test_pooling_penalty_is_logged(tiny_cfg, tmp_path):
         values = [float(row["train/pooling_penalty"]) for row in csv.DictReader(handle)
                   if row.get("train/pooling_penalty")]
     assert len(values) == 2 and all(math.isfinite(value) and value > 0 for value in values)
+
+
+def test_coverage_trains_logs_its_loss_decodes_and_scores(tiny_cfg, tmp_path):
+    metrics, probe = train_with(tiny_cfg, tmp_path, "model.copy_attention=true", "model.coverage=true",
+                                "trainer.max_epochs=1", "trainer.max_steps=2", "trainer.limit_val_batches=1",
+                                "trainer.log_every_n_steps=1", "trainer.num_sanity_val_steps=0")
+    assert probe["copy_attention"] is True
+    with open(tmp_path / "run" / "csv" / "metrics.csv", newline="") as handle:
+        values = [float(row["train/coverage_loss"]) for row in csv.DictReader(handle) if row.get("train/coverage_loss")]
+    assert len(values) == 2 and all(math.isfinite(value) and value > 0 for value in values)
+    assert all(math.isfinite(value) for value in metrics["test"]["model"].values() if isinstance(value, float))

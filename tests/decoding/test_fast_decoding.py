@@ -44,8 +44,8 @@ def hypotheses(out) -> list[list[list[int]]]:
     return [[h.tokens for h in hs] for hs in out.n_best]
 
 
-def eos_biased_model(bias: float, *, copy: bool = False):
-    model = make_model(seed=3, copy_attention=copy)
+def eos_biased_model(bias: float, *, copy: bool = False, coverage: bool = False):
+    model = make_model(seed=3, copy_attention=copy or coverage, coverage=coverage)
     with torch.no_grad():
         model.generator.bias[EOS] += bias
     return model
@@ -121,14 +121,15 @@ def test_static_step_without_room_raises(model):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("copy", [False, True], ids=["plain", "copy"])
+@pytest.mark.parametrize("copy", [False, True, "coverage"], ids=["plain", "copy", "coverage"])
 def test_compiled_step_graphs_give_the_hypotheses_of_eager_decoding(copy):
     """``compile_step`` as dynamo captures it (``aot_eager``: the graphs without inductor's code generation):
     the hypotheses of eager decoding, examples finishing at different steps (the rows shrink); at most three
     graphs (the first example count, a dynamic count, and a count of 1, which dynamo always specialises)."""
     src, mask, _ = make_batch(1)
     bias = 3.0 if copy else 1.8  # examples end at different steps
-    model, compiled_model = eos_biased_model(bias, copy=copy), eos_biased_model(bias, copy=copy)
+    kinds = dict(copy=bool(copy), coverage=copy == "coverage")
+    model, compiled_model = eos_biased_model(bias, **kinds), eos_biased_model(bias, **kinds)
     options = GenerationOptions.official(max_length=10, **SETTINGS[2])
     eager = generate(model, src, mask, options)
     torch._dynamo.utils.counters.clear()

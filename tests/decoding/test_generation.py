@@ -129,8 +129,9 @@ def test_ngram_blocking_on_the_model_holds_for_every_returned_hypothesis(device,
     ],
 )
 @pytest.mark.parametrize("changes", [{}, {"copy_attention": True},
-                                     {"copy_attention": True, "encoder": "flat", "inter_layers": []}],
-                         ids=["plain", "copy", "flat-copy"])
+                                     {"copy_attention": True, "encoder": "flat", "inter_layers": []},
+                                     {"copy_attention": True, "coverage": True}],
+                         ids=["plain", "copy", "flat-copy", "coverage"])
 def test_cached_decoding_equals_recomputing_the_prefix(batch, device, settings, changes):
     model = eos_biased_model(1.5, device, **changes)
     src, mask, _ = make_flat_batch(device=device) if changes.get("encoder") == "flat" else batch

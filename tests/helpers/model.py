@@ -28,12 +28,20 @@ def tiny_config(**overrides) -> ModelConfig:
     return tiny_model_config(**sizes)
 
 
+COVERAGE_WEIGHT = -3.0
+"""w_c of a tiny model with ``coverage=True`` (the parameter starts at 0, where coverage changes nothing): negative,
+as training makes it, so that covered memory positions lose copy attention."""
+
+
 def make_model(seed: int = 0, *, device: torch.device | str = "cpu", **overrides) -> HierSum:
-    """The tiny network of the model tests (weights drawn with ``seed``, in eval mode) on ``device``."""
+    """The tiny network of the model tests (weights drawn with ``seed``, in eval mode) on ``device``; with
+    ``coverage=True`` its coverage weight is :data:`COVERAGE_WEIGHT`."""
     torch.manual_seed(seed)
-    return HierSum(
-        tiny_config(**overrides), vocab_size=VOCAB, pad_id=PAD, bos_id=BOS, eos_id=EOS
-    ).eval().to(device)
+    model = HierSum(tiny_config(**overrides), vocab_size=VOCAB, pad_id=PAD, bos_id=BOS, eos_id=EOS)
+    if model.copy_attention is not None and model.copy_attention.coverage_weight is not None:
+        with torch.no_grad():
+            model.copy_attention.coverage_weight.fill_(COVERAGE_WEIGHT)
+    return model.eval().to(device)
 
 
 def make_batch(seed: int = 0, *, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

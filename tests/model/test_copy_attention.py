@@ -21,6 +21,7 @@ from hiersum.model.copy_attention import CopyAttention
 from hiersum.training.loss import teacher_forced_nll
 from tests.helpers.model import (
     BOS,
+    COVERAGE_WEIGHT,
     EOS,
     PAD,
     VOCAB,
@@ -206,6 +207,39 @@ def test_a_default_model_has_no_copy_parameters_and_old_configs_build_it():
     hparams = {"model": saved, "vocab_size": VOCAB, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
     rebuilt = network_from_hparams(hparams)
     assert rebuilt.copy_attention is None and list(rebuilt.state_dict()) == list(default.state_dict())
+
+
+def test_coverage_raises_each_position_by_what_earlier_ones_attended_and_its_loss_is_their_overlap(device):
+    """With ``model.coverage`` position t's copy attention is the softmax of its scores plus w_c x the attention of
+    positions < t, and the coverage loss sum_i min(a_ti, c_ti); w_c = 0 gives the attention without coverage."""
+    model, (src, mask, tgt) = model_and_batch("hierarchical", device, coverage=True)
+    with torch.no_grad():
+        out = model(src, mask, tgt)
+        plain = make_model(copy_attention=True, device=device)  # the same weights (seed 0) without coverage
+        base = plain(src, mask, tgt).copy.attention  # (B, S, M): no coverage term
+        model.copy_attention.coverage_weight.zero_()
+        assert_close(model(src, mask, tgt).copy.attention, base)
+    attention = out.copy.attention  # (B, S, M)
+    coverage = attention.cumsum(1) - attention  # (B, S, M) attention of the earlier positions
+    memory_mask = out.encoded.memory_mask.unsqueeze(1)  # (B, 1, M)
+    scores = base.clamp(min=1e-30).log() + COVERAGE_WEIGHT * coverage  # softmax is shift-invariant per row
+    expected = scores.masked_fill(~memory_mask, float("-inf")).softmax(-1).masked_fill(~memory_mask, 0.0)
+    assert_close(attention, expected, atol=1e-5, rtol=1e-4)
+    assert not torch.allclose(attention, base, atol=1e-3)  # the guard: coverage changed the attention
+    assert_close(out.copy.coverage_loss, torch.minimum(attention, coverage).sum(-1))
+    assert_close(out.copy.coverage, attention.sum(1))
+
+
+def test_coverage_is_off_by_default_and_needs_copy_attention():
+    assert ModelConfig().coverage is False
+    assert make_model(copy_attention=True).copy_attention.coverage_weight is None
+    on = make_model(copy_attention=True, coverage=True)
+    added = set(on.state_dict()) - set(make_model(copy_attention=True).state_dict())
+    assert added == {"copy_attention.coverage_weight"}
+    with pytest.raises(ValueError, match="model.coverage=true is the copy attention's coverage"):
+        ModelConfig(coverage=True)
+    with pytest.raises(ValueError, match="model.coverage_loss_weight"):
+        ModelConfig(copy_attention=True, coverage=True, coverage_loss_weight=-1.0)
 
 
 def test_an_encoder_without_memory_ids_is_refused_with_copy_attention():

@@ -10,10 +10,11 @@ from torch.testing import assert_close
 from tests.helpers.model import VOCAB, make_model, stepped_log_probs
 
 
-@pytest.fixture(params=[False, True], ids=["plain", "copy"])
+@pytest.fixture(params=[{}, {"copy_attention": True}, {"copy_attention": True, "coverage": True}],
+                ids=["plain", "copy", "coverage"])
 def model(request, device):
-    """The model tests' network, without and with copy attention."""
-    return make_model(copy_attention=request.param, device=device)
+    """The model tests' network, without and with copy attention, and with its coverage."""
+    return make_model(device=device, **request.param)
 
 
 def test_log_probs_shape_and_normalisation(model, batch, device):

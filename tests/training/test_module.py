@@ -44,10 +44,24 @@ def test_training_step_adds_the_weighted_pooling_penalty_and_logs_it(device):
     assert float(logged["train/pooling_penalty"].detach()) == pytest.approx(penalty.item(), rel=1e-5)
 
 
+def test_training_step_adds_the_weighted_coverage_loss_and_logs_it(device):
+    model = tiny_model_config(copy_attention=True, coverage=True, coverage_loss_weight=0.5)
+    module, batch, logged = module_and_batch(model, OptimConfig(), device=device)
+    with torch.no_grad():
+        module.model.copy_attention.coverage_weight.fill_(-1.0)
+    total = module.training_step(batch, 0)
+    nll, _, _ = module.loss(batch)
+    out = module.model(batch.src, batch.src_mask, batch.tgt_in)
+    coverage = out.copy.coverage_loss[batch.tgt_mask].mean()  # per real target token
+    assert coverage.item() > 0
+    assert total.item() == pytest.approx(nll.item() + 0.5 * coverage.item(), rel=1e-5)
+    assert float(logged["train/coverage_loss"].detach()) == pytest.approx(coverage.item(), rel=1e-5)
+
+
 def test_without_penalty_the_loss_is_the_nll_only(device):
     module, batch, logged = module_and_batch(optim=OptimConfig(), device=device)
     assert module.training_step(batch, 0).item() == pytest.approx(module.loss(batch)[0].item())
-    assert "train/pooling_penalty" not in logged
+    assert "train/pooling_penalty" not in logged and "train/coverage_loss" not in logged
 
 
 @pytest.mark.parametrize("changes", [{"graph": "similarity"}, {"encoder": "flat", "inter_layers": []}],
