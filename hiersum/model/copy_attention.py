@@ -8,9 +8,9 @@ memory (the encoder's real tokens) and w_i their token ids:
     p_gen   = sigmoid(w . [s_t; c_t; x_t] + b)
     P_t(w)  = p_gen softmax(W_o s_t + b_o)_w + (1 - p_gen) sum_{i: w_i = w} a_ti
 
-Copying points only at real memory tokens that are not special: padding, BOS and EOS (a source's trailing ``</s>``
-copied would end the summary) never receive copy attention (:attr:`CopyAttention.excluded_ids`, masked once per
-encoding in :attr:`~hiersum.model.cache.CopyMemory.copyable`).
+Copying points only at real memory tokens that are not special: padding, BOS, EOS (a source's trailing ``</s>``
+copied would end the summary) and the paragraph separator of a flat source never receive copy attention
+(:attr:`CopyAttention.excluded_ids`, masked once per encoding in :attr:`~hiersum.model.cache.CopyMemory.copyable`).
 
 One dedicated head, not the decoder's cross-attention: scaled_dot_product_attention gives no weights, and a head of
 its own lets the copy distribution learn what to point at apart from what the last layer reads. The keys W_k m are

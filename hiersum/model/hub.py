@@ -3,7 +3,7 @@ Face layout, through ``huggingface_hub``'s :class:`~huggingface_hub.PyTorchModel
 
 A directory holds ``model.safetensors`` (the weights, written and read by ``safetensors``: no pickle; a weight
 shared by several modules, as the tied embedding table, is stored once) and ``config.json``: the keyword arguments
-of ``HierSum(config, vocab_size=..., pad_id=..., bos_id=..., eos_id=...)``, ``config`` the
+of ``HierSum(config, vocab_size=..., pad_id=..., bos_id=..., eos_id=..., separator_id=...)``, ``config`` the
 :class:`~hiersum.config.ModelConfig` as a dict, made self-contained (:func:`portable_config`). Loading reads a
 local directory only (never the hub) and never unpickles: the mixin's fallback to ``pytorch_model.bin`` is not
 used. The files a whole exported summarizer adds (tokenizer, decoding defaults, model card) are
@@ -26,8 +26,9 @@ WEIGHTS_FILE = constants.SAFETENSORS_SINGLE_FILE
 """``model.safetensors``."""
 CONFIG_FILE = constants.CONFIG_NAME
 """``config.json``."""
-INIT_KEYS = ("config", "vocab_size", "pad_id", "bos_id", "eos_id")
-"""The keys of ``config.json`` that rebuild the network (``HierSum``'s arguments)."""
+INIT_KEYS = ("config", "vocab_size", "pad_id", "bos_id", "eos_id", "separator_id")
+"""The keys of ``config.json`` that rebuild the network (``HierSum``'s arguments; ``separator_id`` may be missing:
+directories of earlier versions)."""
 
 
 def portable_config(config: ModelConfig) -> ModelConfig:
@@ -49,7 +50,7 @@ class SummarizerHubMixin(ModelHubLoadHook, PyTorchModelHubMixin, library_name="h
     def init_arguments(self) -> dict[str, Any]:
         """What ``config.json`` holds: the network's arguments, its config made :func:`portable_config`."""
         return {"config": asdict(portable_config(self.config)), "vocab_size": self.vocab_size,
-                "pad_id": self.pad_id, "bos_id": self.bos_id, "eos_id": self.eos_id}
+                "pad_id": self.pad_id, "bos_id": self.bos_id, "eos_id": self.eos_id, "separator_id": self.separator_id}
 
     def save_pretrained(self, save_directory: str | Path, *, config: dict | None = None, **kwargs: Any) -> str | None:
         """Write ``model.safetensors``, ``config.json`` (``config``, default :meth:`init_arguments`; extra keys are
@@ -74,7 +75,7 @@ class SummarizerHubMixin(ModelHubLoadHook, PyTorchModelHubMixin, library_name="h
         """The mixin's loading hook (:class:`hiersum.private_apis.ModelHubLoadHook`): build the network from
         ``config.json`` (its ``config`` a :class:`ModelConfig`), then load ``model.safetensors`` into it with
         ``strict=True`` onto ``map_location``, in eval mode (as the mixin's own safetensors loader does)."""
-        arguments = {key: model_kwargs[key] for key in INIT_KEYS[1:]}
+        arguments = {key: model_kwargs[key] for key in INIT_KEYS[1:] if key in model_kwargs}
         network = cls(ModelConfig(**config), **arguments)
         safetensors.torch.load_model(network, str(Path(model_id) / WEIGHTS_FILE), strict=True, device=map_location)
         return network.eval()

@@ -83,26 +83,31 @@ class HierSum(nn.Module, SummarizerHubMixin):
         pad_id: the padding token's id (official SentencePiece model: 6).
         bos_id: the begin-of-summary token's id (official: 4).
         eos_id: the end-of-summary token's id (official: 5).
+        separator_id: the id joining paragraphs in a flat source (the tokenizer's ``<p>``), never a copy target as
+            padding, BOS and EOS are not; None (checkpoints of earlier versions): those three only.
     """
 
     def __init__(
-        self, config: ModelConfig, *, vocab_size: int, pad_id: int, bos_id: int, eos_id: int
+        self, config: ModelConfig, *, vocab_size: int, pad_id: int, bos_id: int, eos_id: int,
+        separator_id: int | None = None,
     ):
         super().__init__()
-        for name, value in (("pad_id", pad_id), ("bos_id", bos_id), ("eos_id", eos_id)):
-            if not 0 <= value < vocab_size:
+        special = (("pad_id", pad_id), ("bos_id", bos_id), ("eos_id", eos_id), ("separator_id", separator_id))
+        for name, value in special:
+            if value is not None and not 0 <= value < vocab_size:
                 raise ValueError(f"{name}={value} is outside the vocabulary [0, {vocab_size})")
         config = resolve_model_config(config)
         self.config = config
         self.vocab_size = vocab_size
-        self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
+        self.pad_id, self.bos_id, self.eos_id, self.separator_id = pad_id, bos_id, eos_id, separator_id
         embeddings = nn.Embedding(vocab_size, config.d_model, padding_idx=pad_id)
         self.encoder = build_encoder(config, embeddings=embeddings)
         self.decoder = build_decoder(config, embeddings=embeddings)
         self.generator = nn.Linear(config.d_model, vocab_size)
         self.generator.weight = embeddings.weight
-        self.copy_attention = (CopyAttention(config.d_model, excluded_ids=(pad_id, bos_id, eos_id),
-                                             coverage=config.coverage) if config.copy_attention else None)
+        excluded = (pad_id, bos_id, eos_id, *([] if separator_id is None else [separator_id]))
+        self.copy_attention = (CopyAttention(config.d_model, excluded_ids=excluded, coverage=config.coverage)
+                               if config.copy_attention else None)
         # the compiled static_step_log_probs (compile_step), called with the model first; None: eager
         self.compiled_step: Callable[[HierSum, Tensor, DecoderState, Tensor], Tensor] | None = None
         self.reset_parameters()

@@ -48,6 +48,7 @@ class HierSumModule(pl.LightningModule):
         pad_id: int,
         bos_id: int,
         eos_id: int,
+        separator_id: int | None = None,
         data: dict[str, Any] | None = None,
         decode: dict[str, Any] | None = None,
         tokenizer_json: str | None = None,
@@ -243,5 +244,6 @@ def module_hparams(
         "pad_id": tokenizer.special.pad,
         "bos_id": tokenizer.special.bos,
         "eos_id": tokenizer.special.eos,
+        "separator_id": tokenizer.paragraph_separator_id,
         "tokenizer_json": tokenizer.to_str(),
     }

@@ -112,6 +112,25 @@ def test_special_tokens_in_the_memory_are_never_copy_targets(encoder, device):
         assert_close(attention.sum(-1), torch.ones(tgt.shape, device=device))
 
 
+def test_the_paragraph_separator_of_a_flat_source_is_never_a_copy_target_and_checkpoints_record_it(device):
+    """A flat source joins paragraphs with the tokenizer's ``<p>`` (``separator_id``), which gets no copy attention;
+    a checkpoint's hyper-parameters carry the id (``module_hparams``), and those of earlier versions, without it,
+    rebuild the network that excludes padding, BOS and EOS only."""
+    separator = 3
+    src, mask, tgt = make_flat_batch(device=device)
+    src = src.clone()
+    src[:, 2] = separator  # (B, L): a separator among the real tokens of every example
+    config = tiny_config(copy_attention=True, **FLAT)
+    torch.manual_seed(0)
+    model = HierSum(config, vocab_size=VOCAB, pad_id=PAD, bos_id=BOS, eos_id=EOS, separator_id=separator).to(device)
+    with torch.no_grad():
+        attention = model.eval()(src, mask, tgt).copy.attention  # (B, S, M)
+    assert torch.all(attention[:, :, 2] == 0) and torch.all(attention[:, :, :2] > 0)
+    hparams = {"model": config_dict(config), "vocab_size": VOCAB, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
+    assert separator in network_from_hparams({**hparams, "separator_id": separator}).copy_attention.excluded_ids
+    assert network_from_hparams(hparams).copy_attention.excluded_ids.tolist() == sorted({PAD, BOS, EOS})
+
+
 def stepped(model: HierSum, prefix: torch.Tensor, state):
     """The arguments of ``model.copy_output`` for the last token of ``prefix`` [B, t] fed from ``state`` (uncached:
     the decoder over the whole prefix), for the step-by-step copy attention."""
