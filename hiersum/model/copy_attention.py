@@ -103,6 +103,8 @@ class CopyAttention(nn.Module):
     Args:
         d_model: D.
         excluded_ids: the token ids copying never points at (the special tokens: padding, BOS, EOS, ...).
+        coverage: See et al.'s coverage (``model.coverage``): a learned weight w_c of each position's coverage in its
+            score, and the coverage loss in :class:`CopyOutput` (:meth:`covered_attention`).
     """
 
     excluded_ids: Tensor
