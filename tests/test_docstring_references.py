@@ -27,7 +27,8 @@ def docstrings(source: str) -> list[tuple[int, str]]:
     """(line, text) of every string that stands alone as a statement: module, class and function docstrings and the
     attribute docstrings under fields."""
     return [(node.lineno, node.value.value) for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)]
 
 
 def path_exists(path: str) -> bool:
@@ -90,6 +91,7 @@ def test_a_dangling_reference_is_found(docstring, kind):
 
 
 def test_existing_modules_names_fields_and_resolvers_pass():
-    source = ('"""See ``hiersum/model/copy_attention.py``, :mod:`hiersum.model`, :func:`hiersum.training.loss.copy_nll`,'
-              ' :attr:`hiersum.model.cache.CopyMemory.copyable` (a field), ``${hiersum.sample_dir:DIR}``."""\n')
+    source = ('"""See ``hiersum/model/copy_attention.py``, :mod:`hiersum.model`,'
+              ' :func:`hiersum.training.loss.copy_nll`, :attr:`hiersum.model.cache.CopyMemory.copyable` (a field),'
+              ' ``${hiersum.sample_dir:DIR}``."""\n')
     assert dangling(source, "m.py") == []
