@@ -80,11 +80,11 @@ from hiersum.commands.train import USAGE
 from hiersum.config import TrainConfig, config_dict
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.schema import Batch
-from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
+from hiersum.model.encoder_registry import run_tokenizer_config, validate_choices
 from hiersum.model.flops import Peak, cpu_name, device_peak, training_flops
 from hiersum.training.callbacks import MATMUL_DTYPES
-from hiersum.training.fit import build_tokenizer
-from hiersum.training.module import HierSumModule, module_hparams
+from hiersum.training.fit import build_module, build_tokenizer, prepared_datamodule
+from hiersum.training.module import HierSumModule
 
 DEFAULT_OVERRIDES = ["experiment=cnndm_cpu", "data.path=../shared/data/cnn-dailymail"]
 DEFAULT_WORK_DIR = Path("outputs/bench_real_step")
@@ -174,18 +174,10 @@ def build(cfg: TrainConfig) -> tuple[HierSumModule, SummarizationDataModule]:
     them for a fresh run."""
     validate_choices(cfg)
     pl.seed_everything(cfg.seed, workers=True)
-    run_dir = Path(cfg.paths["output_dir"])
-    tokenizer = build_tokenizer(run_tokenizer_config(cfg.tokenizer, cfg.model), cfg.data, run_dir)
-    datamodule = SummarizationDataModule(cfg.data, tokenizer, seed=cfg.seed, model=cfg.model,
-                                         layout=source_layout(cfg.model))
-    datamodule.splits.prepare(["train", "validation"])
-    datamodule.splits.write_errors(run_dir)
-    module = HierSumModule(**module_hparams(cfg.model, cfg.optim, cfg.data, tokenizer, cfg.decode))
-    if cfg.activation_checkpointing:
-        module.model.recompute_encoder()
-    if cfg.compile:
-        module.model.compile()
-    return module, datamodule
+    tokenizer = build_tokenizer(run_tokenizer_config(cfg.tokenizer, cfg.model), cfg.data,
+                                Path(cfg.paths["output_dir"]))
+    datamodule = prepared_datamodule(cfg, tokenizer, ["train", "validation"])
+    return build_module(cfg, tokenizer), datamodule
 
 
 def build_run(overrides: list[str], work_dir: Path) -> Run:
@@ -225,12 +217,6 @@ def first_batches(loader: Iterable[Batch], count: int, what: str) -> list[Batch]
     return batches
 
 
-def update_is_finite(module: HierSumModule, loss: torch.Tensor) -> bool:
-    """``HierSumModule._update_is_finite`` on one process in full precision: a finite loss and gradient norm."""
-    grads = [p.grad for p in module.parameters() if p.grad is not None]
-    return bool(torch.isfinite(loss)) and (not grads or bool(torch.isfinite(torch.nn.utils.get_total_norm(grads))))
-
-
 def no_log(*_args: Any, **_kwargs: Any) -> None:
     """``LightningModule.log`` replaced: nothing logged."""
 
@@ -255,7 +241,7 @@ def training_step_fn(run: Run) -> Callable[[Batch], None]:
             loss = module.training_step(batch, 0)
         loss.backward()
         with torch.profiler.record_function(GUARD):
-            finite = update_is_finite(module, loss)
+            finite = module.update_is_finite_here(loss)
         if finite:
             optimizer.step()
             if scheduler is not None:

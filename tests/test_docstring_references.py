@@ -5,11 +5,12 @@ rename to ``copy_attention.py`` by a day)."""
 from __future__ import annotations
 
 import ast
-import importlib
 import re
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.names import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH = re.compile(r"(?<![\w/.$])hiersum/[\w/]+(?:\.py)?")
@@ -43,22 +44,17 @@ def annotated(cls: type, name: str) -> bool:
 
 
 def reference_exists(name: str) -> bool:
-    """``name`` is an importable module, or a module and a chain of attributes on it."""
-    parts = name.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            target = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        for attribute in parts[split:]:
-            if hasattr(target, attribute):
-                target = getattr(target, attribute)
-            elif isinstance(target, type) and annotated(target, attribute):
-                return True
-            else:
-                return False
+    """``name`` is an importable module, a chain of attributes on one, or a field declared on the class it ends at."""
+    try:
+        resolve(name)
         return True
-    return False
+    except (AttributeError, ModuleNotFoundError):
+        owner_name, _, field = name.rpartition(".")
+    try:
+        owner = resolve(owner_name) if owner_name else None
+    except (AttributeError, ModuleNotFoundError):
+        return False
+    return isinstance(owner, type) and annotated(owner, field)
 
 
 def dangling(source: str, module: str) -> list[str]:

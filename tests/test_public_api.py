@@ -3,7 +3,6 @@ and the network's methods of the table work on a tiny model."""
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import torch
@@ -12,6 +11,7 @@ from hiersum.config import DataConfig, OptimConfig
 from hiersum.data.tokenizer import train_tokenizer
 from tests.helpers.checkpoints import save_summarizer_checkpoint
 from tests.helpers.config import tiny_model_config
+from tests.helpers.names import resolve
 from tests.helpers.paths import PROJECT_ROOT
 
 TEXTS = ["the cat sat on the mat", "a dog ran in the park", "the bird sang a song", "it rained all day"]
@@ -23,20 +23,6 @@ def api_names() -> list[str]:
     section = readme.split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| `hiersum.")]
     return [name for row in rows for name in re.findall(r"`(hiersum\.[\w.]+)", row.split(" | ")[0])]
-
-
-def resolve(name: str) -> object:
-    """The object a dotted name denotes: the longest importable module prefix, then attributes."""
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            target = importlib.import_module(".".join(parts[:cut]))
-        except ModuleNotFoundError:
-            continue
-        for attribute in parts[cut:]:
-            target = getattr(target, attribute)
-        return target
-    raise ModuleNotFoundError(name)
 
 
 def test_every_name_of_the_api_table_imports():

@@ -135,6 +135,27 @@ def _fit_or_stop(trainer: pl.Trainer, module: HierSumModule, datamodule: Summari
         raise FitStopped(lost, step=trainer.global_step, saved=newest_checkpoint(run_dir), rank_lost=True) from None
 
 
+def prepared_datamodule(cfg: TrainConfig, tokenizer: SubwordTokenizer, splits: list[str]) -> SummarizationDataModule:
+    """The run's datamodule with ``splits`` prepared on disk (or found prepared) and their records' errors written
+    into the run directory."""
+    datamodule = SummarizationDataModule(cfg.data, tokenizer, seed=cfg.seed, model=cfg.model,
+                                         layout=source_layout(cfg.model))
+    datamodule.splits.prepare(splits)
+    datamodule.splits.write_errors(Path(cfg.paths["output_dir"]))
+    return datamodule
+
+
+def build_module(cfg: TrainConfig, tokenizer: SubwordTokenizer) -> HierSumModule:
+    """The LightningModule of a fresh run, its encoder recomputing activations (``activation_checkpointing``) and
+    its blocks compiled (``compile``) as the config asks."""
+    module = HierSumModule(**module_hparams(cfg.model, cfg.optim, cfg.data, tokenizer, cfg.decode))
+    if cfg.activation_checkpointing:
+        module.model.recompute_encoder()
+    if cfg.compile:
+        module.model.compile()
+    return module
+
+
 def fit(cfg: TrainConfig) -> FitResult:
     """Seed, build the tokenizer (saved in the run directory), the datamodule and the module, and fit
     them with the Trainer of ``cfg.trainer``."""
@@ -155,17 +176,11 @@ def fit(cfg: TrainConfig) -> FitResult:
         tokenizer.save(run_dir / "tokenizer")
     else:
         tokenizer = build_tokenizer(run_tokenizer_config(cfg.tokenizer, model_config), data, run_dir)
-    datamodule = SummarizationDataModule(data, tokenizer, seed=cfg.seed, model=model_config,
-                                         layout=source_layout(model_config))
     # every split prepared on disk (or found prepared) before the Trainer starts: its DDP processes find
     # them there, and a missing file or a malformed record is reported in one line
-    datamodule.splits.prepare(["train", "validation", *([cfg.eval_split] if cfg.eval_split else [])])
-    datamodule.splits.write_errors(run_dir)
-    module = HierSumModule(**module_hparams(model_config, cfg.optim, data, tokenizer, cfg.decode))
-    if cfg.activation_checkpointing:
-        module.model.recompute_encoder()
-    if cfg.compile:
-        module.model.compile()
+    datamodule = prepared_datamodule(cfg, tokenizer, ["train", "validation", *([cfg.eval_split] if cfg.eval_split
+                                                                              else [])])
+    module = build_module(cfg, tokenizer)
     loggers = instantiate_group(cfg.logger)
     # the rest of the run's config: Lightning logs the module's hyperparameters itself
     log_run_config(loggers, {key: value for key, value in config_dict(cfg).items() if key not in module.hparams})

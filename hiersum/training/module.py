@@ -154,11 +154,18 @@ class HierSumModule(pl.LightningModule):
         precision the gradient is left to the GradScaler, which skips overflowing steps itself."""
         if loss is None:
             return True
+        gradients = getattr(self.trainer.precision_plugin, "scaler", None) is None
+        finite = self.update_is_finite_here(loss, gradients=gradients)
+        return self.trainer.strategy.reduce_boolean_decision(finite, all=True)
+
+    def update_is_finite_here(self, loss: torch.Tensor, *, gradients: bool = True) -> bool:
+        """On this process, no trainer needed: ``loss`` is finite and (with ``gradients``) so is the norm of the
+        gradients the backward pass left."""
         finite = bool(torch.isfinite(loss))
         grads = [p.grad for p in self.parameters() if p.grad is not None]
-        if finite and grads and getattr(self.trainer.precision_plugin, "scaler", None) is None:
+        if finite and grads and gradients:
             finite = bool(torch.isfinite(torch.nn.utils.get_total_norm(grads)))
-        return self.trainer.strategy.reduce_boolean_decision(finite, all=True)
+        return finite
 
     def lr_scheduler_step(self, scheduler: Any, metric: Any | None) -> None:
         """Step the schedule after an update, not after a skipped one (update k uses lr(k))."""
