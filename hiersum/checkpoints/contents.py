@@ -60,8 +60,8 @@ def effective_decode_config(trained: DecodeConfig | None, given: DecodeConfig,
     ``given``; ``given`` alone where the checkpoint records none. What evaluate, summarize, serve and the Python
     call decode with."""
     if trained is None:
-        return given
-    return replace(trained, **{name: getattr(given, name) for name in decode_given})
+        return given.check_lengths()
+    return replace(trained, **{name: getattr(given, name) for name in decode_given}).check_lengths()
 
 
 @dataclass

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiersum.config.choices import Stopping
+from hiersum.errors import UsageError
 
 OFFICIAL_SEARCH: dict[str, Any] = {"beam_size": 5, "alpha": 0.0, "min_length": 0, "max_length": 100,
                                    "stopping": "official"}
@@ -59,10 +60,19 @@ class DecodeConfig:
             )
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError(f"decode.max_steps must be >= 1 or null, found {self.max_steps}")
-        if self.max_length < max(self.min_length, 1):
+        if self.max_length < 1 or self.min_length < 0:
             raise ValueError(
-                f"decode.max_length={self.max_length} must be >= 1 and >= decode.min_length={self.min_length}"
+                f"decode.max_length must be >= 1 and decode.min_length >= 0; found {self.max_length}, {self.min_length}"
             )
+
+    def check_lengths(self) -> DecodeConfig:
+        """Itself, once ``min_length <= max_length`` holds (else a :class:`UsageError`). Checked on the search
+        settings a run decodes with, not in ``__post_init__``: a command line that gives ``decode.min_length=85`` to
+        a checkpoint whose run decoded 55 to 120 tokens is refused only if the merged settings are wrong, not against
+        the default max_length 80."""
+        if self.max_length < self.min_length:
+            raise UsageError(f"decode.max_length={self.max_length} must be >= decode.min_length={self.min_length}")
+        return self
 
     @classmethod
     def official(cls, **changes: Any) -> DecodeConfig:

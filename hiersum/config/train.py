@@ -68,3 +68,5 @@ class TrainConfig:
         steps = self.checkpoint_every_n_steps
         check(steps is None or steps >= 1, "checkpoint_every_n_steps", "null or a step count >= 1", steps)
         check(self.ddp_timeout > 0, "ddp_timeout", "seconds > 0", self.ddp_timeout)
+        if isinstance(self.decode, DecodeConfig):  # MISSING until composed
+            self.decode.check_lengths()

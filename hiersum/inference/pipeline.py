@@ -119,7 +119,7 @@ class Summarizer:
         """The search settings of its training run, but for the fields ``names`` (those the command line or the
         call gave) taken from ``given``; ``given`` whole when ``names`` is None or the checkpoint records none
         (:func:`hiersum.checkpoints.contents.effective_decode_config`)."""
-        return given if names is None else effective_decode_config(self.decode_config, given, names)
+        return given.check_lengths() if names is None else effective_decode_config(self.decode_config, given, names)
 
     def lines(self, examples: Sequence[Example], *, selection: EncodingConfig, decode: DecodeConfig,
               attention_top_k: int = 0, paragraphs: bool = False, deadlines: Sequence[float | None] | None = None,

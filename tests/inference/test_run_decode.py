@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from hiersum.commands.summarize import summarize
-from hiersum.config import ServeConfig
+from hiersum.config import DecodeConfig, ServeConfig
 from hiersum.inference import load_summarizer
 from hiersum.serving.server import checked_serve_config
 from tests.helpers.cli import run_in_process
@@ -95,3 +95,27 @@ def test_serve_defaults_requests_to_the_recorded_settings_but_the_fields_given(s
     given = checked_serve_config(cfg, {"max_length"}).decode
     assert given == replace(recorded, max_length=cfg.decode.max_length)
     assert checked_serve_config(cfg) == cfg
+
+
+def test_given_lengths_are_checked_against_the_settings_decoded_with(checkpoint, tmp_path, monkeypatch, capsys):
+    """``decode.min_length=90`` on the command line is past the default max_length (80) but within the 100 the
+    checkpoint's run recorded: it decodes; 110 is past the recorded one too: refused in one line."""
+    saved = torch.load(checkpoint, weights_only=True, map_location="cpu")
+    saved["hyper_parameters"]["decode"].update({"min_length": 1, "max_length": 100, "beam_size": 1})
+    long_checkpoint = tmp_path / "long.ckpt"
+    torch.save(saved, long_checkpoint)
+    source = write_input(tmp_path / "in.jsonl")
+
+    def run(min_length: int, output: Path):
+        return run_in_process("hiersum-summarize", [f"checkpoint={long_checkpoint}", f"input={source}",
+                                                    f"output={output}", f"decode.min_length={min_length}",
+                                                    f"hydra.run.dir={tmp_path / 'h'}"], monkeypatch, capsys)
+
+    ran = run(90, tmp_path / "within.jsonl")
+    assert ran.returncode == 0, ran.stderr
+    provenance = json.loads((tmp_path / "within.provenance.json").read_text(encoding="utf-8"))
+    assert (provenance["options"]["decode"]["min_length"], provenance["options"]["decode"]["max_length"]) == (90, 100)
+    ran = run(110, tmp_path / "past.jsonl")
+    assert ran.returncode == 2 and "decode.max_length=100 must be >= decode.min_length=110" in ran.stderr
+    with pytest.raises(ValueError, match="decode.max_length=80 must be >= decode.min_length=90"):
+        DecodeConfig(min_length=90).check_lengths()
