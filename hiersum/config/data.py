@@ -21,6 +21,15 @@ class TokenizerConfig:
     """Vocabulary size when training a tokenizer."""
     lowercase: bool = False
     """Lowercase text before tokenizing (only when training a tokenizer)."""
+    byte_fallback: bool = False
+    """Train with the 256 byte pieces ``<0x00>``..``<0xFF>`` in the vocabulary (``vocab_size`` counts them): a
+    character the training text lacks is encoded as its UTF-8 bytes instead of ``<unk>``, so every source word can
+    be copied (only when training a tokenizer; SentencePiece's byte fallback)."""
+
+    def __post_init__(self) -> None:
+        byte_pieces = 256 if self.byte_fallback else 0
+        check(self.vocab_size > byte_pieces, "tokenizer.vocab_size", f"> {byte_pieces} with tokenizer.byte_fallback="
+              f"{str(self.byte_fallback).lower()} (the byte pieces are counted in it)", self.vocab_size)
     pad_token: str | None = None
     """Padding token of a loaded tokenizer (None: ``<pad>``, else the official ``<PAD>``)."""
     bos_token: str | None = None

@@ -69,7 +69,7 @@ from hiersum.data.formats.registry import format_spec
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import EncodingConfig, encoding_config
-from hiersum.data.tokenizer import SPECIAL_TOKENS, SubwordTokenizer, load_tokenizer, train_tokenizer
+from hiersum.data.tokenizer import BYTE_PIECES, SPECIAL_TOKENS, SubwordTokenizer, load_tokenizer, train_tokenizer
 from hiersum.errors import UsageError
 
 PREPARED_VERSION = 1
@@ -542,14 +542,16 @@ def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokeni
     spec = format_spec(data.format)
     key = {"version": PREPARED_VERSION, "format": data.format,
            "inputs": file_fingerprints(spec.input_files(data.path, "train")),
-           "vocab_size": config.vocab_size, "lowercase": config.lowercase}
+           "vocab_size": config.vocab_size, "lowercase": config.lowercase,
+           **({"byte_fallback": True} if config.byte_fallback else {})}  # the keys of caches made before it
     folder = prepared_root(data) / f"tokenizer-{key_digest(key)}"
 
     def train() -> str:
         train_file = spec.split_location(data.path, "train")
         texts = list(_training_texts(spec.split_records(data.path, "train"), data.on_error))
-        tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase)
-        learned = tokenizer.vocab_size - len(SPECIAL_TOKENS)
+        tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase,
+                                    byte_fallback=config.byte_fallback)
+        learned = tokenizer.vocab_size - len(SPECIAL_TOKENS) - (len(BYTE_PIECES) if config.byte_fallback else 0)
         if learned < MIN_LEARNED_TOKENS:
             raise UsageError(f"{train_file}: expected text to train the tokenizer on, found {len(texts)} texts giving "
                              f"{learned} tokens (at least {MIN_LEARNED_TOKENS}); check data.path, or give "

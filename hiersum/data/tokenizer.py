@@ -16,6 +16,7 @@ tokens are ``<PAD>`` (6), ``<S>`` (4, BOS), ``</S>`` (5, EOS), ``<P>`` (7) and `
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalize
 PAD, UNK, BOS, EOS, PARAGRAPH = "<pad>", "<unk>", "<s>", "</s>", "<p>"
 SPECIAL_TOKENS = (PAD, UNK, BOS, EOS, PARAGRAPH)
 """The special tokens of a tokenizer trained by :func:`train_tokenizer`, its first ids."""
+BYTE_PIECES = tuple(f"<0x{byte:02X}>" for byte in range(256))
+"""The byte pieces of a tokenizer trained with byte fallback (SentencePiece's names), its last ids."""
 OFFICIAL_TOKENS = ("<PAD>", "<S>", "</S>")
 """pad, bos and eos of the official SentencePiece vocabulary (ids 6, 4, 5)."""
 OFFICIAL_PARAGRAPH = "<P>"
@@ -122,8 +125,13 @@ class SubwordTokenizer:
         return Path(directory)
 
 
-def train_tokenizer(texts: Iterable[str], *, vocab_size: int, lowercase: bool = False) -> SubwordTokenizer:
-    """Train a SentencePiece-style BPE tokenizer on ``texts``."""
+def train_tokenizer(texts: Iterable[str], *, vocab_size: int, lowercase: bool = False,
+                    byte_fallback: bool = False) -> SubwordTokenizer:
+    """Train a SentencePiece-style BPE tokenizer of ``vocab_size`` pieces on ``texts``.
+
+    ``byte_fallback``: the 256 :data:`BYTE_PIECES` end the vocabulary (``vocab_size`` counts them), so a character
+    the training text lacks is encoded as its UTF-8 bytes instead of ``<unk>`` (SentencePiece's byte fallback, as
+    Llama's tokenizer has it): every source word can be copied, and decoding joins the bytes back."""
     backend = Tokenizer(models.BPE(unk_token=UNK))
     steps = [normalizers.NFKC()] + ([normalizers.Lowercase()] if lowercase else [])
     backend.normalizer = normalizers.Sequence(steps)
@@ -132,10 +140,24 @@ def train_tokenizer(texts: Iterable[str], *, vocab_size: int, lowercase: bool = 
     )
     backend.decoder = decoders.Metaspace()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS), show_progress=False
+        vocab_size=vocab_size - (len(BYTE_PIECES) if byte_fallback else 0), special_tokens=list(SPECIAL_TOKENS),
+        show_progress=False,
     )
     backend.train_from_iterator(texts, trainer=trainer)
+    if byte_fallback:
+        _add_byte_pieces(backend)
     return SubwordTokenizer(backend)
+
+
+def _add_byte_pieces(backend: Tokenizer) -> None:
+    """Rebuild the trained BPE model of ``backend`` with :data:`BYTE_PIECES` after its vocabulary and byte fallback
+    on (pieces of the model, not added tokens: never matched in text, kept by decoding), and decode them back."""
+    trained = json.loads(backend.to_str())["model"]
+    vocab = dict(trained["vocab"])
+    vocab.update({piece: len(trained["vocab"]) + byte for byte, piece in enumerate(BYTE_PIECES)})
+    merges = [tuple(merge.split(" ")) if isinstance(merge, str) else tuple(merge) for merge in trained["merges"]]
+    backend.model = models.BPE(vocab=vocab, merges=merges, unk_token=UNK, byte_fallback=True)
+    backend.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Metaspace()])
 
 
 def sentencepiece_tokenizer(path: str | Path) -> Tokenizer:

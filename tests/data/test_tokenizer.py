@@ -6,7 +6,8 @@ import json
 import pytest
 from transformers import AutoTokenizer
 
-from hiersum.data.tokenizer import load_tokenizer, train_tokenizer
+from hiersum.config import TokenizerConfig
+from hiersum.data.tokenizer import BYTE_PIECES, load_tokenizer, train_tokenizer
 from tests.helpers.paths import SHARED_DIR
 
 SPM = SHARED_DIR / "reference" / "hiersumm" / "spm9998_3.model"
@@ -34,6 +35,33 @@ def test_tokenizer_string_round_trip():
     tokenizer = train_tokenizer(TEXTS, vocab_size=100, lowercase=False)
     copy = type(tokenizer).from_str(tokenizer.to_str())
     assert copy.encode_batch(TEXTS[:2]) == tokenizer.encode_batch(TEXTS[:2])
+
+
+def test_byte_fallback_encodes_characters_the_training_text_lacks_as_bytes_and_decodes_them_back(tmp_path):
+    """Without it, a name with unseen characters comes out of the tokenizer as ``<unk>``; with it, as byte pieces that
+    the vocabulary (of the size asked, the 256 bytes counted) has, and decoding (also after a save and load) gives
+    the name back."""
+    text = "Zoë Øster met 北京 officials."
+    plain = train_tokenizer(TEXTS, vocab_size=80)
+    unk = plain.backend.token_to_id("<unk>")
+    assert unk in plain.encode_batch([text])[0]
+    tokenizer = train_tokenizer(TEXTS, vocab_size=80 + len(BYTE_PIECES), byte_fallback=True)
+    assert plain.vocab_size == 80 and tokenizer.vocab_size == 80 + len(BYTE_PIECES)
+    assert [tokenizer.backend.token_to_id(piece) for piece in BYTE_PIECES] == list(range(80, 80 + 256))
+    ids = tokenizer.encode_batch([text])[0]
+    assert unk not in ids and tokenizer.backend.token_to_id("<0xC3>") in ids  # ë: C3 AB
+    assert tokenizer.decode(ids) == text
+    assert tokenizer.encode_batch(TEXTS[:2]) == [[tokenizer.backend.token_to_id(token) for token in
+                                                  plain.backend.encode(line).tokens] for line in TEXTS[:2]]
+    assert tokenizer.encode_batch(["<0x41>"])[0] != [tokenizer.backend.token_to_id("<0x41>")]  # pieces, not text
+    reloaded = load_tokenizer(tokenizer.save(tmp_path / "tok"))
+    assert reloaded.decode(reloaded.encode_batch([text])[0]) == text
+
+
+def test_byte_fallback_needs_room_for_the_byte_pieces():
+    assert TokenizerConfig(vocab_size=300, byte_fallback=True).vocab_size == 300
+    with pytest.raises(ValueError, match="tokenizer.vocab_size must be > 256 with tokenizer.byte_fallback=true"):
+        TokenizerConfig(vocab_size=256, byte_fallback=True)
 
 
 @pytest.mark.skipif(not SPM.is_file(), reason="official SentencePiece model not found")
