@@ -35,6 +35,7 @@ from hiersum.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped
 from hiersum.evaluation.report_files import report_outputs
 from hiersum.training.dry_run import print_dry_run
 from hiersum.training.fit import FitStopped, fit
+from hiersum.training.init_from import dry_run_config
 from hiersum.training.launchers import launched_job
 from hiersum.training.trackers import log_run_results
 
@@ -51,8 +52,8 @@ def train(cfg: TrainConfig | DictConfig, model_given: Collection[str] = (),
     network's settings (:mod:`hiersum.training.init_from`); a fresh or resumed run ignores them."""
     cfg = command_config(cfg, TrainConfig, usage=USAGE)
     if cfg.dry_run:
-        return print_dry_run(cfg)
-    inputs = {"tokenizer.path": cfg.tokenizer.path,
+        return print_dry_run(dry_run_config(cfg, model_given, tokenizer_given))
+    inputs = {"tokenizer.path": cfg.tokenizer.path, "init_from": cfg.init_from,
               **existing_split_files(cfg.data, ["train", "validation", str(cfg.eval_split or "test")])}
     refuse_overwriting_inputs(report_outputs(cfg.paths["output_dir"]), inputs)
     eval_split, missing = cfg.eval_split, missing_eval_split(cfg)

@@ -81,8 +81,8 @@ class StartingPoint:
         return checkpoint_tokenizer(self.network, self.path, INIT_FROM)
 
     def record(self) -> dict[str, str]:
-        """What the run records of its start (``metrics.json``'s ``init_from``, the checkpoints'
-        ``hiersum.init_from``): the absolute path and its SHA-256 (a directory's: of its files,
+        """What the run records of its start (``init_from`` in ``metrics.json`` and in the ``hiersum`` entry of its
+        checkpoints): the absolute path and its SHA-256 (a directory's: of its files,
         :func:`hiersum.inference.resumable_output.checkpoint_sha256`)."""
         return {"path": str(self.path.absolute()), "sha256": checkpoint_sha256(self.path)}
 
@@ -149,6 +149,17 @@ def fine_tuning(cfg: TrainConfig, resumed: Mapping[str, Any] | None, model_given
     trained = ModelConfig(**resumed["hyper_parameters"]["model"]) if start is None else start.network.model_config
     model = fine_tuned_model_config(trained, cfg.model, model_given, source=cfg.init_from)
     return replace(cfg, model=model), start
+
+
+def dry_run_config(cfg: TrainConfig, model_given: Collection[str] = (),
+                   tokenizer_given: Collection[str] = ()) -> TrainConfig:
+    """``cfg`` as ``dry_run=true`` measures it (:mod:`hiersum.training.dry_run`): with ``init_from``, the settings of
+    :func:`fine_tuning` and the trained network's vocabulary (``tokenizer.vocab_size``, the size the dry run builds
+    the embeddings with: the run's tokenizer is the checkpoint's)."""
+    cfg, start = fine_tuning(cfg, None, model_given, tokenizer_given)
+    if start is None:
+        return cfg
+    return replace(cfg, tokenizer=replace(cfg.tokenizer, vocab_size=start.network.model.vocab_size))
 
 
 def load_starting_weights(network: HierSum, start: StartingPoint) -> list[str]:

@@ -12,13 +12,14 @@ import pytest
 import torch
 
 from hiersum.checkpoints.kinds import CheckpointError
-from hiersum.config import ModelConfig, TrainConfig
+from hiersum.config import ModelConfig, TokenizerConfig, TrainConfig
 from hiersum.errors import UsageError
 from hiersum.model.summarizer import HierSum
 from hiersum.training.init_from import (
     FREE_FIELDS,
     PART_FIELDS,
     SHAPE_FIELDS,
+    dry_run_config,
     fine_tuned_model_config,
     fine_tuning,
     load_starting_weights,
@@ -90,7 +91,7 @@ def test_init_from_with_ckpt_path_is_refused():
 
 
 def fine_tuning_config(tmp_path, init_from: str, **model) -> TrainConfig:
-    return TrainConfig(init_from=init_from, ckpt_path=None, model=ModelConfig(**model),
+    return TrainConfig(init_from=init_from, ckpt_path=None, model=ModelConfig(**model), tokenizer=TokenizerConfig(),
                        paths={"output_dir": str(tmp_path / "run")})
 
 
@@ -111,6 +112,15 @@ def test_a_resumed_fine_tuning_run_takes_its_own_checkpoints_settings(tmp_path):
     resumed = {"hyper_parameters": {"model": tiny_model_config(copy_attention=True).__dict__}}
     cfg, start = fine_tuning(fine_tuning_config(tmp_path, str(tmp_path / "gone.ckpt")), resumed)
     assert start is None and cfg.model == tiny_model_config(copy_attention=True)
+
+
+def test_a_dry_run_measures_the_trained_networks_settings_and_vocabulary(tmp_path):
+    path = save_summarizer_checkpoint(tmp_path / "start.ckpt")
+    cfg = dry_run_config(fine_tuning_config(tmp_path, str(path), dropout=0.2), {"dropout"})
+    vocabulary = torch.load(path, weights_only=True)["hyper_parameters"]["vocab_size"]
+    assert cfg.model == tiny_model_config(dropout=0.2) and cfg.tokenizer.vocab_size == vocabulary != 4000
+    untouched = TrainConfig(ckpt_path=None, model=ModelConfig())
+    assert dry_run_config(untouched) == untouched
 
 
 def test_a_tokenizer_option_is_refused(tmp_path):
