@@ -3,9 +3,10 @@
 The run takes three things from the checkpoint or model directory, read as every command reads one
 (:func:`hiersum.checkpoints.io.load_network`: ``torch.load(weights_only=True)``, or safetensors and JSON): the
 network's weights, its model settings and its tokenizer. The rest is the new run's: the data, the optimizer and
-its schedule, the steps (from step 0, the data from its first batch). ``ckpt_path`` resumes a run instead; the two
-are exclusive (:class:`hiersum.config.TrainConfig`), except that a restarted torchrun or SLURM job of a fine-tuning
-run resumes from its own newest checkpoint, with the same model settings (:func:`fine_tuning`).
+its schedule, the steps (from step 0, the data from its first batch). ``ckpt_path=FILE`` resumes a run instead; the
+two are exclusive (:class:`hiersum.config.TrainConfig`). A fine-tuning run that has a checkpoint of its own continues
+from it, with the same model settings (:func:`fine_tuning`), under ``ckpt_path=last`` (what a stopped run's resume
+command gives) or as a restarted torchrun or requeued SLURM job.
 
 The model settings are the checkpoint's, with the ``model.*`` options of the command line on top
 (:func:`fine_tuned_model_config`; ``model=PRESET`` gives all of them). Each field of
@@ -136,9 +137,10 @@ def fine_tuning(cfg: TrainConfig, resumed: Mapping[str, Any] | None, model_given
                 tokenizer_given: Collection[str] = ()) -> tuple[TrainConfig, StartingPoint | None]:
     """``cfg`` with the model settings a run of ``cfg.init_from`` trains (:func:`fine_tuned_model_config`), and
     the starting point whose weights it loads; ``(cfg, None)`` without ``init_from``. ``resumed``: the run's own
-    checkpoint when a restarted job resumes from it (its settings are the base, its weights are loaded by the
-    resume: the starting point is not read again). ``model_given``, ``tokenizer_given``: the fields of those
-    groups the command line gave (:func:`hiersum.cli.overrides.given_fields`); a ``tokenizer`` one is refused."""
+    checkpoint when the run continues from it (``ckpt_path=last``, a restarted job: its settings are the base, its
+    weights are loaded by the resume, the starting point is not read again). ``model_given``, ``tokenizer_given``:
+    the fields of those groups the command line gave (:func:`hiersum.cli.overrides.given_fields`); a ``tokenizer``
+    one is refused."""
     if cfg.init_from is None:
         return cfg, None
     if tokenizer_given:

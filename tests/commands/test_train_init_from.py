@@ -80,14 +80,26 @@ def test_an_exported_directory_starts_a_run_and_an_added_part_starts_fresh(check
     assert read_probes(probe)[0]["copy_attention"] is True
     tuned = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)
     assert tuned["hyper_parameters"]["model"]["copy_attention"] is True and tuned["global_step"] == 2
-    assert tuned["hiersum"]["init_from"] == {"path": str(directory), "sha256": checkpoint_sha256(directory)}
+    record = {"path": str(directory), "sha256": checkpoint_sha256(directory)}
+    assert tuned["hiersum"]["init_from"] == record
+
+    caplog.clear()  # the same command with ckpt_path=last (a stopped run's resume command) continues the run
+    with caplog.at_level(logging.INFO, logger="hiersum"):
+        ran = run_in_process("hiersum-train", cli_args(
+            tiny_corpus, run_dir, *SHORT, "eval_split=null", f"init_from={directory}", "model.copy_attention=true",
+            "trainer.max_steps=3", "ckpt_path=last"), monkeypatch, capsys)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert not [record for record in caplog.records if "start fresh" in record.getMessage()]
+    assert any(record.getMessage().startswith("resuming from ") for record in caplog.records)
+    continued = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)
+    assert continued["global_step"] == 3 and continued["hiersum"]["init_from"] == record
 
 
 @pytest.mark.parametrize(("options", "expected"), [
     (["model.d_model=32"], ["model.d_model=32 (the checkpoint's: 16) would change the network the checkpoint holds"]),
     (["model.decoder_layers=2", "model.dropout=0.1"], ["model.decoder_layers=2 (the checkpoint's: 1)"]),
     (["tokenizer.vocab_size=500"], ["the tokenizer is the checkpoint's; tokenizer.vocab_size does not apply"]),
-    (["ckpt_path=last"], ["and ckpt_path=last are exclusive"]),
+    (["ckpt_path=elsewhere.ckpt"], ["and ckpt_path=elsewhere.ckpt are exclusive"]),
 ])
 def test_what_a_fine_tuning_run_cannot_change_is_refused_in_one_line(options, expected, tiny_corpus, tmp_path,
                                                                      monkeypatch, capsys):

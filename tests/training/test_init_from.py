@@ -85,9 +85,10 @@ def test_settings_the_model_refuses_together_are_a_usage_error():
                                 {"coverage"}, source=SOURCE)
 
 
-def test_init_from_with_ckpt_path_is_refused():
-    with pytest.raises(ValueError, match=r"^init_from=a.ckpt and ckpt_path=last are exclusive: ckpt_path resumes"):
-        TrainConfig(init_from="a.ckpt", ckpt_path="last", checkpoint_every_n_steps=None)
+def test_init_from_with_a_ckpt_path_file_is_refused_and_last_continues_the_run():
+    with pytest.raises(ValueError, match=r"^init_from=a.ckpt and ckpt_path=b.ckpt are exclusive: ckpt_path resumes"):
+        TrainConfig(init_from="a.ckpt", ckpt_path="b.ckpt", checkpoint_every_n_steps=None)
+    assert TrainConfig(init_from="a.ckpt", ckpt_path="last").ckpt_path == "last"
 
 
 def fine_tuning_config(tmp_path, init_from: str, **model) -> TrainConfig:
@@ -108,7 +109,8 @@ def test_the_starting_point_gives_its_settings_and_tokenizer(tmp_path):
 
 
 def test_a_resumed_fine_tuning_run_takes_its_own_checkpoints_settings(tmp_path):
-    """A restarted job of a fine-tuning run resumes from its own checkpoint: the starting point is not read."""
+    """A fine-tuning run continued from its own checkpoint (ckpt_path=last, a restarted job): the starting point is not
+    read, the settings are the checkpoint's."""
     resumed = {"hyper_parameters": {"model": tiny_model_config(copy_attention=True).__dict__}}
     cfg, start = fine_tuning(fine_tuning_config(tmp_path, str(tmp_path / "gone.ckpt")), resumed)
     assert start is None and cfg.model == tiny_model_config(copy_attention=True)
