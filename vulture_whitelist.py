@@ -10,6 +10,7 @@ _.ValidationRouge  # conf/callbacks/val_rouge.yaml
 _.RunProbe  # tests/helpers/probes.py: +callbacks.probe._target_=tests.helpers.probes.RunProbe
 _.StopAt  # tests/helpers/probes.py: +callbacks.stop._target_=tests.helpers.probes.StopAt (tests/commands/test_train_stopped.py)
 _.DataProbe  # tests/helpers/probes.py: +callbacks.data_probe._target_=tests.helpers.probes.DataProbe (tests/commands/test_train_multi_node.py)
+_.StartingLoss  # tests/helpers/probes.py: +callbacks.starting_loss._target_=tests.helpers.probes.StartingLoss (tests/commands/test_train_init_from.py)
 
 # hooks pytest calls by name
 _.pytest_report_header  # tests/conftest.py: the venv's lost bytecode (tests/helpers/bytecode.py)

@@ -46,6 +46,10 @@ SUMMARIZER = CheckpointKind(
 )
 RESUME = replace(SUMMARIZER, expected="a training checkpoint of hiersum train to resume from (ckpt_path=FILE or last)")
 """A summarizer checkpoint that ``hiersum train ckpt_path=`` resumes from (it holds the optimizer states too)."""
+INIT_FROM = replace(SUMMARIZER, expected="a hiersum checkpoint (a .ckpt of hiersum train, import-hiersumm or "
+                                         "average-checkpoints) or a model directory of hiersum export to fine-tune "
+                                         "from (init_from=)")
+"""A summarizer checkpoint or model directory that ``hiersum train init_from=`` starts a new run from."""
 RANKER = CheckpointKind(
     "a ranker checkpoint of hiersum train-ranker", "ranker checkpoint",
     "a ranker checkpoint of hiersum train-ranker", "give it as ranker= of hiersum rank (or data.ranker=)",

@@ -1,7 +1,8 @@
 """What a command line gave: the fields of a config group its overrides set, read by Hydra's own override parser.
 
 A checkpoint records the paragraph selection and the search settings of its training run; the commands that
-decode with it (evaluate, summarize, serve) take those, except the fields the command line sets.
+decode with it (evaluate, summarize, serve) take those, except the fields the command line sets. A fine-tuning run
+(``hiersum train init_from=``) takes the trained network's model settings the same way.
 """
 
 from __future__ import annotations
@@ -36,3 +37,18 @@ def given_decode_fields(overrides: Sequence[str] | None = None) -> frozenset[str
     if overrides is None:
         overrides = HydraConfig.get().overrides.task
     return given_fields(overrides, "decode", preset={field.name for field in fields(DecodeConfig)})
+
+
+def given_model_fields(overrides: Sequence[str]) -> frozenset[str]:
+    """The ``model`` fields a command line sets (:func:`given_fields`; ``model=tiny`` gives them all)."""
+    from hiersum.config import ModelConfig  # the config package loads when the task starts, not for --help
+
+    return given_fields(overrides, "model", preset={field.name for field in fields(ModelConfig)})
+
+
+def given_tokenizer_fields(overrides: Sequence[str]) -> frozenset[str]:
+    """The ``tokenizer`` fields a command line sets (:func:`given_fields`; ``tokenizer=official_spm`` gives them
+    all)."""
+    from hiersum.config import TokenizerConfig
+
+    return given_fields(overrides, "tokenizer", preset={field.name for field in fields(TokenizerConfig)})

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import sys
 
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from hiersum.cli.overrides import given_model_fields, given_tokenizer_fields
 from hiersum.errors import TrainingDiverged
 
 PROG = "hiersum-train"
@@ -21,11 +23,14 @@ EXIT_DIVERGED = 1
 
 
 def run(cfg: DictConfig) -> None:
-    """Train on the composed config; exit :data:`EXIT_DIVERGED` with one line when training diverged."""
+    """Train on the composed config, told which model and tokenizer options the command line gave (what a
+    fine-tuning run, ``init_from``, compares with the trained network's); exit :data:`EXIT_DIVERGED` with one line
+    when training diverged."""
     from hiersum.commands.train import train
 
+    overrides = HydraConfig.get().overrides.task
     try:
-        train(cfg)
+        train(cfg, given_model_fields(overrides), given_tokenizer_fields(overrides))
     except TrainingDiverged as error:  # one line per run, from rank 0
         if error.rank == 0:
             print(f"{PROG}: {error}", file=sys.stderr)

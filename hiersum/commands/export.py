@@ -188,6 +188,7 @@ def _training(network: TrainedNetwork, run_dir: Path | None) -> str:
         rows = [["format", data.format], ["path", data.path], ["paragraph selection", str(data.selection)],
                 ["paragraphs kept", data.max_paragraphs], ["tokens per paragraph", data.max_paragraph_tokens]]
         text += _table(["data", "value"], rows) + "\n\n"
+    text += _started_from(run_dir)
     overrides = run_dir / RUN_OVERRIDES if run_dir is not None else None
     if overrides is not None and overrides.is_file():
         options = [str(option) for option in OmegaConf.load(overrides)]
@@ -199,6 +200,15 @@ def _training(network: TrainedNetwork, run_dir: Path | None) -> str:
         text += (f"\n\n<details><summary>The run's configuration ({RUN_CONFIG.as_posix()})</summary>\n\n"
                  f"```yaml\n{config.rstrip()}\n```\n\n</details>")
     return text
+
+
+def _started_from(run_dir: Path | None) -> str:
+    """The sentence of a fine-tuned network: what its run started from (``init_from`` of ``metrics.json``); ""."""
+    start = _read_json(run_dir / METRICS).get("init_from") if run_dir is not None else None
+    if not isinstance(start, dict) or "path" not in start:
+        return ""
+    return (f"Fine-tuned from `{start['path']}` (SHA-256 `{start.get('sha256')}`): its weights, model settings and "
+            "tokenizer; the data, optimizer and schedule are this run's.\n\n")
 
 
 def _metrics(run_dir: Path | None) -> str:

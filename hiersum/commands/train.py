@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from hiersum.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped
 from hiersum.evaluation.report_files import report_outputs
 from hiersum.training.dry_run import print_dry_run
 from hiersum.training.fit import FitStopped, fit
+from hiersum.training.init_from import dry_run_config
 from hiersum.training.launchers import launched_job
 from hiersum.training.trackers import log_run_results
 
@@ -41,13 +43,17 @@ log = logging.getLogger(__name__)
 USAGE = "hiersum train [group=option ...] [key=value ...]"
 
 
-def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
+def train(cfg: TrainConfig | DictConfig, model_given: Collection[str] = (),
+          tokenizer_given: Collection[str] = ()) -> dict[str, Any]:
     """Fit, then (when ``cfg.eval_split``) evaluate the best checkpoint; return the metrics. ``cfg``: the
-    typed config, or the composed Hydra config it is converted from (a bad value fails before the fit)."""
+    typed config, or the composed Hydra config it is converted from (a bad value fails before the fit).
+    ``model_given``, ``tokenizer_given``: the fields of those groups the command line gave
+    (:func:`hiersum.cli.overrides.given_fields`), which a fine-tuning run (``init_from``) compares with the trained
+    network's settings (:mod:`hiersum.training.init_from`); a fresh or resumed run ignores them."""
     cfg = command_config(cfg, TrainConfig, usage=USAGE)
     if cfg.dry_run:
-        return print_dry_run(cfg)
-    inputs = {"tokenizer.path": cfg.tokenizer.path,
+        return print_dry_run(dry_run_config(cfg, model_given, tokenizer_given))
+    inputs = {"tokenizer.path": cfg.tokenizer.path, "init_from": cfg.init_from,
               **existing_split_files(cfg.data, ["train", "validation", str(cfg.eval_split or "test")])}
     refuse_overwriting_inputs(report_outputs(cfg.paths["output_dir"]), inputs)
     eval_split, missing = cfg.eval_split, missing_eval_split(cfg)
@@ -55,12 +61,14 @@ def train(cfg: TrainConfig | DictConfig) -> dict[str, Any]:
         log.warning("%s: training and validating, without the %s scoring", missing, eval_split)
         cfg = replace(cfg, eval_split=None)
     try:
-        fitted = fit(cfg)
+        fitted = fit(cfg, model_given, tokenizer_given)
     except FitStopped as stopped:
         raise RunStopped(_stopped_message(stopped, cfg), exit_status=_exit_status(stopped)) from None
     run_dir = fitted.run_dir
     metrics: dict[str, Any] = {"run_dir": str(run_dir), "best_checkpoint": fitted.best_checkpoint,
                                "validation_loss": fitted.validation_loss}
+    if fitted.init_from is not None:
+        metrics["init_from"] = fitted.init_from
     if fitted.mfu_peak is not None:
         metrics["mfu_peak"] = fitted.mfu_peak
     errors_file = run_dir / DATA_ERRORS

@@ -28,6 +28,14 @@ class TrainConfig:
     """Resume from this checkpoint; ``last``: the newest checkpoint of the run directory (a fresh start
     when it has none). None: a fresh run, except in a job of torchrun or SLURM, where it means ``last``
     (:mod:`hiersum.training.launchers`: a restarted or requeued job resumes by itself)."""
+    init_from: str | None = None
+    """Fine-tune: a new run that starts from the network of this checkpoint (a ``.ckpt``) or model directory of
+    ``hiersum export``: its weights, its model settings (``model.*`` given on the command line apply on top; one
+    that changes the network's shape is refused, one that adds parts, e.g. ``model.copy_attention=true``, starts
+    them fresh) and its tokenizer. The data, optimizer, schedule and steps are this run's, from step 0
+    (:mod:`hiersum.training.init_from`). Not with a ``ckpt_path`` file, which resumes a run; with
+    ``ckpt_path=last``, the run continues from its own newest checkpoint when it has one (a stopped fine-tuning run's
+    resume command). None: a network of ``model`` with fresh weights."""
     checkpoint_every_n_steps: int | None = 200
     """A checkpoint (and ``last.ckpt``) every N training steps, whatever the validation says; None: none
     between validations. What a killed or restarted run loses at most."""
@@ -70,3 +78,8 @@ class TrainConfig:
         check(self.ddp_timeout > 0, "ddp_timeout", "seconds > 0", self.ddp_timeout)
         if isinstance(self.decode, DecodeConfig):  # MISSING until composed
             self.decode.check_lengths()
+        if self.init_from is not None and self.ckpt_path not in (None, "last"):
+            raise ValueError(f"init_from={self.init_from} and ckpt_path={self.ckpt_path} are exclusive: ckpt_path "
+                             "resumes a run (its weights, optimizer, step and data position), init_from starts a new "
+                             "run from a trained network; give one of them (or ckpt_path=last: continue this "
+                             "fine-tuning run from its own newest checkpoint)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from hiersum.inference.batched import is_out_of_memory
 from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
 from hiersum.training.callbacks import Throughput
+from hiersum.training.init_from import fine_tuning, load_starting_weights
 from hiersum.training.launchers import launched_job, torchrun_restart_hazard
 from hiersum.training.lost_ranks import lost_rank
 from hiersum.training.module import HierSumModule, module_hparams
@@ -64,6 +65,9 @@ class FitResult:
     """The run's Lightning loggers (the trackers among them get the results: :mod:`hiersum.training.trackers`)."""
     global_step: int = 0
     """The training steps the fit ended at."""
+    init_from: dict[str, str] | None = None
+    """What a fine-tuning run started from (``init_from``: its path and SHA-256,
+    :meth:`hiersum.training.init_from.StartingPoint.record`); None for a network trained from scratch."""
 
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
@@ -156,14 +160,16 @@ def build_module(cfg: TrainConfig, tokenizer: SubwordTokenizer) -> HierSumModule
     return module
 
 
-def fit(cfg: TrainConfig) -> FitResult:
+def fit(cfg: TrainConfig, model_given: Collection[str] = (), tokenizer_given: Collection[str] = ()) -> FitResult:
     """Seed, build the tokenizer (saved in the run directory), the datamodule and the module, and fit
-    them with the Trainer of ``cfg.trainer``."""
+    them with the Trainer of ``cfg.trainer``. With ``cfg.init_from``, the network, its settings (those of
+    ``model_given``, the ``model`` fields the command line gave, on top) and the tokenizer are the trained network's
+    (:mod:`hiersum.training.init_from`; ``tokenizer_given``: the ``tokenizer`` fields the command line gave,
+    refused there)."""
     validate_choices(cfg)
     prepare_trackers(cfg.logger)  # a tracker's missing package, before anything is prepared
     pl.seed_everything(cfg.seed, workers=True)
     run_dir = Path(cfg.paths["output_dir"])
-    data, model_config = cfg.data, cfg.model
 
     job = launched_job()  # torchrun or SLURM: a restarted or requeued job resumes by itself
     if (hazard := torchrun_restart_hazard()) is not None:
@@ -171,16 +177,20 @@ def fit(cfg: TrainConfig) -> FitResult:
     resume = find_checkpoint(LAST if cfg.ckpt_path is None and job is not None else cfg.ckpt_path, run_dir)
     # a file that is no training checkpoint: its CheckpointError (one line) before anything is prepared
     checkpoint = read_training_checkpoint(resume) if resume else None
-    if checkpoint is not None:  # the run's own tokenizer, never retrained
-        tokenizer = checkpoint_tokenizer(checkpoint, resume, RESUME)
+    cfg, start = fine_tuning(cfg, checkpoint, model_given, tokenizer_given)  # cfg unchanged without init_from
+    if checkpoint is not None or start is not None:  # the run's own tokenizer or the trained network's, never trained
+        tokenizer = checkpoint_tokenizer(checkpoint, resume, RESUME) if checkpoint is not None else start.tokenizer
         tokenizer.save(run_dir / "tokenizer")
     else:
-        tokenizer = build_tokenizer(run_tokenizer_config(cfg.tokenizer, model_config), data, run_dir)
+        tokenizer = build_tokenizer(run_tokenizer_config(cfg.tokenizer, cfg.model), cfg.data, run_dir)
     # every split prepared on disk (or found prepared) before the Trainer starts: its DDP processes find
     # them there, and a missing file or a malformed record is reported in one line
     datamodule = prepared_datamodule(cfg, tokenizer, ["train", "validation", *([cfg.eval_split] if cfg.eval_split
                                                                               else [])])
     module = build_module(cfg, tokenizer)
+    if start is not None:
+        load_starting_weights(module.model, start)
+        module.started_from = start.record()
     loggers = instantiate_group(cfg.logger)
     # the rest of the run's config: Lightning logs the module's hyperparameters itself
     log_run_config(loggers, {key: value for key, value in config_dict(cfg).items() if key not in module.hparams})
@@ -201,5 +211,5 @@ def fit(cfg: TrainConfig) -> FitResult:
         tokenizer=tokenizer, is_global_zero=trainer.is_global_zero, device=trainer.strategy.root_device,
         mfu_peak=next((callback.peak.as_dict() for callback in trainer.callbacks
                        if isinstance(callback, Throughput) and callback.peak is not None), None),
-        loggers=loggers, global_step=trainer.global_step,
+        loggers=loggers, global_step=trainer.global_step, init_from=module.started_from,
     )

@@ -67,6 +67,8 @@ class HierSumModule(pl.LightningModule):
         self.val_perplexity = Perplexity(ignore_index=IGNORE_INDEX)
         self.skipped_steps = 0
         """Updates skipped by the divergence guard in this run (saved in checkpoints)."""
+        self.started_from: dict[str, str] | None = None
+        """What a fine-tuning run started from (``init_from``: path and SHA-256, saved in checkpoints); None."""
         self._consecutive_skips = 0
         self._skipped_last_update = False
         self._batch_ids: list[str] = []
@@ -221,11 +223,13 @@ class HierSumModule(pl.LightningModule):
         if not torch.isfinite(torch.nn.utils.get_total_norm([p.detach() for p in self.parameters()])):
             raise TrainingDiverged(f"step {self.global_step}: the weights are not finite; no checkpoint written",
                                    rank=self.global_rank)
-        checkpoint[CHECKPOINT_EXTRA_KEY] = {"tokenizer_json": self.tokenizer_json, "skipped_steps": self.skipped_steps}
+        checkpoint[CHECKPOINT_EXTRA_KEY] = {"tokenizer_json": self.tokenizer_json, "skipped_steps": self.skipped_steps,
+                                            "init_from": self.started_from}
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self.tokenizer_json = checkpoint_tokenizer_json(checkpoint)
         self.skipped_steps = checkpoint.get(CHECKPOINT_EXTRA_KEY, {}).get("skipped_steps", 0)
+        self.started_from = checkpoint.get(CHECKPOINT_EXTRA_KEY, {}).get("init_from")
 
     @property
     def data_config(self) -> DataConfig | None:

@@ -65,11 +65,20 @@ def test_a_run_directory_exports_its_best_checkpoint_with_its_decoding_options_a
     assert "`hiersum train model=tiny trainer.max_epochs=2`" in card and "seed: 7" in card
     assert f"`hiersum export checkpoint={run} output={tmp_path / 'model'}`" in card
     assert "| encoder | hierarchical |" in card and "| parameters | " in card
+    assert "Fine-tuned from" not in card  # a network trained from scratch
     assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []  # no staging left
     umask = os.umask(0)
     os.umask(umask)
     modes = {path.name: path.stat().st_mode & 0o777 for path in [result.directory, *result.directory.iterdir()]}
     assert modes == {"model": 0o777 & ~umask, **{name: 0o666 & ~umask for name in modes if name != "model"}}
+
+
+def test_the_card_of_a_fine_tuned_run_says_what_it_started_from(run, tmp_path):
+    start = {"path": "/runs/base/checkpoints/last.ckpt", "sha256": "ab" * 32}
+    (run / "metrics.json").write_text(json.dumps({**METRICS, "init_from": start}))
+    export(config(run, tmp_path / "model"))
+    card = (tmp_path / "model" / "README.md").read_text()
+    assert f"Fine-tuned from `{start['path']}` (SHA-256 `{start['sha256']}`): its weights, model settings" in card
 
 
 def test_a_checkpoint_outside_a_run_exports_with_the_default_decoding_options(tmp_path):

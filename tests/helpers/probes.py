@@ -111,3 +111,41 @@ class DataProbe(pl.Callback):
 def data_probe_overrides(folder: Path) -> list[str]:
     """The overrides that add a :class:`DataProbe` writing to ``folder``."""
     return ["+callbacks.data_probe._target_=tests.helpers.probes.DataProbe", f"+callbacks.data_probe.folder={folder}"]
+
+
+class StartingLoss(pl.Callback):
+    """Records the first training batch's loss twice: as the run's training step returned it, and under the network
+    of ``source`` (a checkpoint or model directory, loaded as every command loads one) with the run's label
+    smoothing; and the global step that batch began at: ``DIR/start.json``."""
+
+    def __init__(self, folder: str, source: str):
+        self.folder, self.source = Path(folder), source
+        self.seen: dict[str, Any] = {}
+
+    def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any,
+                             batch_idx: int) -> None:
+        from hiersum.checkpoints import load_network
+        from hiersum.training.loss import teacher_forced_nll
+
+        if self.seen:
+            return
+        network = load_network(self.source).model.to(pl_module.device)
+        with torch.no_grad():
+            out = network(batch.src, batch.src_mask, batch.tgt_in, paragraph_graph=batch.paragraph_graph,
+                          layout=batch.layout)
+            loss = teacher_forced_nll(out, batch.target_labels(), pl_module.optim_config.label_smoothing)
+        self.seen = {"global_step": trainer.global_step, "source_loss": float(loss)}
+
+    def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        self.seen.setdefault("run_loss", float(outputs["loss"]))
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "start.json").write_text(json.dumps(self.seen), encoding="utf-8")
+
+
+def starting_loss_overrides(folder: Path, source: Path) -> list[str]:
+    """The overrides that add a :class:`StartingLoss` of ``source`` writing to ``folder``."""
+    return ["+callbacks.starting_loss._target_=tests.helpers.probes.StartingLoss",
+            f"+callbacks.starting_loss.folder={folder}", f"+callbacks.starting_loss.source={source}"]
