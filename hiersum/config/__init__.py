@@ -59,6 +59,7 @@ from hiersum.config.choices import (
     ServeAccelerator,
     ServeHost,
     Stopping,
+    TextNormalization,
 )
 from hiersum.config.data import DataConfig, TokenizerConfig
 from hiersum.config.decode import DecodeConfig
@@ -84,5 +85,5 @@ __all__ = [
     "Precision", "PrepareConfig", "RankConfig", "RankerFeature", "RankerModelConfig", "RankerTrainConfig",
     "SELECTION_FIELDS", "Selection", "SelectionOverrides", "SelectionStrategy", "ServeAccelerator", "ServeConfig",
     "ServeHost", "ServeLimits", "Stopping", "SummarizeConfig", "SummaryOptions", "TRAINER_ACCELERATORS",
-    "TRAINER_PROFILERS", "TokenizerConfig", "TrainConfig", "TrainerConfig", "config_dict",
+    "TRAINER_PROFILERS", "TextNormalization", "TokenizerConfig", "TrainConfig", "TrainerConfig", "config_dict",
 ]

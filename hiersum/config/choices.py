@@ -69,6 +69,17 @@ class Paragraphs(ConfigEnum):
     breaks, such as a CNN/DailyMail article."""
 
 
+class TextNormalization(ConfigEnum):
+    """``data.text_normalization``: how raw text is made to look like the training corpus's text before it is
+    tokenized (:mod:`hiersum.data.normalization`)."""
+
+    none = "none"
+    """The text as given."""
+    ptb = "ptb"
+    """Penn-Treebank-style word tokens as CNN/DailyMail's tokenized release has them (NLTK's Treebank tokenizer,
+    ``do n't``, ``( cnn )``, hyphens split but after common prefixes); summaries detokenized for reading."""
+
+
 class OnError(ConfigEnum):
     """``data.on_error``: what a malformed record of a data split does."""
 

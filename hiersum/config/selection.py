@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any, ClassVar, get_type_hints
 
 from hiersum.config.checks import check
-from hiersum.config.choices import Paragraphs, Selection
+from hiersum.config.choices import Paragraphs, Selection, TextNormalization
 
-_CHOICES = (("selection", Selection), ("paragraphs", Paragraphs))
+_CHOICES = (("selection", Selection), ("paragraphs", Paragraphs), ("text_normalization", TextNormalization))
 """The fields of :class:`ParagraphSelection` given as a choice (a string in a config): coerced to their enum."""
 
 
@@ -50,6 +50,11 @@ class ParagraphSelection:
     """The ranker checkpoint (``hiersum train-ranker``) that orders paragraphs when ``selection=ranker``."""
     title_paragraph: bool = True
     """Put the example's title (topic or entity), when it has one, as paragraph 0."""
+    text_normalization: TextNormalization = TextNormalization.none
+    """How the text (title, paragraphs, training target) is normalized before the paragraph rule and the tokenizer:
+    ``none`` (as given) or ``ptb`` (Penn-Treebank-style tokens as CNN/DailyMail's tokenized release has them, so
+    raw text reaches its model as its training text did; summaries are then detokenized for reading:
+    :mod:`hiersum.data.normalization`). A checkpoint without it (an earlier version) reads ``none``."""
 
     def __post_init__(self) -> None:
         key = self.KEY_PREFIX

@@ -48,9 +48,14 @@ def _punkt() -> PunktSentenceTokenizer:
     return PunktSentenceTokenizer()
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text`` (Punkt, default parameters)."""
+    return list(_punkt().span_tokenize(text))
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` (Punkt, default parameters), whitespace inside each normalised to single spaces."""
-    return [" ".join(sentence.split()) for sentence in _punkt().tokenize(text) if sentence.strip()]
+    return [" ".join(text[start:end].split()) for start, end in sentence_spans(text) if text[start:end].strip()]
 
 
 def group_sentences(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[str]:

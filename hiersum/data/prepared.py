@@ -53,7 +53,7 @@ from filelock import FileLock
 from torch.utils.data import Dataset
 
 from hiersum.atomic import publishing_directory
-from hiersum.config import DataConfig, OnError, TokenizerConfig
+from hiersum.config import DataConfig, OnError, TextNormalization, TokenizerConfig
 from hiersum.data.batching import LENGTH_FIELDS
 from hiersum.data.encoded_chunk import (
     OFFSET_DTYPE,
@@ -66,6 +66,7 @@ from hiersum.data.encoded_chunk import (
     init_tokenizing_process,
 )
 from hiersum.data.formats.registry import format_spec
+from hiersum.data.normalization import normalize_text
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import EncodingConfig, encoding_config
@@ -123,14 +124,22 @@ def split_manifest(
         "format": config.format,
         "split": split,
         "inputs": file_fingerprints(format_spec(config.format).input_files(config.path, split)),
-        "selection": {name: str(value) if isinstance(value, str) else value  # an Enum as its value
-                      for name, value in asdict(selection).items()},
+        "selection": _selection_key(selection),
         "tokenizer": tokenizer_digest(tokenizer),
         "with_text": split != "train",
         # a ranker's checkpoint, only when one orders the paragraphs (the keys of other splits unchanged)
         **({"ranker": file_fingerprints([Path(selection.ranker)])} if selection.ranker else {}),
         **({"every_reference": True} if config.every_reference and split == "train" else {}),
     }
+
+
+def _selection_key(selection: EncodingConfig) -> dict[str, Any]:
+    """The selection settings of a prepared split's key, an Enum as its value; ``text_normalization`` only when it
+    normalizes (the keys of the corpora prepared before it existed unchanged)."""
+    key = {name: str(value) if isinstance(value, str) else value for name, value in asdict(selection).items()}
+    if selection.text_normalization is TextNormalization.none:
+        del key["text_normalization"]
+    return key
 
 
 def split_folder(config: DataConfig, manifest: dict[str, Any]) -> Path:
@@ -543,12 +552,15 @@ def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokeni
     key = {"version": PREPARED_VERSION, "format": data.format,
            "inputs": file_fingerprints(spec.input_files(data.path, "train")),
            "vocab_size": config.vocab_size, "lowercase": config.lowercase,
-           **({"byte_fallback": True} if config.byte_fallback else {})}  # the keys of caches made before it
+           **({"byte_fallback": True} if config.byte_fallback else {}),  # the keys of caches made before them
+           # the text the tokenizer learns from is normalized as training's
+           **({"text_normalization": str(data.text_normalization)}
+              if data.text_normalization is not TextNormalization.none else {})}
     folder = prepared_root(data) / f"tokenizer-{key_digest(key)}"
 
     def train() -> str:
         train_file = spec.split_location(data.path, "train")
-        texts = list(_training_texts(spec.split_records(data.path, "train"), data.on_error))
+        texts = list(_training_texts(spec.split_records(data.path, "train"), data.on_error, data.text_normalization))
         tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase,
                                     byte_fallback=config.byte_fallback)
         learned = tokenizer.vocab_size - len(SPECIAL_TOKENS) - (len(BYTE_PIECES) if config.byte_fallback else 0)
@@ -566,10 +578,12 @@ MIN_LEARNED_TOKENS = 16
 """A corpus tokenizer that learns fewer tokens than this (beyond the special ones) was trained on (near) nothing."""
 
 
-def _training_texts(records: Iterable[Example | RecordError], on_error: OnError) -> Iterator[str]:
+def _training_texts(records: Iterable[Example | RecordError], on_error: OnError,
+                    normalization: TextNormalization) -> Iterator[str]:
     for item in records:
         if isinstance(item, RecordError):
             if on_error is OnError.fail:
                 raise item
             continue
-        yield from (text for text in [item.title, *item.references, *(p for d in item.documents for p in d)] if text)
+        texts = [item.title, *item.references, *(p for d in item.documents for p in d)]
+        yield from (normalize_text(text, normalization) for text in texts if text)

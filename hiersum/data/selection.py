@@ -19,6 +19,7 @@ from typing import Protocol
 from hiersum.config import DataConfig
 from hiersum.config.selection import SELECTION_FIELDS, ParagraphSelection
 from hiersum.data.graph import paragraph_graph
+from hiersum.data.normalization import normalize_examples, normalize_text
 from hiersum.data.paragraphs import apply_paragraph_rule
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -160,9 +161,11 @@ def order_paragraphs(documents: Sequence[Sequence[str]], rule: str) -> list[tupl
 
 
 def paragraphed(examples: Sequence[Example], tokenizer: SubwordTokenizer, config: EncodingConfig) -> list[Example]:
-    """``examples`` with the paragraphs of ``config``'s paragraph rule (unchanged under ``given``): the paragraphs
+    """``examples`` with their text normalized (``config.text_normalization``; :mod:`hiersum.data.normalization`)
+    and the paragraphs of ``config``'s paragraph rule (unchanged under ``given``): the paragraphs
     :func:`encode_examples` selects from, which an encoded example's ``provenance`` indexes."""
-    return apply_paragraph_rule(examples, tokenizer, config.paragraphs, config.max_paragraph_tokens)
+    normalized = normalize_examples(examples, config.text_normalization)
+    return apply_paragraph_rule(normalized, tokenizer, config.paragraphs, config.max_paragraph_tokens)
 
 
 def encode_examples(
@@ -170,8 +173,9 @@ def encode_examples(
 ) -> list[EncodedExample]:
     """Select up to P paragraphs per example (``config.selection``), tokenize them and cut each to T tokens.
 
-    The examples' paragraphs are first made by the paragraph rule (``config.paragraphs``,
-    :func:`paragraphed`), so ``provenance`` indexes the paragraphs that rule made.
+    The examples' text is first normalized (``config.text_normalization``: the title, the paragraphs and the
+    target, not the references kept for scoring) and their paragraphs made by the paragraph rule
+    (``config.paragraphs``, :func:`paragraphed`), so ``provenance`` indexes the paragraphs that rule made.
 
     With ``title_paragraph`` the title (when present) is the first paragraph, so the
     model knows which entity or topic the summary is about. With ``graph`` other than ``none``
@@ -193,8 +197,10 @@ def encode_examples(
         texts += [example.documents[d][p] for d, p in kept]
         selected.append((provenance, texts, len(order) - len(kept)))
     # one call for every text of every example: the tokenizer's batch encoding pays its fixed cost once
-    ids = iter(tokenizer.encode_batch([text for example, (_, texts, _) in zip(examples, selected, strict=True)
-                                       for text in (*texts, *example.references[:1])]))
+    targets = [[normalize_text(text, config.text_normalization) for text in example.references[:1]]
+               for example in examples]
+    ids = iter(tokenizer.encode_batch([text for target, (_, texts, _) in zip(targets, selected, strict=True)
+                                       for text in (*texts, *target)]))
     encoded = []
     for example, (provenance, texts, dropped) in zip(examples, selected, strict=True):
         paragraphs = [next(ids)[: config.max_paragraph_tokens] for _ in texts]

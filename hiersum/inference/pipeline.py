@@ -127,7 +127,9 @@ class Summarizer:
         """The output line of each example (:func:`hiersum.inference.summary_lines.summary_line`): its paragraphs
         selected by ``selection``, encoded, decoded with ``decode`` in token-budget batches; yields (indices into
         ``examples``, their lines: None for an example past its deadline) batch by batch. What ``hiersum summarize``
-        writes, ``hiersum serve`` answers and :meth:`summarize` returns.
+        writes, ``hiersum serve`` answers and :meth:`summarize` returns. Under ``selection.text_normalization=ptb`` the
+        text is PTB-tokenized before the model reads it and each summary detokenized for reading
+        (:mod:`hiersum.data.normalization`).
 
         ``attention_top_k``: the most attended paragraphs added to each line (``top_paragraphs``; 0 adds none);
         ``paragraphs``: each line also gets them with their text (``paragraphs``, :func:`attended_paragraphs`);
@@ -140,7 +142,8 @@ class Summarizer:
             self.model, encoded, self.tokenizer, decode, batch_tokens=self.batch_tokens, device=self.device,
             precision=self.precision, attention_top_k=attention_top_k, deadlines=deadlines,
         ):
-            lines = [None if summary is None else summary_line(summary, encoded[index], n_best=decode.n_best > 1)
+            lines = [None if summary is None else summary_line(summary, encoded[index], n_best=decode.n_best > 1,
+                                                               normalization=selection.text_normalization)
                      for index, summary in zip(indices, summaries, strict=True)]
             if paragraphs:
                 lines = [None if line is None else {**line, "paragraphs": attended_paragraphs(line, examples[index])}

@@ -12,21 +12,26 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hiersum.config import TextNormalization
 from hiersum.data.formats.native import parse_record
 from hiersum.data.formats.text import parse_text
+from hiersum.data.normalization import readable
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import TITLE_DOCUMENT
 from hiersum.inference.batched import Summary
 
 
-def summary_line(summary: Summary, source: EncodedExample, *, n_best: bool) -> dict[str, Any]:
-    """The output line of one summary (see the module docstring)."""
+def summary_line(summary: Summary, source: EncodedExample, *, n_best: bool,
+                 normalization: TextNormalization = TextNormalization.none) -> dict[str, Any]:
+    """The output line of one summary (see the module docstring); its text is made readable for the checkpoint's
+    ``normalization`` (``ptb``: detokenized, :func:`hiersum.data.normalization.readable`)."""
     record: dict[str, Any] = {
-        "id": summary.id, "summary": summary.summary, "score": summary.score,
+        "id": summary.id, "summary": readable(summary.summary, normalization), "score": summary.score,
         "n_paragraphs_kept": len(source.paragraphs), "n_paragraphs_dropped": source.n_dropped_paragraphs,
     }
     if n_best:
-        record["n_best"] = [{"summary": text, "score": score} for text, score in summary.n_best]
+        record["n_best"] = [{"summary": readable(text, normalization), "score": score}
+                            for text, score in summary.n_best]
     if summary.top_paragraphs is not None:
         record["top_paragraphs"] = [
             {"document": document, "paragraph": paragraph, "weight": weight}
