@@ -65,7 +65,7 @@ from hiersum.data.encoded_chunk import (
     encoded_chunk,
     init_tokenizing_process,
 )
-from hiersum.data.formats.registry import format_spec
+from hiersum.data.formats.registry import corpus_normalization, format_spec
 from hiersum.data.normalization import normalize_text
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
@@ -118,7 +118,8 @@ def split_manifest(
 ) -> dict[str, Any]:
     """What the prepared ``split`` depends on (its folder's name is a hash of it); a missing input file
     raises FileNotFoundError."""
-    selection = encoding_config(config, graph=str(graph), evaluation=split != "train")
+    selection = replace(encoding_config(config, graph=str(graph), evaluation=split != "train"),
+                        text_normalization=corpus_normalization(config))
     return {
         "version": PREPARED_VERSION,
         "format": config.format,
@@ -548,19 +549,18 @@ def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokeni
     trained once, kept in the cache (keyed by the train split's files, the format and ``config``) and
     loaded from there by every later run. ``data.on_error=fail``: a malformed record raises its
     :class:`RecordError`; ``skip``: it is left out."""
-    spec = format_spec(data.format)
+    spec, normalization = format_spec(data.format), corpus_normalization(data)
     key = {"version": PREPARED_VERSION, "format": data.format,
            "inputs": file_fingerprints(spec.input_files(data.path, "train")),
            "vocab_size": config.vocab_size, "lowercase": config.lowercase,
            **({"byte_fallback": True} if config.byte_fallback else {}),  # the keys of caches made before them
            # the text the tokenizer learns from is normalized as training's
-           **({"text_normalization": str(data.text_normalization)}
-              if data.text_normalization is not TextNormalization.none else {})}
+           **({"text_normalization": str(normalization)} if normalization is not TextNormalization.none else {})}
     folder = prepared_root(data) / f"tokenizer-{key_digest(key)}"
 
     def train() -> str:
         train_file = spec.split_location(data.path, "train")
-        texts = list(_training_texts(spec.split_records(data.path, "train"), data.on_error, data.text_normalization))
+        texts = list(_training_texts(spec.split_records(data.path, "train"), data.on_error, normalization))
         tokenizer = train_tokenizer(texts, vocab_size=config.vocab_size, lowercase=config.lowercase,
                                     byte_fallback=config.byte_fallback)
         learned = tokenizer.vocab_size - len(SPECIAL_TOKENS) - (len(BYTE_PIECES) if config.byte_fallback else 0)

@@ -114,3 +114,20 @@ def test_the_prepared_key_names_the_normalization_only_when_it_normalizes(tmp_pa
     ptb = split_manifest(DataConfig(path=str(tmp_path), text_normalization="ptb"), "train", tokenizer)
     assert "text_normalization" not in plain["selection"]
     assert ptb["selection"] == {**plain["selection"], "text_normalization": "ptb"}
+
+
+def test_a_corpus_released_so_normalized_is_read_as_released(tmp_path):
+    """CNN/DailyMail's release is PTB-tokenized: under ``ptb`` its prepared splits and tokenizer keep the keys (and the
+    text) of ``none``, while a raw corpus under ``ptb`` is normalized."""
+    from hiersum.config import DataConfig
+    from hiersum.data.formats.registry import corpus_normalization
+    from hiersum.data.prepared import split_manifest
+    from hiersum.data.tokenizer import train_tokenizer
+
+    (tmp_path / "train.jsonl").write_text('{"id": "1", "article": "a b .", "highlights": "a ."}\n')
+    tokenizer = train_tokenizer(["alpha beta gamma delta."] * 4, vocab_size=40)
+    cnndm = {"path": str(tmp_path), "format": "cnndm"}
+    assert corpus_normalization(DataConfig(**cnndm, text_normalization="ptb")) is TextNormalization.none
+    assert corpus_normalization(DataConfig(path=str(tmp_path), text_normalization="ptb")) is TextNormalization.ptb
+    assert (split_manifest(DataConfig(**cnndm, text_normalization="ptb"), "train", tokenizer)
+            == split_manifest(DataConfig(**cnndm), "train", tokenizer))

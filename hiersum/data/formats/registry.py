@@ -31,6 +31,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from hiersum.config.choices import TextNormalization
 from hiersum.data.formats.aeslc import SPLIT_NAMES as AESLC_SPLIT_NAMES
 from hiersum.data.formats.aeslc import read_subject_file, subject_files
 from hiersum.data.formats.arrow import Column, corpus_layout, iter_table_records, split_files
@@ -84,6 +85,10 @@ class FormatSpec:
     parse_object: ObjectParser | None = None
     """``parse(record, *, path, line, require_summary) -> Example`` of one such row (a dict of ``columns``);
     the same fields as a JSON line's object."""
+    released_normalization: TextNormalization = TextNormalization.none
+    """How the corpus's own text is released (CNN/DailyMail: PTB-tokenized): under that ``data.text_normalization``
+    its splits and tokenizer text are read as released, not normalized again
+    (:func:`hiersum.data.formats.registry.corpus_normalization`); raw text given to a checkpoint still is."""
 
     def __post_init__(self) -> None:
         text = self.parse_line is not None or self.read_split is not None
@@ -157,6 +162,16 @@ def format_spec(name: str, *, field_name: str = "data.format") -> FormatSpec:
     return FORMATS.lookup(name, field=field_name)
 
 
+def corpus_normalization(config: Any) -> TextNormalization:
+    """The normalization of the text of ``config``'s corpus (a :class:`~hiersum.config.DataConfig`) as prepare reads
+    it: ``data.text_normalization``, but none where the format releases its text so normalized already
+    (:attr:`FormatSpec.released_normalization`; re-tokenizing CNN/DailyMail's release would take ~50 ms an article
+    to change 0.17% of its tokens, docs/data.md)."""
+    normalization = TextNormalization.coerce(config.text_normalization, "data.text_normalization")
+    released = format_spec(str(config.format)).released_normalization
+    return TextNormalization.none if normalization is released else normalization
+
+
 def validate_format(config: Any) -> None:
     """Check ``config.format`` (a :class:`~hiersum.config.DataConfig` or its DictConfig) against the registry."""
     format_spec(str(config.format))
@@ -207,6 +222,7 @@ register_format("cnndm", FormatSpec(
     parse_line=parse_cnndm_record, parse_object=parse_cnndm_object,
     columns=(Column("id", _ID), Column("article", ("string",), required=True),
              Column("highlights", ("string",), reference=True)),
+    released_normalization=TextNormalization.ptb,
 ))
 register_format("aeslc", FormatSpec(
     "the AESLC release (enron_subject_line/{train,dev,test}/*.subject: an email, @subject, @ann0-2)",
