@@ -72,7 +72,7 @@ class Decoder(Protocol):
 
 
 @runtime_checkable
-class CountsFlops(Protocol):
+class DecoderCountsFlops(Protocol):
     """An optional capability: the decoder counts the FLOPs of its forward pass on the real tokens
     (:mod:`hiersum.model.flops`; a decoder without it is not counted)."""
 
@@ -80,6 +80,10 @@ class CountsFlops(Protocol):
         """The forward FLOPs (2 a multiply-add, matrix products and attention only): ``memory_lengths`` long [B]
         real memory positions of each example, ``tgt_mask`` bool [B, S]."""
         ...
+
+
+CountsFlops = DecoderCountsFlops
+"""The name :class:`DecoderCountsFlops` had when both contracts called their capability ``CountsFlops``."""
 
 
 CONTRACT_METHODS = ("init_state", "forward", "static_forward")

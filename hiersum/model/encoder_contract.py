@@ -102,7 +102,7 @@ class PretrainedWeights(Protocol):
 
 
 @runtime_checkable
-class CountsFlops(Protocol):
+class EncoderCountsFlops(Protocol):
     """An optional capability: the encoder counts the FLOPs of its forward pass on the real tokens, which
     :mod:`hiersum.model.flops` adds up for throughput and MFU (an encoder without it is not counted). An encoder
     that has it keeps one memory position per real source token (the decoder's share is counted on them)."""
@@ -111,6 +111,10 @@ class CountsFlops(Protocol):
         """The forward FLOPs (2 a multiply-add, matrix products and attention only) on the real tokens of
         ``src_mask`` bool [B, P, T]."""
         ...
+
+
+CountsFlops = EncoderCountsFlops
+"""The name :class:`EncoderCountsFlops` had when both contracts called their capability ``CountsFlops``."""
 
 
 def check_encoder(encoder: object, name: str) -> nn.Module:

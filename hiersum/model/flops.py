@@ -17,10 +17,11 @@ example), S real target tokens (per example), M = N the memory, D width, F feed-
   switch 6 S D (the scatter onto the vocabulary and the mixture are element-wise)
 
 Each module counts its own share on the real tokens: the encoder and the decoder through the optional
-``forward_flops`` capability of their contracts (``CountsFlops`` of :mod:`hiersum.model.encoder_contract` and
-:mod:`hiersum.model.decoder_contract`; the hierarchical encoder's layers and the transformer decoder have it), the
-output projection and the copy attention in :meth:`HierSum.forward_flops`. A model whose encoder or decoder does not
-count (the flat and pretrained encoders today) gets None from :func:`training_flops`. A batch without padding is
+``forward_flops`` capability of their contracts (``EncoderCountsFlops`` of
+:mod:`hiersum.model.encoder_contract`, ``DecoderCountsFlops`` of :mod:`hiersum.model.decoder_contract`; the
+hierarchical encoder's layers and the transformer decoder have it), the output projection and the copy attention
+in :meth:`HierSum.forward_flops`. A model whose encoder or decoder does not count (the flat and pretrained encoders
+today) gets None from :func:`training_flops`. A batch without padding is
 counted as FlopCounterMode counts it (tested on the tiny model); padding makes the executed work larger than this
 count, which is the point of counting real tokens.
 """

@@ -149,10 +149,11 @@ class HierSum(nn.Module, SummarizerHubMixin):
 
     def forward_flops(self, src_mask: Tensor, tgt_mask: Tensor) -> int | None:
         """The forward FLOPs on the real tokens (``src_mask`` bool [B, P, T], ``tgt_mask`` bool [B, S]): what the
-        encoder and the decoder count (their optional ``CountsFlops`` capability), the output projection 2 S D V and
-        the copy attention; None when the encoder or the decoder does not count (:mod:`hiersum.model.flops`)."""
-        if not (isinstance(self.encoder, encoder_contract.CountsFlops)
-                and isinstance(self.decoder, decoder_contract.CountsFlops)):
+        encoder and the decoder count (their optional capabilities ``EncoderCountsFlops`` and ``DecoderCountsFlops``),
+        the output projection 2 S D V and the copy attention; None when the encoder or the decoder does not count
+        (:mod:`hiersum.model.flops`)."""
+        if not (isinstance(self.encoder, encoder_contract.EncoderCountsFlops)
+                and isinstance(self.decoder, decoder_contract.DecoderCountsFlops)):
             return None
         memory_lengths = src_mask.flatten(1).sum(-1).long()  # (B,) one memory position per real source token
         S = int(tgt_mask.sum())

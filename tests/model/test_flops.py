@@ -131,3 +131,13 @@ def test_the_cpu_roof_is_measured_once_per_machine_and_cached_with_its_name_and_
     assert cpu_roof(torch.float32).flops == pytest.approx(103e9) and len(calls) == 3
     path.write_text("{not json")  # a damaged cache is measured again
     assert cpu_roof(torch.float32).flops == pytest.approx(104e9)
+
+
+def test_each_contract_names_its_flop_counting_capability_once():
+    """``EncoderCountsFlops`` and ``DecoderCountsFlops`` (two signatures, two names); ``CountsFlops`` of either module
+    is kept for extensions that import it."""
+    from hiersum.model import decoder_contract, encoder_contract
+
+    assert encoder_contract.EncoderCountsFlops is not decoder_contract.DecoderCountsFlops
+    assert encoder_contract.CountsFlops is encoder_contract.EncoderCountsFlops
+    assert decoder_contract.CountsFlops is decoder_contract.DecoderCountsFlops
