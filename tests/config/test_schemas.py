@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import datetime
 import functools
+import math
 import shutil
 from dataclasses import replace
 from enum import Enum
@@ -504,6 +505,22 @@ def test_optimizer_and_scheduler_are_built_from_the_config(overrides, tokenizer,
     reference = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=1.0, betas=(0.9, 0.998), eps=1e-9)
     noam = torch.optim.lr_scheduler.LambdaLR(reference, NoamSchedule(lr=lr, d_model=d_model, warmup_steps=warmup))
     assert _lr_sequence(reference, noam, 8) == pytest.approx(formula, rel=1e-12)
+
+
+def test_the_cosine_preset_warms_up_then_decays_to_zero_at_max_steps(tokenizer, tmp_path):
+    """``optim=cosine``: AdamW at the preset's peak lr after a linear warm-up, then half a cosine to 0 at
+    ``trainer.max_steps`` (transformers' schedule, stepped after every update)."""
+    overrides = ["model=tiny", "optim=cosine", "trainer.max_steps=10", "optim.scheduler.num_warmup_steps=2",
+                 "optim.optimizer.lr=0.01"]
+    typed = OmegaConf.to_object(compose_config("train", overrides, tmp_path))
+    assert typed.optim.scheduler["num_training_steps"] == 10
+    module = HierSumModule(**module_hparams(typed.model, typed.optim, DataConfig(path="x"), tokenizer))
+    built = module.configure_optimizers()
+    assert isinstance(built["optimizer"], torch.optim.AdamW)
+    rates = _lr_sequence(built["optimizer"], built["lr_scheduler"]["scheduler"], 11)
+    cosine = [0.01 * 0.5 * (1 + math.cos(math.pi * (k - 2) / 8)) for k in range(2, 11)]
+    assert rates == pytest.approx([0.0, 0.005, *cosine], abs=1e-12)
+    assert rates[-1] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_another_optimizer_and_a_constant_lr_from_the_config(tokenizer):
