@@ -6,8 +6,9 @@ memory-mappable arrays that training and evaluation read lazily, one example at 
 
 A prepared split is a folder ``<data.cache_dir>/<corpus>-<split>-<key>`` whose ``key`` fingerprints what
 its content depends on (:func:`split_manifest`): the input files (path, size and modification time), the
-data format, the paragraph selection of the split (``data.max_paragraphs`` or ``data.eval_max_paragraphs``,
-``max_paragraph_tokens``, ``max_target_tokens``, ``paragraphs``, ``selection``, ``title_paragraph``, the model's
+data format (for ``line_pairs`` with its layout: separators, markers, prefix), the paragraph selection of the split
+(``data.max_paragraphs`` or ``data.eval_max_paragraphs``, ``max_paragraph_tokens``,
+``max_target_tokens``, ``paragraphs``, ``selection``, ``title_paragraph``, the model's
 paragraph ``graph``; with ``selection=ranker`` the ranker checkpoint's path, size and modification time) and the
 tokenizer (a hash of its JSON). Change any of them and the name changes, so a stale folder is never read;
 the same settings find the folder again and nothing is re-read. The folder holds::
@@ -65,7 +66,7 @@ from hiersum.data.encoded_chunk import (
     encoded_chunk,
     init_tokenizing_process,
 )
-from hiersum.data.formats.registry import format_spec
+from hiersum.data.formats.registry import data_format, format_options, format_spec
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import EncodingConfig, encoding_config
@@ -121,6 +122,7 @@ def split_manifest(
     return {
         "version": PREPARED_VERSION,
         "format": config.format,
+        **layout_key(config),
         "split": split,
         "inputs": file_fingerprints(format_spec(config.format).input_files(config.path, split)),
         "selection": {name: str(value) if isinstance(value, str) else value  # an Enum as its value
@@ -131,6 +133,14 @@ def split_manifest(
         **({"ranker": file_fingerprints([Path(selection.ranker)])} if selection.ranker else {}),
         **({"every_reference": True} if config.every_reference and split == "train" else {}),
     }
+
+
+def layout_key(config: DataConfig) -> dict[str, Any]:
+    """``{"layout": ...}``: the values of the data fields the format's reader takes (the line-pair layout's
+    separators, :func:`hiersum.data.formats.registry.format_options`), for a key; empty for the other formats, whose
+    keys stay as they were."""
+    options = format_options(config)
+    return {"layout": options} if options else {}
 
 
 def split_folder(config: DataConfig, manifest: dict[str, Any]) -> Path:
@@ -260,7 +270,7 @@ def encoded_chunks(
     ``workers`` > 1 at most ``2 * workers`` chunks in flight, tokenized by that many processes (the same results,
     in the same order). ``every_reference``: a record with several references gives one example per reference
     (:func:`one_per_reference`; formats read as token ids, WikiSum, have one reference)."""
-    spec = format_spec(config.format)
+    spec = data_format(config)
     if spec.read_encoded is not None:
         yield from _pairs_in_chunks(spec.read_encoded(config.path, split, tokenizer, selection, with_text=with_text),
                                     with_text=with_text)
@@ -539,8 +549,8 @@ def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokeni
     trained once, kept in the cache (keyed by the train split's files, the format and ``config``) and
     loaded from there by every later run. ``data.on_error=fail``: a malformed record raises its
     :class:`RecordError`; ``skip``: it is left out."""
-    spec = format_spec(data.format)
-    key = {"version": PREPARED_VERSION, "format": data.format,
+    spec = data_format(data)
+    key = {"version": PREPARED_VERSION, "format": data.format, **layout_key(data),
            "inputs": file_fingerprints(spec.input_files(data.path, "train")),
            "vocab_size": config.vocab_size, "lowercase": config.lowercase}
     folder = prepared_root(data) / f"tokenizer-{key_digest(key)}"
