@@ -25,8 +25,10 @@ def given_fields(overrides: Sequence[str], group: str, *, preset: Collection[str
 
 def given_data_fields(overrides: Sequence[str]) -> frozenset[str]:
     """The ``data`` fields a command line sets (:func:`given_fields`); a preset (``data=scitldr``) gives the
-    ``format``."""
-    return given_fields(overrides, "data", preset={"format"})
+    ``format`` and the line-pair layout (:data:`hiersum.config.LINE_LAYOUT_FIELDS`: ``data=neus`` its separators)."""
+    from hiersum.config import LINE_LAYOUT_FIELDS  # the config package loads when the task starts, not for --help
+
+    return given_fields(overrides, "data", preset={"format", *LINE_LAYOUT_FIELDS})
 
 
 def given_decode_fields(overrides: Sequence[str] | None = None) -> frozenset[str]:

@@ -22,7 +22,7 @@ from omegaconf import DictConfig
 
 from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
-from hiersum.config import SELECTION_FIELDS, DataConfig, EvaluateConfig, config_dict
+from hiersum.config import LINE_LAYOUT_FIELDS, SELECTION_FIELDS, DataConfig, EvaluateConfig, config_dict
 from hiersum.data.batching import collate
 from hiersum.data.corpus_splits import CorpusSplits, existing_split_files, read_text_split, write_data_errors
 from hiersum.data.formats.registry import format_spec
@@ -44,8 +44,9 @@ N_IDS_SHOWN = 10
 USAGE = "hiersum evaluate (checkpoint=CKPT | predictions=FILE) [split=test]"
 
 
-CHECKPOINT_DATA_FIELDS = ("format", "max_target_tokens", "on_error", *SELECTION_FIELDS)
-"""The ``data`` fields checkpoint mode takes from the checkpoint: its data format, target cut and paragraph selection
+CHECKPOINT_DATA_FIELDS = ("format", *LINE_LAYOUT_FIELDS, "max_target_tokens", "on_error", *SELECTION_FIELDS)
+"""The ``data`` fields checkpoint mode takes from the checkpoint: its data format (with the line-pair layout's
+separators, :data:`hiersum.config.LINE_LAYOUT_FIELDS`), target cut and paragraph selection
 (:class:`hiersum.config.ParagraphSelection`), which shape the model's input, and what its corpus does with a bad
 record (``on_error``: a recipe that skips the release's repeated ids in training skips them in its test split too,
 and the report counts them)."""

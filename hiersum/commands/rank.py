@@ -85,11 +85,11 @@ def _rank_into(cfg: RankConfig, output: str, shard: Shard | None, ranker_file: s
     """:func:`rank` of one process into ``output`` (the output, or the file of ``shard``), whose lock it holds."""
     scorer = load_scorer(cfg.ranker, device=cfg.device, batch_examples=cfg.batch_examples)
     options = {"input_format": cfg.input_format, "top_k": cfg.top_k, "ranker": cfg.ranker,
-               **({"shard": str(shard)} if shard else {})}
+               **cfg.input_layout(given_only=True), **({"shard": str(shard)} if shard else {})}
     provenance = Provenance.of("rank", model=ranker_file, source=cfg.input, options=options)
     out = ResumableOutput(output, provenance, noun="ranked records", rerun=rerun_command("rank"))
     pending = out.start(cfg.input, input_format=cfg.input_format, resume=cfg.resume and not cfg.overwrite,
-                        strict=cfg.strict, keeps=shard.keeps if shard else None)
+                        strict=cfg.strict, keeps=shard.keeps if shard else None, layout=cfg.input_layout())
     with out.writing(memory_hint=f"lower batch_examples (now {cfg.batch_examples})", description="ranking") as lines:
         for start in range(0, len(pending), cfg.batch_examples):
             chunk = pending[start : start + cfg.batch_examples]

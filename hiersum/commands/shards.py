@@ -109,7 +109,7 @@ def run_on_devices(cfg: ShardedConfig, action: Callable[[Any], Any], command: st
 
 def _run_shards_and_merge(cfg: ShardedConfig, action: Callable[[Any], Any], command: str) -> int:
     shards = [Shard(index, cfg.devices) for index in range(cfg.devices)]
-    order = _input_order(cfg.input, cfg.input_format)
+    order = _input_order(cfg.input, cfg.input_format, cfg.input_layout())
     devices = shard_devices(cfg.device, cfg.devices)
     threads = max(1, (os.cpu_count() or 1) // cfg.devices)
     context = multiprocessing.get_context("spawn")
@@ -151,9 +151,10 @@ def _run_shard(action: Callable[[Any], Any], cfg: ShardedConfig, threads: int, c
         sys.exit(stopped.exit_status)
 
 
-def _input_order(source: str, input_format: str) -> list[str | None]:
-    """The id of each record of the input, in input order (None for a malformed one)."""
-    records = list(read_records(source, input_format=input_format))  # an InputError is a usage error
+def _input_order(source: str, input_format: str, layout: dict[str, Any]) -> list[str | None]:
+    """The id of each record of the input, in input order (None for a malformed one); ``layout``: a line pair's
+    separators (:func:`hiersum.data.formats.read_records`)."""
+    records = list(read_records(source, input_format=input_format, layout=layout))  # an InputError: a usage error
     return [None if isinstance(item, RecordError) else item.id for item in records]
 
 

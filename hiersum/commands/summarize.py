@@ -6,8 +6,10 @@ to write (:mod:`hiersum.data.formats`) -> window by window, their lines (:meth:`
 paragraphs selected and encoded, decoded in token-budget batches) -> each written, in input order, as soon as every
 earlier one is done, through :class:`hiersum.inference.resumable_output.ResumableOutput`.
 
-Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, or ``-`` (stdin);
-see :mod:`hiersum.data.formats` and ``input_format``.
+Input: native JSONL, Multi-News JSONL, a ``.txt`` file or a folder of them, the source file of a line pair
+(``val.source``: NeuS, the original Multi-News release), or ``-`` (stdin); see :mod:`hiersum.data.formats` and
+``input_format``. A line pair's layout (``document_separator``, ``paragraph_markers``) not given is the checkpoint's
+(``data.document_separator``...: a model trained with ``data=neus`` reads ``test.source`` as it was trained).
 
 Output: one JSON object a line per valid input record, in input order: ``id``, ``summary``,
 ``score`` (length-penalised log-prob), ``n_paragraphs_kept``, ``n_paragraphs_dropped`` and, when
@@ -41,10 +43,12 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hiersum.checkpoints import load_network
 from hiersum.commands.common import rerun_command
 from hiersum.commands.composed import command_config
 from hiersum.commands.shards import Shard, run_on_devices, shard_target
-from hiersum.config import SELECTION_FIELDS, SummarizeConfig
+from hiersum.config import SELECTION_FIELDS, DataConfig, SummarizeConfig
+from hiersum.data.formats.inputs import reads_line_pairs
 from hiersum.data.output_lock import output_lock
 from hiersum.data.schema import Example
 from hiersum.data.selection import EncodingConfig
@@ -86,6 +90,7 @@ def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
                                  batch_tokens=cfg.batch_tokens, compile=cfg.compile)
     # the checkpoint's recorded search settings but for the fields given
     cfg = replace(cfg, decode=summarizer.decoding(cfg.decode, decode_given))
+    cfg = with_trained_layout(cfg, summarizer.data_config)  # a line pair's separators as trained, unless given
     if cfg.attention and not summarizer.inter_paragraph:
         raise UsageError(f"attention=true needs a model with inter-paragraph attention; this checkpoint's "
                          f"encoder is {summarizer.network.model_config.encoder}")
@@ -94,7 +99,7 @@ def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
     provenance = Provenance.of("summarize", model=cfg.checkpoint, source=cfg.input, options=options)
     out = ResumableOutput(output, provenance, noun="summaries", rerun=rerun_command("summarize"))
     pending = out.start(cfg.input, input_format=cfg.input_format, resume=cfg.resume and not cfg.overwrite,
-                        strict=cfg.strict, keeps=shard.keeps if shard else None)
+                        strict=cfg.strict, keeps=shard.keeps if shard else None, layout=cfg.input_layout())
     memory_hint = (f"lower batch_tokens (now {cfg.batch_tokens}) or decode.batch_size (now {cfg.decode.batch_size}); "
                    f"beams multiply it (decode.beam_size={cfg.decode.beam_size})")
     with out.writing(memory_hint=memory_hint, description="summarizing") as lines:
@@ -103,18 +108,39 @@ def _summarize_into(output: str, shard: Shard | None, cfg: SummarizeConfig,
     return out.finish()
 
 
+def with_trained_layout(cfg: SummarizeConfig, trained: DataConfig | None) -> SummarizeConfig:
+    """``cfg`` with the line-pair layout options it does not give (``document_separator``, ``paragraph_markers``:
+    None) taken from ``trained`` (the checkpoint's data settings), when it reads a line pair's source file; else
+    ``cfg``."""
+    if trained is None or not reads_line_pairs(cfg.input, cfg.input_format):
+        return cfg
+    missing = [name for name, value in cfg.input_layout().items() if value is None]
+    return replace(cfg, **{name: getattr(trained, name) for name in missing})
+
+
 def _summarize_on_devices(cfg: SummarizeConfig, decode_given: Collection[str] | None) -> SummarizeResult:
     """``devices=N``: the shards in N processes, merged into the output (:mod:`hiersum.commands.shards`); each shard
-    resolves ``decode_given`` against the checkpoint it loads anyway."""
+    resolves ``decode_given`` against the checkpoint it loads anyway. A line pair's layout is resolved here first
+    (:func:`with_trained_layout`), so the shards and the merge read the input alike."""
+    if reads_line_pairs(cfg.input, cfg.input_format) and None in cfg.input_layout().values():
+        cfg = with_trained_layout(cfg, _trained_data(cfg.checkpoint))
     merged = run_on_devices(cfg, functools.partial(summarize, decode_given=decode_given), "summarize")
     print(f"merged the {cfg.devices} shards ({merged} summaries) into {cfg.output}", file=sys.stderr)
     return SummarizeResult(written=merged, already_done=0, errors=0)
 
 
+def _trained_data(checkpoint: str) -> DataConfig | None:
+    """The data settings ``checkpoint`` records (its network read on the CPU; a file it cannot read raises the
+    :class:`UsageError` that :func:`load_summarizer` would)."""
+    return load_network(checkpoint).data_config
+
+
 def _output_options(cfg: SummarizeConfig) -> dict[str, Any]:
-    """The options that change a summary line (recorded in the output's provenance)."""
+    """The options that change a summary line (recorded in the output's provenance; a line pair's layout where
+    set)."""
     names = ("input_format", "precision", *SELECTION_FIELDS, "attention", "attention_top_k")
-    return {"decode": asdict(cfg.decode), **{name: getattr(cfg, name) for name in names}}
+    return {"decode": asdict(cfg.decode), **{name: getattr(cfg, name) for name in names},
+            **cfg.input_layout(given_only=True)}
 
 
 def _summarize_window(summarizer: Summarizer, examples: list[Example], selection: EncodingConfig,

@@ -23,7 +23,8 @@ module             schemas
 ``checks``         ``MISSING``, :func:`config_dict`, the value checks
 ``model``          :class:`ModelConfig`
 ``selection``      :class:`ParagraphSelection` (the one type of paragraph selection), :data:`SelectionOverrides`
-``data``           :class:`TokenizerConfig`, :class:`DataConfig` (extends :class:`ParagraphSelection`)
+``data``           :class:`TokenizerConfig`, :class:`DataConfig` (extends :class:`ParagraphSelection`),
+                   :data:`LINE_LAYOUT_FIELDS`
 ``optim``          :class:`OptimConfig`, :class:`ParameterGroupConfig`
 ``decode``         :class:`DecodeConfig`
 ``summary_options`` :class:`SummaryOptions` (what summarize and serve share)
@@ -61,7 +62,7 @@ from hiersum.config.choices import (
     Stopping,
     TextNormalization,
 )
-from hiersum.config.data import DataConfig, TokenizerConfig
+from hiersum.config.data import LINE_LAYOUT_FIELDS, DataConfig, TokenizerConfig
 from hiersum.config.decode import DecodeConfig
 from hiersum.config.evaluate import BootstrapConfig, EvaluateConfig, EvaluateSelectionConfig
 from hiersum.config.input_output import InputOutputConfig
@@ -80,7 +81,8 @@ from hiersum.config.trainer import TRAINER_ACCELERATORS, TRAINER_PROFILERS, Trai
 
 __all__ = [
     "Baseline", "BootstrapConfig", "ConfigEnum", "DataConfig", "DecodeConfig", "EvaluateConfig",
-    "EvaluateSelectionConfig", "ExportConfig", "Graph", "InputOutputConfig", "LogLevel", "MISSING", "ModelConfig",
+    "EvaluateSelectionConfig", "ExportConfig", "Graph", "InputOutputConfig", "LINE_LAYOUT_FIELDS", "LogLevel",
+    "MISSING", "ModelConfig",
     "NOAM_SCHEDULER", "OnError", "OptimConfig", "ParagraphSelection", "Paragraphs", "ParameterGroupConfig",
     "Precision", "PrepareConfig", "RankConfig", "RankerFeature", "RankerModelConfig", "RankerTrainConfig",
     "SELECTION_FIELDS", "Selection", "SelectionOverrides", "SelectionStrategy", "ServeAccelerator", "ServeConfig",

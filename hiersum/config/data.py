@@ -3,7 +3,7 @@ becomes a [P, T] grid of token ids."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hiersum.config.checks import MISSING, check
@@ -49,13 +49,24 @@ class DataConfig(ParagraphSelection):
 
     path: str = MISSING
     """Folder holding the splits, e.g. ``{train,validation,test}.jsonl`` (format ``jsonl``), ``{train,dev,test}.jsonl``
-    (``scitldr``) or the ranked WikiSum shards ``WIKI.{train,valid,test}.N.pt`` (``wikisum``)."""
+    (``scitldr``), ``{train,val,test}.{source,target}`` (``line_pairs``) or the ranked WikiSum shards
+    ``WIKI.{train,valid,test}.N.pt`` (``wikisum``)."""
     format: str = "jsonl"
     """A registered data format (``hiersum.data.formats.registry.FORMATS``, checked there): ``jsonl`` (native JSONL
     text), ``multinews`` (Multi-News JSONL), ``scitldr`` (SciTLDR JSONL, several references), ``cnndm``
     (CNN/DailyMail: parquet, ``save_to_disk`` or JSONL), ``aeslc`` (the AESLC folders of ``.subject`` files,
-    several references) or ``wikisum`` (the official ranked WikiSum release: SentencePiece ids; needs
-    ``tokenizer=official_spm``)."""
+    several references), ``line_pairs`` (``{split}.source`` + ``{split}.target``, one example a line: NeuS, the
+    original Multi-News release; its layout is :data:`LINE_LAYOUT_FIELDS`) or ``wikisum`` (the official ranked
+    WikiSum release: SentencePiece ids; needs ``tokenizer=official_spm``)."""
+    document_separator: str | None = None
+    """``line_pairs``: the text between the documents of a source line (NeuS ``" [SEP] "``, the original Multi-News
+    release ``story_separator_special_tag``); None: a line is one document."""
+    paragraph_markers: list[str] = field(default_factory=list)
+    """``line_pairs``: the texts at which a document is cut into paragraphs, each dropped (Multi-News
+    ``NEWLINE_CHAR``; NeuS ``TITLE=>`` and ``ARTICLE=>``, so an article's headline is a paragraph of its own); in a
+    target line, where the reference's lines break. Empty: a document is one paragraph."""
+    summary_prefix: str | None = None
+    """``line_pairs``: a text dropped from the start of a target line (Multi-News ``–``, as ``multinews`` drops it)."""
     max_target_tokens: int = 96
     """Summary tokens kept for training (BOS and EOS excluded)."""
     every_reference: bool = False
@@ -85,6 +96,8 @@ class DataConfig(ParagraphSelection):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.on_error = OnError.coerce(self.on_error, "data.on_error")
+        self.paragraph_markers = list(self.paragraph_markers)  # a ListConfig from the YAML: a plain list
+        check_line_layout(self, "data.")
         if self.eval_max_paragraphs is not None and self.eval_max_paragraphs < 1:
             raise ValueError(f"data.eval_max_paragraphs must be >= 1 or null, found {self.eval_max_paragraphs}")
         if self.prepare_workers is not None and self.prepare_workers < 1:
@@ -93,3 +106,22 @@ class DataConfig(ParagraphSelection):
             if getattr(self, name) < 1:
                 raise ValueError(f"data.{name} must be >= 1, found {getattr(self, name)}")
         check(self.num_workers >= 0, "data.num_workers", ">= 0", self.num_workers)
+
+
+LINE_LAYOUT_FIELDS: tuple[str, ...] = ("document_separator", "paragraph_markers", "summary_prefix")
+"""The :class:`DataConfig` fields that say how a line of the line-pair layout (``data.format=line_pairs``,
+:mod:`hiersum.data.formats.line_pairs`) holds an example: what its reader takes (``FormatSpec.options``), what a
+prepared split's key holds besides the format, and what a ``data=`` preset gives and a checkpoint passes on with
+its format (``hiersum evaluate``)."""
+
+
+def check_line_layout(config: object, key_prefix: str) -> None:
+    """``ValueError`` for an empty separator, marker or prefix of ``config`` (None is none; keys named
+    ``<key_prefix><field>``)."""
+    for name in ("document_separator", "summary_prefix"):
+        value = getattr(config, name, None)
+        check(value is None or (isinstance(value, str) and value != ""), f"{key_prefix}{name}",
+              "a non-empty string or null", value)
+    markers = getattr(config, "paragraph_markers", None) or []
+    check(all(isinstance(marker, str) and marker for marker in markers), f"{key_prefix}paragraph_markers",
+          "a list of non-empty strings", markers)

@@ -6,6 +6,7 @@ configs, so their keys stay flat: ``input=``, ``output=``, ``shard=0/3``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hiersum.config.checks import MISSING
 
@@ -19,6 +20,13 @@ class InputOutputConfig:
     input_format: str = MISSING
     """``auto`` or a registered input format (``hiersum.data.formats.input_formats``; a string: the registry
     holds the choices)."""
+    document_separator: str | None = MISSING
+    """``input_format=line_pairs`` (a source file of the line-pair layout, ``val.source``): the text between the
+    documents of a line, as ``data.document_separator``; None: a summarizer checkpoint's ``data.document_separator``
+    (``hiersum summarize``), else a line is one document."""
+    paragraph_markers: list[str] | None = MISSING
+    """``input_format=line_pairs``: the texts at which a document is cut into paragraphs, as
+    ``data.paragraph_markers``; None: a summarizer checkpoint's (``hiersum summarize``), else none."""
     output: str = MISSING
     """The JSONL written a line per record, or ``-`` (stdout)."""
     resume: bool = MISSING
@@ -33,3 +41,12 @@ class InputOutputConfig:
     """Processes that handle the input's shards (one per GPU, or sharing the CPU), merged in input order."""
     shard: str | None = MISSING
     """``I/N``: only shard I of N, into ``<output stem>.shard-I-of-N.jsonl`` (a cluster's array job)."""
+
+    def input_layout(self, *, given_only: bool = False) -> dict[str, Any]:
+        """The line-pair layout options (None: not given), for :func:`hiersum.data.formats.read_records`'s
+        ``layout``; ``given_only``: those given, for the output's provenance (which then stays as it was for the
+        other inputs)."""
+        markers = self.paragraph_markers
+        layout = {"document_separator": self.document_separator,
+                  "paragraph_markers": None if markers is None else list(markers)}
+        return {name: value for name, value in layout.items() if value is not None or not given_only}

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
+from hiersum.config.data import check_line_layout
 from hiersum.config.input_output import InputOutputConfig
 
 
@@ -24,3 +25,4 @@ class RankConfig(InputOutputConfig):
 
     def __post_init__(self) -> None:
         at_least_one(self, "top_k", "batch_examples", "devices")
+        check_line_layout(self, "")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
+from hiersum.config.data import check_line_layout
 from hiersum.config.input_output import InputOutputConfig
 from hiersum.config.summary_options import SummaryOptions
 
@@ -30,6 +31,7 @@ class SummarizeConfig(InputOutputConfig, SummaryOptions):
     def __post_init__(self) -> None:
         super().__post_init__()
         at_least_one(self, "sort_window", "devices")
+        check_line_layout(self, "")
 
 
 @dataclass

@@ -2,7 +2,9 @@
 (:mod:`hiersum.data.prepared`) and read lazily, without Lightning.
 
 A split file is ``<data.path>/<split file>`` of the format (:mod:`hiersum.data.formats.registry`):
-``<split>.jsonl``, except SciTLDR's validation split ``dev.jsonl``; WikiSum's splits are shards. ``data.path``
+``<split>.jsonl``, except SciTLDR's validation split ``dev.jsonl``; WikiSum's splits are shards, AESLC's folders of
+files, a line pair's two files (``val.source`` and ``val.target``, read with the data config's layout:
+:func:`hiersum.data.formats.registry.data_format`). ``data.path``
 may also be a ``datasets`` corpus of any format: a ``save_to_disk`` folder or per-split parquet files
 (:mod:`hiersum.data.formats.arrow`).
 Training reaches the prepared splits through :class:`hiersum.data.datamodule.SummarizationDataModule`;
@@ -14,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hiersum.config import DataConfig, ModelConfig, OnError
-from hiersum.data.formats.registry import format_spec, text_format
+from hiersum.data.formats.registry import data_format, format_spec, text_format
 from hiersum.data.jsonl_output import write_jsonl_atomically
 from hiersum.data.prepared import PreparedSplit, prepare_split
 from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
@@ -82,7 +84,7 @@ def _none_because(prepared: PreparedSplit) -> str:
 def read_text_split(config: DataConfig, split: str) -> tuple[list[Example], list[RecordError]]:
     """The examples of a text split, without tokenizing them (scoring given predictions), and the
     malformed records left out (``data.on_error=skip``; with ``fail`` the first one raises)."""
-    spec = format_spec(config.format)
+    spec = data_format(config)
     examples: list[Example] = []
     errors: list[RecordError] = []
     try:

@@ -6,8 +6,9 @@ memory-mappable arrays that training and evaluation read lazily, one example at 
 
 A prepared split is a folder ``<data.cache_dir>/<corpus>-<split>-<key>`` whose ``key`` fingerprints what
 its content depends on (:func:`split_manifest`): the input files (path, size and modification time), the
-data format, the paragraph selection of the split (``data.max_paragraphs`` or ``data.eval_max_paragraphs``,
-``max_paragraph_tokens``, ``max_target_tokens``, ``paragraphs``, ``selection``, ``title_paragraph``, the model's
+data format (for ``line_pairs`` with its layout: separators, markers, prefix), the paragraph selection of the split
+(``data.max_paragraphs`` or ``data.eval_max_paragraphs``, ``max_paragraph_tokens``,
+``max_target_tokens``, ``paragraphs``, ``selection``, ``title_paragraph``, the model's
 paragraph ``graph``; with ``selection=ranker`` the ranker checkpoint's path, size and modification time) and the
 tokenizer (a hash of its JSON). Change any of them and the name changes, so a stale folder is never read;
 the same settings find the folder again and nothing is re-read. The folder holds::
@@ -65,7 +66,7 @@ from hiersum.data.encoded_chunk import (
     encoded_chunk,
     init_tokenizing_process,
 )
-from hiersum.data.formats.registry import corpus_normalization, format_spec
+from hiersum.data.formats.registry import corpus_normalization, data_format, format_options, format_spec
 from hiersum.data.normalization import normalize_text
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
@@ -123,6 +124,7 @@ def split_manifest(
     return {
         "version": PREPARED_VERSION,
         "format": config.format,
+        **layout_key(config),
         "split": split,
         "inputs": file_fingerprints(format_spec(config.format).input_files(config.path, split)),
         "selection": _selection_key(selection),
@@ -141,6 +143,12 @@ def _selection_key(selection: EncodingConfig) -> dict[str, Any]:
     if selection.text_normalization is TextNormalization.none:
         del key["text_normalization"]
     return key
+def layout_key(config: DataConfig) -> dict[str, Any]:
+    """``{"layout": ...}``: the values of the data fields the format's reader takes (the line-pair layout's
+    separators, :func:`hiersum.data.formats.registry.format_options`), for a key; empty for the other formats, whose
+    keys stay as they were."""
+    options = format_options(config)
+    return {"layout": options} if options else {}
 
 
 def split_folder(config: DataConfig, manifest: dict[str, Any]) -> Path:
@@ -270,7 +278,7 @@ def encoded_chunks(
     ``workers`` > 1 at most ``2 * workers`` chunks in flight, tokenized by that many processes (the same results,
     in the same order). ``every_reference``: a record with several references gives one example per reference
     (:func:`one_per_reference`; formats read as token ids, WikiSum, have one reference)."""
-    spec = format_spec(config.format)
+    spec = data_format(config)
     if spec.read_encoded is not None:
         yield from _pairs_in_chunks(spec.read_encoded(config.path, split, tokenizer, selection, with_text=with_text),
                                     with_text=with_text)
@@ -549,8 +557,8 @@ def corpus_tokenizer(config: TokenizerConfig, data: DataConfig) -> SubwordTokeni
     trained once, kept in the cache (keyed by the train split's files, the format and ``config``) and
     loaded from there by every later run. ``data.on_error=fail``: a malformed record raises its
     :class:`RecordError`; ``skip``: it is left out."""
-    spec, normalization = format_spec(data.format), corpus_normalization(data)
-    key = {"version": PREPARED_VERSION, "format": data.format,
+    spec, normalization = data_format(data), corpus_normalization(data)
+    key = {"version": PREPARED_VERSION, "format": data.format, **layout_key(data),
            "inputs": file_fingerprints(spec.input_files(data.path, "train")),
            "vocab_size": config.vocab_size, "lowercase": config.lowercase,
            **({"byte_fallback": True} if config.byte_fallback else {}),  # the keys of caches made before them

@@ -24,7 +24,7 @@ import torch
 from hiersum.config import DataConfig
 from hiersum.data.corpus_splits import read_text_split
 from hiersum.data.formats.registry import format_spec
-from hiersum.data.prepared import cached_text, file_fingerprints, key_digest, prepared_root
+from hiersum.data.prepared import cached_text, file_fingerprints, key_digest, layout_key, prepared_root
 from hiersum.data.schema import Example
 from hiersum.data.selection import TfidfScorer, words
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -74,7 +74,7 @@ def split_labels(config: DataConfig, split: str) -> list[tuple[Example, list[flo
     files (path, size, mtime) and the format. A malformed record raises its :class:`RecordError`
     (``data.on_error=fail``) or is left out (``skip``)."""
     spec = format_spec(config.format)
-    key = {"version": LABELS_VERSION, "format": config.format, "split": split,
+    key = {"version": LABELS_VERSION, "format": config.format, **layout_key(config), "split": split,
            "inputs": file_fingerprints(spec.input_files(config.path, split))}
     corpus = Path(config.path).resolve().name or "corpus"
     folder = prepared_root(config) / f"ranker-labels-{corpus}-{split}-{key_digest(key)}"

@@ -36,7 +36,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -225,11 +225,13 @@ class PendingRecords:
 
 
 def _pending_records(source: str, target: str, *, input_format: str, resume: bool,
-                    keeps: Callable[[int], bool] | None = None) -> PendingRecords:
+                    keeps: Callable[[int], bool] | None = None,
+                    layout: Mapping[str, Any] | None = None) -> PendingRecords:
     """The records of ``source`` still to write to ``target``: a malformed record is reported on stderr
     and listed in the errors file beside the output; with ``resume``, the ids the output already holds
-    are left out; with ``keeps``, only the records at the positions it keeps (a shard) are read."""
-    records = read_records(source, input_format=input_format)  # InputError, OutputError: usage errors
+    are left out; with ``keeps``, only the records at the positions it keeps (a shard) are read. ``layout``: the
+    line-pair layout of :func:`hiersum.data.formats.read_records`."""
+    records = read_records(source, input_format=input_format, layout=layout)  # InputError, OutputError: usage errors
     examples, errors = collect(item for position, item in enumerate(records) if keeps is None or keeps(position))
     output = None if target == STDIN else Path(target)
     done = set(completed_ids(output)) if output is not None and resume else set()
@@ -355,13 +357,15 @@ class ResumableOutput:
         self._written = Written()
 
     def start(self, source: str, *, input_format: str, resume: bool, strict: bool,
-              keeps: Callable[[int], bool] | None = None) -> list[Example]:
+              keeps: Callable[[int], bool] | None = None, layout: Mapping[str, Any] | None = None) -> list[Example]:
         """Check the output (writable; when resumed, made with this provenance), read the records of ``source``
-        still to write (:func:`_pending_records`, the errors file written beside the output), refuse an empty
-        input (``strict``; else a warning), then begin the output (emptied when afresh, its provenance written).
-        Returns the records to write, in input order. Raises :class:`UsageError` before anything is written."""
+        still to write (:func:`_pending_records`, the errors file written beside the output; ``layout``: a line
+        pair's separators), refuse an empty input (``strict``; else a warning), then begin the output (emptied when
+        afresh, its provenance written). Returns the records to write, in input order. Raises :class:`UsageError`
+        before anything is written."""
         afresh = _start_output(self.target, self.provenance, resume=resume)
-        records = _pending_records(source, self.target, input_format=input_format, resume=not afresh, keeps=keeps)
+        records = _pending_records(source, self.target, input_format=input_format, resume=not afresh, keeps=keeps,
+                                   layout=layout)
         _refuse_empty_input(records, source, strict=strict)
         _begin_output(self.target, self.provenance, afresh=afresh)
         self._records = records

@@ -88,15 +88,15 @@ def test_builtin_formats_declare_readers_ids_and_split_files():
     assert format_spec("scitldr").split_file("validation") == "dev.jsonl"
     assert format_spec("scitldr").split_file("dev") == "dev.jsonl"
     assert format_spec("jsonl").split_file("validation") == "validation.jsonl"
-    assert {"auto", "text", "native", "jsonl", "multinews", "scitldr"} <= set(input_formats())
+    assert {"auto", "text", "native", "jsonl", "multinews", "scitldr", "line_pairs"} <= set(input_formats())
     assert "wikisum" not in input_formats()
     with pytest.raises(ValueError, match="'wikisum' is not a text format"):
         text_format("wikisum")
 
 
 def test_unknown_format_is_refused_in_one_line_listing_the_registered_ones(tiny_cfg):
-    message = (r"^data.format: unknown format 'csv'; registered formats: aeslc, cnndm, jsonl, multinews, scitldr, "
-               r"wikisum \(see docs/data.md\)$")
+    message = (r"^data.format: unknown format 'csv'; registered formats: aeslc, cnndm, jsonl, line_pairs, multinews, "
+               r"scitldr, wikisum \(see docs/data.md\)$")
     with pytest.raises(ValueError, match=message):
         validate_format(DataConfig(path="x", format="csv"))
     with pytest.raises(ValueError, match=message):
@@ -108,8 +108,10 @@ def test_unknown_format_is_refused_in_one_line_listing_the_registered_ones(tiny_
         train(cfg)
     with pytest.raises(ValueError, match="already registered"):
         register_format("jsonl", format_spec("jsonl"))
-    with pytest.raises(ValueError, match="parse_line and/or read_split"):
+    with pytest.raises(ValueError, match="parse_line, read_split and/or read_files"):
         FormatSpec("neither")
+    with pytest.raises(ValueError, match="a format that gives read_files gives split_inputs"):
+        FormatSpec("files without their list", read_files=lambda files: [])
 
 
 def test_scitldr_validates_on_its_dev_split(tiny_cfg, tmp_path):

@@ -7,6 +7,9 @@ batch-summarization inputs.
     the Multi-News, SciTLDR and CNN/DailyMail releases as they ship
 :mod:`~hiersum.data.formats.aeslc`
     the AESLC release, one email a ``.subject`` file (a training and evaluation format only)
+:mod:`~hiersum.data.formats.line_pairs`
+    the line-pair layout, ``{split}.source`` + ``{split}.target`` one example a line (NeuS, the original Multi-News
+    release); a source file alone is an input of ``hiersum summarize``
 :mod:`~hiersum.data.formats.wikisum`
     the ranked WikiSum shards of SentencePiece ids (a training format only)
 :mod:`~hiersum.data.formats.text`

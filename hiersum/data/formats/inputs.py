@@ -16,8 +16,14 @@ is read row by row (:mod:`hiersum.data.formats.arrow`), each row the fields of a
 (``auto``: by its columns, ``documents`` native, ``document`` Multi-News, ``article`` CNN/DailyMail, ``source``
 SciTLDR).
 
+``line_pairs``
+    The source file of the line-pair layout (``val.source``, ``test.src``...: one example a line, no reference),
+    its documents cut at ``layout``'s ``document_separator``, its paragraphs at its ``paragraph_markers``
+    (:mod:`hiersum.data.formats.line_pairs`); line N's id is ``<stem>-<N>``, as the corpus reader gives it.
+
 ``-`` reads standard input (a text input on stdin is one example with id ``stdin``).
-``auto`` picks ``text`` for a folder or a ``.txt`` file, otherwise looks at the first JSON
+``auto`` picks ``text`` for a folder or a ``.txt`` file, ``line_pairs`` for a file named as a line pair's source
+(``.source``, ``.src``, ``.src.cleaned``), otherwise looks at the first JSON
 record: ``document`` without ``documents`` is Multi-News, ``article`` without either CNN/DailyMail, anything
 else native. A format read only as a corpus (``aeslc``: folders of files) is no input format: refused in one line.
 
@@ -33,8 +39,9 @@ folder without ``.txt`` files, unknown format) raises :class:`InputError` at onc
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -45,6 +52,7 @@ from hiersum.data.formats.arrow import (
     iter_table_records,
     table_input_files,
 )
+from hiersum.data.formats.line_pairs import is_source_file
 from hiersum.data.formats.lines import ParsedRecord, iter_line_records, parse_json
 from hiersum.data.formats.registry import FORMATS as DATA_FORMATS
 from hiersum.data.formats.registry import line_formats
@@ -71,10 +79,23 @@ def input_formats() -> list[str]:
     return [*INPUT_MODES, *sorted(line_formats())]
 
 
+LINE_PAIRS = "line_pairs"
+"""The input format of a line pair's source file (:mod:`hiersum.data.formats.line_pairs`)."""
+
+
+def reads_line_pairs(source: str | Path, input_format: str) -> bool:
+    """True when :func:`read_records` reads ``source`` as a line pair's source file: ``input_format=line_pairs``, or
+    ``auto`` and a file named so (``val.source``)."""
+    return input_format == LINE_PAIRS or (input_format == "auto" and str(source) != STDIN and is_source_file(source))
+
+
 def read_records(
-    source: str | Path, *, input_format: str = "auto", require_summary: bool = False
+    source: str | Path, *, input_format: str = "auto", require_summary: bool = False,
+    layout: Mapping[str, Any] | None = None,
 ) -> Iterator[ParsedRecord]:
-    """Every record of ``source`` (a file, a folder of ``.txt`` files, or ``-`` for stdin).
+    """Every record of ``source`` (a file, a folder of ``.txt`` files, or ``-`` for stdin). ``layout``: the values
+    a format's reader takes (``FormatSpec.options``: the line-pair layout's ``document_separator`` and
+    ``paragraph_markers``); None or a missing value: none.
 
     Raises :class:`InputError` before yielding anything when the input cannot be read at all.
     """
@@ -88,7 +109,7 @@ def read_records(
             fmt = detect_json_format(lines)
         if fmt == "text":
             return iter([parse_text(data, path=STDIN_NAME, record_id=STDIN_NAME)])
-        return _iter_line_records(STDIN_NAME, enumerate(lines, start=1), fmt, require_summary)
+        return _iter_line_records(STDIN_NAME, enumerate(lines, start=1), fmt, require_summary, layout)
     path = Path(source)
     try:
         tables = table_input_files(path)
@@ -111,10 +132,10 @@ def read_records(
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror}") from None
     if fmt == "auto":
-        fmt = "text" if path.suffix == ".txt" else detect_json_format(head)
+        fmt = "text" if path.suffix == ".txt" else LINE_PAIRS if is_source_file(path) else detect_json_format(head)
     if fmt == "text":
         return iter([read_text_file(path)])
-    return _iter_line_records(str(path), None, fmt, require_summary)
+    return _iter_line_records(str(path), None, fmt, require_summary, layout)
 
 
 def _not_an_input_format(fmt: str) -> str:
@@ -187,9 +208,11 @@ def _table_records(files: list[Path], fmt: str, require_summary: bool) -> Iterat
 
 
 def _iter_line_records(
-    path: str, lines: Iterable[tuple[int, bytes]] | None, fmt: str, require_summary: bool
+    path: str, lines: Iterable[tuple[int, bytes]] | None, fmt: str, require_summary: bool,
+    layout: Mapping[str, Any] | None,
 ) -> Iterator[ParsedRecord]:
-    """The records of a line format (``fmt``: a registered name or alias); ``lines`` None: read ``path``."""
-    parse = DATA_FORMATS[line_formats()[fmt]].parse_line
+    """The records of a line format (``fmt``: a registered name or alias; its reader taking the values of ``layout``
+    it takes); ``lines`` None: read ``path``."""
+    parse = DATA_FORMATS[line_formats()[fmt]].with_options(layout or {}).parse_line
     assert parse is not None
     return iter_line_records(path, parse, require_summary=require_summary, lines=lines)

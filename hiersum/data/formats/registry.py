@@ -5,7 +5,8 @@ An entry (:class:`FormatSpec`) declares everything the rest of the code asks abo
 
 - how to read a split: ``parse_line`` (one line of a split file -> :class:`Example`; the split reader
   is then every non-blank line of ``<data.path>/<split file><suffix>``) or its own ``read_split`` (of the one
-  split file, or, with ``split_inputs``, of each file of the split: AESLC holds one email a file); or,
+  split file, or, with ``split_inputs``, of each file of the split: AESLC holds one email a file), or
+  ``read_files`` (of all the files of a split together: the line-pair layout's source and target); or,
   for a format that holds token ids instead of text (``wikisum``), ``read_encoded``, which reads and
   encodes a split record by record with the tokenizer the ids come from, and ``split_inputs``, the
   files of a split (what a prepared corpus fingerprints, :mod:`hiersum.data.prepared`). Such a format cannot train a
@@ -13,29 +14,36 @@ An entry (:class:`FormatSpec`) declares everything the rest of the code asks abo
 - its split file names (``split_files``: SciTLDR ships ``train/dev/test``, so its validation split
   is ``dev.jsonl``) and their ``suffix``;
 - whether ``hiersum summarize`` can read it (every format with ``parse_line``, under its name and
-  its ``input_aliases``; see :mod:`hiersum.data.formats.inputs`, which adds the ``auto`` and ``text`` inputs).
+  its ``input_aliases``; see :mod:`hiersum.data.formats.inputs`, which adds the ``auto`` and ``text`` inputs);
+- the data config fields its readers take (``options``: the line-pair layout's separators, which a preset sets):
+  :func:`data_format` binds a config's values, and a prepared split's key holds them (:func:`format_options`).
 
 Built in: ``jsonl`` (native JSONL, :mod:`hiersum.data.formats.native`), ``multinews``
 (:mod:`hiersum.data.formats.multinews`), ``scitldr`` (:mod:`hiersum.data.formats.scitldr`), ``cnndm``
-(:mod:`hiersum.data.formats.cnndm`), ``aeslc`` (:mod:`hiersum.data.formats.aeslc`) and ``wikisum``
+(:mod:`hiersum.data.formats.cnndm`), ``aeslc`` (:mod:`hiersum.data.formats.aeslc`), ``line_pairs``
+(:mod:`hiersum.data.formats.line_pairs`) and ``wikisum``
 (:mod:`hiersum.data.formats.wikisum`). ``DataConfig.format`` stays a string: :func:`format_spec` is the
 one lookup, and it refuses an unknown name in one line that lists the registered ones.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from hiersum.config.choices import TextNormalization
+from hiersum.config.data import LINE_LAYOUT_FIELDS
 from hiersum.data.formats.aeslc import SPLIT_NAMES as AESLC_SPLIT_NAMES
 from hiersum.data.formats.aeslc import read_subject_file, subject_files
 from hiersum.data.formats.arrow import Column, corpus_layout, iter_table_records, split_files
 from hiersum.data.formats.cnndm import parse_cnndm_object, parse_cnndm_record
+from hiersum.data.formats.line_pairs import SPLIT_NAMES as LINE_PAIR_SPLIT_NAMES
+from hiersum.data.formats.line_pairs import pair_files, parse_source_line, read_line_pairs
 from hiersum.data.formats.lines import ObjectParser, ParsedRecord, RecordParser, iter_line_records
 from hiersum.data.formats.multinews import parse_multinews_object, parse_multinews_record
 from hiersum.data.formats.native import iter_jsonl, parse_native_object, parse_record
@@ -68,6 +76,9 @@ class FormatSpec:
     :class:`RecordError`. Makes the format a ``hiersum summarize`` input format too."""
     read_split: SplitReader | None = None
     """The records of one split file (default: :func:`iter_line_records` with ``parse_line``)."""
+    read_files: Callable[..., Iterable[ParsedRecord]] | None = None
+    """The records of a split from all of its files (``split_inputs``) together, instead of each with ``read_split``:
+    the line-pair layout's source and target, read side by side."""
     read_encoded: EncodedReader | None = None
     """A format of token ids: reads and encodes a split of ``data.path`` (e.g. WikiSum shards)."""
     split_inputs: Callable[[Path, str], list[Path]] | None = None
@@ -89,11 +100,31 @@ class FormatSpec:
     """How the corpus's own text is released (CNN/DailyMail: PTB-tokenized): under that ``data.text_normalization``
     its splits and tokenizer text are read as released, not normalized again
     (:func:`hiersum.data.formats.registry.corpus_normalization`); raw text given to a checkpoint still is."""
+    options: tuple[str, ...] = ()
+    """The data config fields (``data.<name>``) the readers (``parse_line``, ``read_split``, ``read_files``) take as
+    keywords: how the format's text is laid out, which a preset sets (the line-pair layout's separators,
+    :data:`~hiersum.config.data.LINE_LAYOUT_FIELDS`). :meth:`with_options` binds their values."""
 
     def __post_init__(self) -> None:
-        text = self.parse_line is not None or self.read_split is not None
+        text = any(reader is not None for reader in (self.parse_line, self.read_split, self.read_files))
         if text == (self.read_encoded is not None):
-            raise ValueError("a format gives parse_line and/or read_split (text) or read_encoded (token ids)")
+            raise ValueError("a format gives parse_line, read_split and/or read_files (text) or read_encoded "
+                             "(token ids)")
+        if self.read_files is not None and self.split_inputs is None:
+            raise ValueError("a format that gives read_files gives split_inputs: the files it reads together")
+
+    def with_options(self, values: Mapping[str, Any]) -> FormatSpec:
+        """This format with its readers taking ``values`` (of its ``options``; the others are ignored) as keywords;
+        itself when it takes none."""
+        if not self.options:
+            return self
+        bound = {name: values.get(name) for name in self.options}
+
+        def bind(reader: Callable[..., Any] | None) -> Callable[..., Any] | None:
+            return None if reader is None else functools.partial(reader, **bound)
+
+        return replace(self, parse_line=bind(self.parse_line), read_split=bind(self.read_split),
+                       read_files=bind(self.read_files), options=())
 
     @property
     def token_ids(self) -> bool:
@@ -133,12 +164,18 @@ class FormatSpec:
         if self.reads_table(data_dir) and self.parse_object is not None:
             return iter_table_records(self.input_files(data_dir, split), self.parse_object, self.columns,
                                       require_summary=True)
+        if self.read_files is not None:  # files read together (a line pair: the source and its target)
+            assert self.split_inputs is not None
+            return iter(self.read_files(self.split_inputs(Path(data_dir), split)))
         if self.split_inputs is not None:  # a split of several files (AESLC: one email a file)
             return itertools.chain.from_iterable(map(self.iter_split, self.split_inputs(Path(data_dir), split)))
         return self.iter_split(self.split_path(data_dir, split))
 
     def iter_split(self, path: str | Path) -> Iterator[ParsedRecord]:
         """Every record of the split file ``path`` (references required)."""
+        if self.read_files is not None:
+            raise ValueError(f"{self.description}: a split is read from its files together "
+                             "(split_records(data_dir, split)), not one file")
         if self.read_split is not None:
             return iter(self.read_split(Path(path)))
         if self.parse_line is not None:
@@ -170,6 +207,25 @@ def corpus_normalization(config: Any) -> TextNormalization:
     normalization = TextNormalization.coerce(config.text_normalization, "data.text_normalization")
     released = format_spec(str(config.format)).released_normalization
     return TextNormalization.none if normalization is released else normalization
+
+
+def format_options(config: Any) -> dict[str, Any]:
+    """The values of the fields of ``config`` (a :class:`~hiersum.config.DataConfig`) its format's readers take
+    (``FormatSpec.options``), as plain values: empty for a format that takes none. Part of what a prepared split,
+    a corpus tokenizer and the ranker's labels are keyed by."""
+    spec = format_spec(str(config.format))
+    return {name: _plain(getattr(config, name)) for name in spec.options}
+
+
+def _plain(value: Any) -> Any:
+    """A list of a sequence (an OmegaConf ``ListConfig`` too), else ``value``."""
+    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else value
+
+
+def data_format(config: Any) -> FormatSpec:
+    """The format of ``config`` (a :class:`~hiersum.config.DataConfig`), its readers taking the config's values of
+    its ``options`` (:meth:`FormatSpec.with_options`): how a split of ``config.path`` is read."""
+    return format_spec(str(config.format)).with_options(format_options(config))
 
 
 def validate_format(config: Any) -> None:
@@ -227,6 +283,12 @@ register_format("cnndm", FormatSpec(
 register_format("aeslc", FormatSpec(
     "the AESLC release (enron_subject_line/{train,dev,test}/*.subject: an email, @subject, @ann0-2)",
     read_split=read_subject_file, split_inputs=subject_files, split_files=AESLC_SPLIT_NAMES, suffix="",
+))
+register_format("line_pairs", FormatSpec(
+    "line pairs ({split}.source and {split}.target, one example a line; the documents of a line split at "
+    "data.document_separator)",
+    parse_line=parse_source_line, read_files=read_line_pairs, split_inputs=pair_files,
+    split_files=LINE_PAIR_SPLIT_NAMES, suffix=".source", options=LINE_LAYOUT_FIELDS,
 ))
 register_format("wikisum", FormatSpec(
     "the ranked WikiSum release (shards WIKI.{train,valid,test}.N.pt of SentencePiece ids)",
