@@ -11,10 +11,13 @@ for 25 articles. Without that file the articles are synthetic: paragraphs of the
 (:func:`hiersum.data.sample_generator.make_example`) run together to ``--article-words`` words each.
 
 Each baseline (:func:`hiersum.evaluation.baselines.baseline_summaries`) runs over all the clusters in this
-process, ``--repeats`` times; ``seconds`` is the median of its repeats, ``runs`` all of them. With ``--evaluate``,
+process, ``--repeats`` times; ``seconds`` is the median wall time of its repeats, ``runs`` all of them,
+``cpu_seconds`` the median CPU time (which other load on the machine moves less). With ``--evaluate``,
 the clusters are written as a native-JSONL ``test`` split with a predictions file (each cluster's first sentence)
 and ``hiersum evaluate predictions=... data=jsonl split=test baselines=[...] bootstrap.samples=0`` runs in a child
-process (``python -m hiersum``, so ``PYTHONPATH`` picks the checkout), timed from start to exit.
+process (``python -m hiersum`` of the checkout this script imported hiersum from: ``PYTHONPATH`` picks it), timed
+from start to exit: ``wall_s``, and
+``cpu_s``, the CPU seconds of its threads (which other load on the machine moves less).
 
 Prints one JSON object.
 """
@@ -32,6 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import hiersum
 from hiersum.data.formats.multinews import parse_multinews_record
 from hiersum.data.sample_generator import make_example
 from hiersum.data.schema import Example
@@ -90,15 +94,18 @@ def bench_clusters(n_clusters: int, per_cluster: int, *, data: Path = MULTINEWS_
 
 
 def time_baselines(examples: list[Example], baselines: list[str], repeats: int) -> dict:
-    """Per baseline: the median of ``repeats`` runs over ``examples`` (seconds) and every run."""
+    """Per baseline: the median wall time of ``repeats`` runs over ``examples`` (``seconds``), every run, and the
+    median CPU time of this process's threads (``cpu_seconds``)."""
     timings = {}
     for name in baselines:
-        runs = []
+        runs, cpu_runs = [], []
         for _ in range(repeats):
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             baseline_summaries(name, examples)
             runs.append(round(time.perf_counter() - started, 3))
-        timings[name] = {"seconds": statistics.median(runs), "runs": runs}
+            cpu_runs.append(round(time.process_time() - cpu_started, 3))
+        timings[name] = {"seconds": round(statistics.median(runs), 3), "runs": runs,
+                         "cpu_seconds": round(statistics.median(cpu_runs), 3)}
     return timings
 
 
@@ -121,11 +128,18 @@ def time_evaluate(folder: Path, baselines: list[str]) -> dict:
                "data=jsonl", f"data.path={folder}", "split=test", f"baselines=[{','.join(baselines)}]",
                "bootstrap.samples=0", f"hydra.run.dir={folder / 'run'}"]
     started = time.perf_counter()
-    finished = subprocess.run(command, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    if finished.returncode != 0:
-        raise SystemExit(f"hiersum evaluate failed:\n{finished.stderr[-3000:]}")
-    return {"command": " ".join(command[2:]), "wall_s": round(wall, 1)}
+    # the hiersum this script imported, whatever the working directory (``-m`` puts it first on the path)
+    checkout = str(Path(hiersum.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))}
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, cwd=folder, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            raise SystemExit(f"hiersum evaluate failed:\n{errors.read().decode(errors='replace')[-3000:]}")
+    return {"command": " ".join(command[2:]), "wall_s": round(wall, 1),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 1)}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -134,7 +148,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--articles", type=int, default=25, help="articles a cluster")
     parser.add_argument("--article-words", type=int, default=640, help="words of a synthetic article")
     parser.add_argument("--baselines", nargs="+", default=list(BASELINES), choices=BASELINES)
-    parser.add_argument("--repeats", type=int, default=1, help="runs of each baseline (the median counts)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each baseline in this process (the median counts; 0: none, --evaluate alone)")
     parser.add_argument("--evaluate", action="store_true", help="also time hiersum evaluate end to end")
     parser.add_argument("--data", type=Path, default=MULTINEWS_SAMPLE, help="Multi-News JSONL to draw articles from")
     parser.add_argument("--seed", type=int, default=0)
@@ -145,7 +160,7 @@ def main(argv: list[str] | None = None) -> dict:
     report = {"source": source, "clusters": len(examples), "articles": args.articles,
               "mean_words": round(statistics.mean(words)), "cpus": os.cpu_count(),
               "load_average": [round(load, 2) for load in os.getloadavg()],
-              "baselines": time_baselines(examples, args.baselines, args.repeats)}
+              "baselines": time_baselines(examples, args.baselines, args.repeats) if args.repeats else {}}
     if args.evaluate:
         with tempfile.TemporaryDirectory(prefix="bench_baselines-") as folder:
             write_split(Path(folder), examples)
