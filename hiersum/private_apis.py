@@ -33,16 +33,6 @@ def rouge_ngrams(tokens: Sequence[str], n: int) -> Counter:
     return rouge_scorer._create_ngrams(tokens, n)
 
 
-def rouge_ngram_score(reference: Counter, prediction: Counter) -> Any:
-    """rouge-score's ``Score`` (precision, recall, F1) of two n-gram counts (``rouge_scorer._score_ngrams``).
-
-    ``RougeScorer.score`` computes it from texts, tokenizing them on each call; the oracle scores many sums of
-    sentence counts against the same references, from counts. Checked on rouge-score 0.1.2."""
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer._score_ngrams(reference, prediction)
-
-
 # ---------------------------------------------------------------------------------------------- sacrebleu
 
 

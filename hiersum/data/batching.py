@@ -227,9 +227,9 @@ def pad_graphs(examples: Sequence[EncodedExample], n_paragraphs: int) -> torch.T
         return None
     graphs = torch.zeros(len(examples), n_paragraphs, n_paragraphs)
     for b, example in enumerate(examples):
-        if example.graph:
+        if example.graph is not None:
             n = len(example.graph)
-            graphs[b, :n, :n] = torch.tensor(example.graph, dtype=torch.float)
+            graphs[b, :n, :n] = torch.from_numpy(example.graph)
     return graphs
 
 

@@ -72,7 +72,7 @@ def record_line(example: Example, encoded: EncodedExample, *, with_text: bool) -
     record: dict[str, Any] = {"id": encoded.id, "references": encoded.references, "provenance": encoded.provenance,
                               "n_dropped_paragraphs": encoded.n_dropped_paragraphs}
     if encoded.graph is not None:
-        record["graph"] = encoded.graph
+        record["graph"] = encoded.graph.tolist()
     if with_text:
         record.update(title=example.title, documents=example.documents)
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")

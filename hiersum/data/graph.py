@@ -1,7 +1,8 @@
 """Paragraph graphs for the graph-informed inter-paragraph attention (``model.graph``).
 
-A graph is a P x P matrix of weights in [0, 1] between the selected paragraphs of one example,
-computed from their text when the example is encoded. The diagonal is 0: a graph describes
+A graph is a float32 [P, P] array of weights in [0, 1] between the selected paragraphs of one example,
+computed from their text when the example is encoded, every pair at once (sparse products of the paragraphs' term
+matrices, :mod:`hiersum.data.similarity`). The diagonal is 0: a graph describes
 relations between different paragraphs, and a paragraph's attention to itself is not biased.
 
 ``similarity``
@@ -17,14 +18,15 @@ relations between different paragraphs, and a paragraph's attention to itself is
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from collections.abc import Sequence
+
+import numpy as np
+
+from hiersum.data.similarity import pair_products, term_matrix, tfidf_cosine
 
 GRAPHS = ("none", "similarity", "discourse")
 
-_WORD = re.compile(r"\w+")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
 _STOPWORDS = frozenset(
     "a an the and or but if in on at of to for from by with as is was were be been are it its he she "
@@ -33,22 +35,10 @@ _STOPWORDS = frozenset(
 )
 
 
-def similarity_graph(texts: Sequence[str]) -> list[list[float]]:
-    """tf-idf cosine similarity between paragraphs (diagonal 0)."""
-    counts = [Counter(_WORD.findall(text.lower())) for text in texts]
-    document_frequency = Counter(word for count in counts for word in count)
-    n = len(texts)
-    idf = {word: math.log((1 + n) / (1 + df)) + 1 for word, df in document_frequency.items()}
-    vectors = [{word: tf * idf[word] for word, tf in count.items()} for count in counts]
-    norms = [math.sqrt(sum(v * v for v in vector.values())) for vector in vectors]
-    graph = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1, n):
-            if norms[i] and norms[j]:
-                small, large = sorted((vectors[i], vectors[j]), key=len)
-                dot = sum(value * large.get(word, 0.0) for word, value in small.items())
-                graph[i][j] = graph[j][i] = dot / (norms[i] * norms[j])
-    return graph
+def similarity_graph(texts: Sequence[str]) -> np.ndarray:
+    """float32 [P, P]: tf-idf cosine similarity between paragraphs (diagonal 0;
+    :func:`hiersum.data.similarity.tfidf_cosine`)."""
+    return tfidf_cosine(texts).astype(np.float32)
 
 
 def entity_mentions(text: str) -> set[str]:
@@ -56,21 +46,21 @@ def entity_mentions(text: str) -> set[str]:
     return {word for word in _CAPITALISED.findall(text) if word.lower() not in _STOPWORDS}
 
 
-def discourse_graph(texts: Sequence[str]) -> list[list[float]]:
-    """Entity-continuation links: shared capitalised mentions over the smaller mention set (diagonal 0)."""
-    mentions = [entity_mentions(text) for text in texts]
-    n = len(texts)
-    graph = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1, n):
-            if mentions[i] and mentions[j]:
-                shared = len(mentions[i] & mentions[j])
-                graph[i][j] = graph[j][i] = shared / min(len(mentions[i]), len(mentions[j]))
-    return graph
+def discourse_graph(texts: Sequence[str]) -> np.ndarray:
+    """float32 [P, P]: entity-continuation links, shared capitalised mentions over the smaller mention set
+    (diagonal 0)."""
+    mentions = term_matrix([sorted(entity_mentions(text)) for text in texts])  # [P, entities], 0 or 1
+    shared = pair_products(mentions)  # [P, P] mentions in common
+    sizes = np.diff(mentions.indptr).astype(np.float64)
+    smaller = np.minimum(sizes[:, None], sizes[None, :])
+    graph = np.divide(shared, smaller, out=np.zeros_like(shared), where=smaller > 0)
+    np.fill_diagonal(graph, 0.0)
+    return graph.astype(np.float32)
 
 
-def paragraph_graph(texts: Sequence[str], kind: str) -> list[list[float]] | None:
-    """The ``kind`` graph (``similarity`` or ``discourse``) of an example's paragraphs; None for ``none``."""
+def paragraph_graph(texts: Sequence[str], kind: str) -> np.ndarray | None:
+    """The ``kind`` graph (``similarity`` or ``discourse``, float32 [P, P]) of an example's paragraphs; None for
+    ``none``."""
     if kind == "none":
         return None
     if kind == "similarity":

@@ -439,7 +439,7 @@ class _Shard:
             references=record["references"],
             provenance=[tuple(pair) for pair in record["provenance"]],
             n_dropped_paragraphs=record["n_dropped_paragraphs"],
-            graph=record.get("graph"),
+            graph=np.asarray(record["graph"], dtype=np.float32) if "graph" in record else None,
         )
 
     def close(self) -> None:

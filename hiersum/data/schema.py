@@ -7,8 +7,10 @@ Mask convention everywhere: bool, True = real token.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 if TYPE_CHECKING:  # annotations only: the tokenizing processes of ``hiersum prepare`` import this without torch
     import torch
@@ -66,12 +68,12 @@ class EncodedExample:
 
     ``paragraphs``: up to P lists of at most T ids. ``target``: summary ids without
     BOS/EOS (empty when there is no reference). ``provenance``: (document index,
-    paragraph index) of each kept paragraph. ``graph``: the paragraph graph [len(paragraphs)]^2
+    paragraph index) of each kept paragraph. ``graph``: the paragraph graph, float32 [len(paragraphs)]^2
     (weights in [0, 1], see ``hiersum/data/graph.py``) when the model uses one, else None.
 
     Not frozen: a :class:`Batch` carries its examples (``sources``), and Lightning's ``convert_input`` (under
     ``trainer.precision=bf16-true``) rebuilds every dataclass of a batch with ``apply_to_collection``, which sets
-    each field of a copy and refuses a frozen one.
+    each field of a copy and refuses a frozen one. Equal when every field is, the graphs by value.
     """
 
     id: str
@@ -80,7 +82,15 @@ class EncodedExample:
     references: list[str]
     provenance: list[tuple[int, int]]
     n_dropped_paragraphs: int = 0
-    graph: list[list[float]] | None = None
+    graph: np.ndarray | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EncodedExample):
+            return NotImplemented
+        same_graph = (self.graph is None and other.graph is None) or (
+            self.graph is not None and other.graph is not None and np.array_equal(self.graph, other.graph))
+        return same_graph and all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self)
+                                  if f.name != "graph")
 
 
 IGNORE_INDEX = -100

@@ -66,7 +66,7 @@ TEXT_COLUMNS = (
     *((f"novel_{n}gram", f"Novel {n}-gram %") for n in NGRAM_ORDERS),
     *((f"repeated_{n}gram", f"Repeated {n}-gram %") for n in NGRAM_ORDERS),
 )
-VERSIONED_PACKAGES = ("rouge-score", "sacrebleu", "torch", "torchmetrics", "numpy", "networkx", "matplotlib")
+VERSIONED_PACKAGES = ("rouge-score", "sacrebleu", "torch", "torchmetrics", "numpy", "scipy", "matplotlib")
 SIGNATURES = (("bleu_signature", "BLEU"), ("chrf_signature", "chrF"))
 N_EXAMPLES_SHOWN = 3
 

@@ -1,5 +1,6 @@
 """Collating batches (grid and flat layouts), token-budget batching and sharding, paragraph selection."""
 
+import numpy as np
 import pytest
 import torch
 from pytorch_lightning.plugins.precision import HalfPrecision
@@ -37,10 +38,10 @@ def test_collate_pads_and_masks():
 
 
 def test_a_batch_converts_as_lightnings_bf16_true_plugin_converts_it():
-    graph = [[1.0, 0.5], [0.5, 1.0]]
+    graph = np.array([[1.0, 0.5], [0.5, 1.0]], dtype=np.float32)
     examples = [EncodedExample(id="0", paragraphs=[[7, 8, 9], [10]], target=[11], references=["r"],
                                provenance=[(0, 0), (0, 1)], graph=graph), example(1, [[13]], [14])]
-    examples[1] = EncodedExample(**{**vars(examples[1]), "graph": [[1.0]]})
+    examples[1] = EncodedExample(**{**vars(examples[1]), "graph": np.ones((1, 1), dtype=np.float32)})
     batch = collate(examples, pad_id=0, bos_id=1, eos_id=2)
     converted = HalfPrecision("bf16-true").convert_input(batch)  # trainer.precision=bf16-true, before the step
     assert converted.paragraph_graph.dtype == torch.bfloat16

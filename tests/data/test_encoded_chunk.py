@@ -18,7 +18,7 @@ PAIRS = [  # (example, encoding): 2, 0, 3 paragraphs; the second has no target, 
     (Example("b", "", [], []), EncodedExample("b", [], [], [], [])),
     (Example("c", "T", [["x"], ["y", "z"]], ["r1", "r2"]),
      EncodedExample("c", [[11], [12, 13], []], [14], ["r1", "r2"], [(-1, 0), (0, 0), (1, 0)], 1,
-                    [[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]])),
+                    np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32))),
 ]
 
 
@@ -33,7 +33,7 @@ def test_a_chunk_holds_the_ids_lengths_and_record_lines_of_its_examples():
     records = [json.loads(line) for line in chunk.record_lines]
     assert all(line.endswith(b"\n") for line in chunk.record_lines)
     assert records[2] == {"id": "c", "references": ["r1", "r2"], "provenance": [[-1, 0], [0, 0], [1, 0]],
-                          "n_dropped_paragraphs": 1, "graph": PAIRS[2][1].graph, "title": "T",
+                          "n_dropped_paragraphs": 1, "graph": PAIRS[2][1].graph.tolist(), "title": "T",
                           "documents": [["x"], ["y", "z"]]}
     assert "title" not in json.loads(encoded_chunk(PAIRS, with_text=False).record_lines[0])
 

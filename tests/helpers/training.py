@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from hiersum.config import DataConfig, ModelConfig, OptimConfig
@@ -30,7 +31,7 @@ def module_and_batch(model: ModelConfig | None = None, optim: OptimConfig | None
     examples = [
         EncodedExample(id="a", paragraphs=ids[:2], target=ids[2], references=["z"], provenance=[], graph=graph),
         EncodedExample(id="b", paragraphs=[ids[2]], target=ids[0] + ids[2], references=["x"], provenance=[],
-                       graph=[[0.0]] if graph else None),
+                       graph=np.zeros((1, 1), dtype=np.float32) if graph is not None else None),
     ]
     special = tokenizer.special
     batch = collate(examples, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos,
