@@ -55,13 +55,13 @@ from omegaconf import OmegaConf
 
 from hiersum.config import ModelConfig
 from hiersum.decoding.generation import GenerationOptions, generate
-from hiersum.inference.batched import autocast
+from hiersum.inference.precision import autocast
 from hiersum.model import HierSum
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "model"
 SEARCHES = ("greedy", "beam")
 PRECISIONS = {"fp32": "32", "bf16": "bf16"}
-"""``--precision`` -> the ``precision`` of :func:`hiersum.inference.batched.autocast`."""
+"""``--precision`` -> the ``precision`` of :func:`hiersum.inference.precision.autocast`."""
 
 
 def model_config(name: str) -> ModelConfig:

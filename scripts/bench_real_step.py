@@ -80,9 +80,9 @@ from hiersum.commands.train import USAGE
 from hiersum.config import TrainConfig, config_dict
 from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.schema import Batch
+from hiersum.inference.precision import decoding_precision
 from hiersum.model.encoder_registry import run_tokenizer_config, validate_choices
 from hiersum.model.flops import Peak, cpu_name, device_peak, training_flops
-from hiersum.training.callbacks import MATMUL_DTYPES
 from hiersum.training.fit import build_module, build_tokenizer, prepared_datamodule
 from hiersum.training.module import HierSumModule
 
@@ -98,7 +98,6 @@ SCOPES = ("Optimizer.", GUARD)
 SCOPE_SEPARATOR = " > "
 MIXED_PRECISIONS = ("bf16-mixed", "16-mixed")
 """``trainer.precision`` values whose forward runs under autocast (as Lightning's ``MixedPrecision`` plugin)."""
-PRECISION_ALIASES = {"32": "32-true", "16": "16-mixed", "bf16": "bf16-mixed"}
 
 GROUPS: dict[str, str] = {
     "matrix_products": "aten::mm, addmm, bmm, baddbmm, matmul, linear, ... and their backward nodes",
@@ -187,9 +186,9 @@ def build_run(overrides: list[str], work_dir: Path) -> Run:
 
 
 def precision(cfg: TrainConfig) -> str:
-    """``trainer.precision`` in Lightning's long names (``32-true`` when unset)."""
-    name = str(config_dict(cfg.trainer).get("precision") or "32-true")
-    return PRECISION_ALIASES.get(name, name)
+    """``trainer.precision`` in Lightning's long names (an alias read as one when composed; ``32-true`` when
+    unset)."""
+    return str(config_dict(cfg.trainer).get("precision") or "32-true")
 
 
 def autocast_context(cfg: TrainConfig) -> Callable[[], contextlib.AbstractContextManager]:
@@ -207,7 +206,7 @@ def step_peak(cfg: TrainConfig) -> Peak | None:
     throughput = (cfg.callbacks or {}).get("throughput") or {}
     if throughput.get("available_flops") is not None:
         return Peak(float(throughput["available_flops"]), "callbacks.throughput.available_flops")
-    return device_peak("cpu", MATMUL_DTYPES.get(precision(cfg), torch.float32))
+    return device_peak("cpu", decoding_precision(precision(cfg)).computes)
 
 
 def first_batches(loader: Iterable[Batch], count: int, what: str) -> list[Batch]:

@@ -11,7 +11,8 @@ class ConfigEnum(str, Enum):
 
     Member names equal their values: OmegaConf looks a YAML or command-line string up by name and
     refuses any other at composition. An integer from the command line (``precision=16``) is looked
-    up by its digits.
+    up by its digits. An alias (a name whose value is another member's: ``Precision`` ``bf16``) is that member,
+    looked up by name or by value.
     """
 
     def __str__(self) -> str:
@@ -25,8 +26,8 @@ class ConfigEnum(str, Enum):
 
     @classmethod
     def _missing_(cls, value: object) -> ConfigEnum | None:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return cls.__members__.get(str(value))
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            return cls.__members__.get(str(value))  # a name that is no value: an alias (``Precision("bf16")``)
         return None
 
     @classmethod
@@ -35,7 +36,7 @@ class ConfigEnum(str, Enum):
         try:
             return cls(value)
         except ValueError:
-            choices = ", ".join(repr(member.value) for member in cls)
+            choices = ", ".join(map(repr, cls.__members__))  # aliases too
             raise ValueError(f"{key} must be one of {choices}, found {value!r}") from None
 
 
@@ -106,23 +107,27 @@ class Baseline(ConfigEnum):
     lexrank = "lexrank"
 
 
-def fixed_choices(name: str, *values: str) -> type[ConfigEnum]:
+def fixed_choices(name: str, *values: str, aliases: dict[str, str] | None = None) -> type[ConfigEnum]:
     """A :class:`ConfigEnum` named ``name`` whose members are ``values``, each its own name (a value need not be
-    an identifier: ``127.0.0.1``)."""
-    return ConfigEnum(name, [(value, value) for value in values])  # type: ignore[return-value]
+    an identifier: ``127.0.0.1``), and ``aliases``: names of the member of each value."""
+    members = [(value, value) for value in values] + list((aliases or {}).items())
+    return ConfigEnum(name, members)  # type: ignore[return-value]
 
 
 ServeHost = fixed_choices("ServeHost", "127.0.0.1", "0.0.0.0", "::")
 """``hiersum serve host``: the addresses LitServe listens on: this machine, every IPv4 interface, every interface."""
 ServeAccelerator = fixed_choices("ServeAccelerator", "auto", "cpu", "cuda", "mps")
 """``hiersum serve accelerator``: LitServe's accelerator (one inference worker per device)."""
+PRECISION_ALIASES = {"64": "64-true", "32": "32-true", "16": "16-mixed", "bf16": "bf16-mixed"}
+"""Lightning's legacy precision names and the precision each is (its ``_PRECISION_INPUT_STR_ALIAS_CONVERSION``,
+which ``Trainer`` applies; a test keeps them equal: Lightning is not imported here)."""
 Precision = fixed_choices("Precision", "transformer-engine", "transformer-engine-float16", "16-true", "16-mixed",
-                          "bf16-true", "bf16-mixed", "32-true", "64-true", "64", "32", "16", "bf16")
+                          "bf16-true", "bf16-mixed", "32-true", "64-true", aliases=PRECISION_ALIASES)
 """The numeric precision, one vocabulary for training and decoding: Lightning's names (``trainer.precision``; a test
-keeps them ``lightning_fabric.connector._PRECISION_INPUT``'s), where ``32`` = ``32-true``, ``16`` = ``16-mixed`` and
-``bf16`` = ``bf16-mixed``. ``hiersum summarize`` / ``serve`` ``precision`` (and ``load_summarizer``) decode in those
-of :data:`hiersum.inference.batched.PRECISIONS`: float32, autocast to bfloat16 / float16 (the weights stay float32),
-or the weights in bfloat16 (``bf16-true``)."""
+keeps them ``lightning_fabric.connector._PRECISION_INPUT``'s), each alias of :data:`PRECISION_ALIASES` read as the
+precision it is (``precision=bf16`` is ``bf16-mixed`` once composed, as Lightning reads it). What decoding does under
+each (``hiersum summarize`` / ``serve`` ``precision``, ``load_summarizer``, the validation ROUGE of a training run):
+:data:`hiersum.inference.precision.PRECISIONS`."""
 LogLevel = fixed_choices("LogLevel", "critical", "error", "warning", "info", "debug", "trace")
 """``hiersum serve log_level``: of LitServe and uvicorn."""
 

@@ -18,9 +18,9 @@ class SummaryOptions(SelectionOverrides):  # type: ignore[misc, valid-type]
     checkpoint's), precision, decoding and their batches: what decides a record's summary line besides the model."""
 
     precision: Precision = Precision("32")  # type: ignore[valid-type]
-    """The decoding precision (:data:`hiersum.config.Precision`, Lightning's names): ``32``, ``bf16`` / ``16``
-    (autocast; ``16`` needs cuda; also ``bf16-mixed``, ``16-mixed``, ``32-true``) or ``bf16-true`` (the weights in
-    bfloat16)."""
+    """The decoding precision (:data:`hiersum.config.Precision`, Lightning's names; an alias read as the precision it
+    is): ``32``, ``bf16`` / ``16`` (autocast; ``16`` needs cuda) or ``bf16-true`` (the weights in bfloat16, converted
+    once when loaded), ...: :data:`hiersum.inference.precision.PRECISIONS`."""
     batch_tokens: int = 8192
     """Token budget of a decoding batch (examples x paragraphs x tokens)."""
     attention_top_k: int = 3

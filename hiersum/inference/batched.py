@@ -7,7 +7,6 @@ nor torchmetrics, so ``hiersum summarize`` starts quickly.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -27,29 +26,16 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from hiersum.config import DecodeConfig, Precision
+from hiersum.config import DecodeConfig
 from hiersum.data.batching import FlatLayout, collate, make_token_budget_batches
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.decoding.attention import top_paragraphs
 from hiersum.decoding.generation import generate
 from hiersum.decoding.search import GiveUp
+from hiersum.inference.precision import DecodingPrecision, check_weights
 from hiersum.model.encoder_registry import batch_layout, encoder_spec
 from hiersum.model.summarizer import HierSum
-
-PRECISIONS: dict[Precision, torch.dtype | None] = {  # type: ignore[valid-type]
-    Precision("32"): None, Precision("32-true"): None, Precision("bf16"): torch.bfloat16,
-    Precision("bf16-mixed"): torch.bfloat16, Precision("16"): torch.float16, Precision("16-mixed"): torch.float16,
-    Precision("bf16-true"): torch.bfloat16,
-}
-"""The :data:`hiersum.config.Precision` values decoding runs in, each with its dtype (a string, so
-``PRECISIONS["bf16"]`` works): float32 (None: ``32``, ``32-true``); the autocast dtype (``bf16`` = ``bf16-mixed``,
-``16`` = ``16-mixed``: the weights stay float32); or, for the names of :data:`WEIGHT_DTYPES`, the dtype of the
-weights and of every computation (no autocast)."""
-
-WEIGHT_DTYPES: dict[str, torch.dtype] = {"bf16-true": torch.bfloat16}
-"""The precisions that convert the model's weights (and the batch's floating tensors) to a dtype, as
-``trainer.precision=bf16-true`` does in training: half the weights' memory."""
 
 
 @dataclass(frozen=True)
@@ -85,17 +71,6 @@ def is_out_of_memory(error: BaseException) -> bool:
         isinstance(error, RuntimeError) and "can't allocate memory" in str(error))
 
 
-def autocast(device: torch.device | str, precision: str) -> contextlib.AbstractContextManager:
-    """Autocast to ``precision`` ("bf16" or "16") on ``device``; "32" and the weight precisions
-    (:data:`WEIGHT_DTYPES`, the model already in that dtype) do nothing."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, found {precision!r}")
-    dtype = PRECISIONS[precision]
-    if dtype is None or precision in WEIGHT_DTYPES:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=torch.device(device).type, dtype=dtype)
-
-
 def iter_batches(
     encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, *, batch_tokens: int, max_batch_size: int,
     flat: FlatLayout | None = None,
@@ -124,22 +99,25 @@ def summarize_encoded(
     """Decode every example with ``model`` (moved to ``device``, eval mode); yields (indices,
     summaries) batch by batch (sorted by size).
 
-    ``precision``: "32", "bf16" / "16" to run under autocast, or "bf16-true": the model converted to bfloat16
-    (in place, as it is moved to ``device``) and the batches' floating tensors with it. ``attention_top_k`` > 0
+    ``precision``: one of Lightning's (:data:`hiersum.inference.precision.PRECISIONS`: ``32``, ``bf16`` / ``16``
+    under autocast, ``bf16-true``...). The model's weights must be in its dtype already (a ``ValueError``
+    otherwise: :func:`hiersum.inference.load_summarizer` converts them once, this converts none); the batches'
+    floating tensors are converted to it. ``attention_top_k`` > 0
     adds each example's most attended paragraphs (encoders with inter-paragraph layers; costs one more encoder
     pass). ``deadlines``: per example, a ``time.monotonic()`` past which its search stops (None: none); its
     summary is then None, and the other examples of its batch go on without it.
     """
-    model.eval().to(device, dtype=WEIGHT_DTYPES.get(precision))
+    decoding = check_weights(model, precision)
+    model.eval().to(device)
     for indices, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens,
                                        max_batch_size=decode.batch_size,
                                        flat=batch_layout(model.config, tokenizer)):
-        batch.to(device, dtype=WEIGHT_DTYPES.get(precision))
-        with autocast(device, precision):
+        batch.to(device, dtype=decoding.weights)
+        with decoding.autocast_on(device):
             output = generate(model, batch.src, batch.src_mask, decode, paragraph_graph=batch.paragraph_graph,
                               give_up=None if deadlines is None else _past([deadlines[i] for i in indices]))
         ranked = [None] * len(batch) if not attention_top_k else most_attended(
-            model, batch, attention_top_k, device=device, precision=precision
+            model, batch, attention_top_k, device=device, decoding=decoding
         )
         yield indices, [
             Summary(
@@ -161,13 +139,13 @@ def _past(deadlines: list[float | None]) -> GiveUp:
 
 
 def most_attended(
-    model: HierSum, batch: Batch, k: int, *, device: torch.device | str, precision: str
+    model: HierSum, batch: Batch, k: int, *, device: torch.device | str, decoding: DecodingPrecision
 ) -> list[list[tuple[int, int, float]]]:
     """The ``k`` most attended paragraphs of each example of ``batch`` (encoders with inter-paragraph layers)."""
     if not encoder_spec(model.config.encoder).inter_paragraph or not list(model.config.inter_layers):
         raise ValueError(f"attention inspection needs inter-paragraph layers; this checkpoint's encoder "
                          f"({model.config.encoder}) has none")
-    with autocast(device, precision):
+    with decoding.autocast_on(device):
         encoded = model.encode(
             batch.src, batch.src_mask, paragraph_graph=batch.paragraph_graph, return_attention=True, layout=batch.layout
         )

@@ -31,7 +31,8 @@ from hiersum.data.schema import Example
 from hiersum.data.selection import EncodingConfig, encode_examples, encoding_config, paragraphed
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
-from hiersum.inference.batched import PRECISIONS, summarize_encoded
+from hiersum.inference.batched import summarize_encoded
+from hiersum.inference.precision import decoding_precision
 from hiersum.inference.summary_lines import attended_paragraphs, example_of, summary_line
 from hiersum.model.encoder_registry import encoder_spec
 from hiersum.model.summarizer import HierSum
@@ -46,25 +47,31 @@ JSONL shape (``{"id", "title", "documents"}``, or ``{"id", "text"}``)."""
 
 
 def checked_device(device: str, precision: str = "32") -> str:
-    """The kind (``cpu`` / ``cuda``) of ``device``; a malformed device, an absent CUDA or a precision the
-    device cannot run is a :class:`UsageError`."""
-    if precision not in PRECISIONS:
-        raise UsageError(f"precision must be one of {', '.join(PRECISIONS)}; found {precision!r}")
+    """The kind (``cpu`` / ``cuda``) of ``device``; a malformed device, an absent CUDA, a precision that is none of
+    Lightning's (:data:`hiersum.inference.precision.PRECISIONS`) or one the device cannot run (float16 on a CPU) is
+    a :class:`UsageError`."""
+    try:
+        decoding = decoding_precision(precision)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     try:
         kind = torch.device(device).type
     except RuntimeError:
         raise UsageError(f"device must be cpu or cuda[:N]; found {device!r}") from None
     if kind == "cuda" and not torch.cuda.is_available():
         raise UsageError("device=cuda asked for, but no CUDA device is available")
-    if kind == "cpu" and PRECISIONS[precision] is torch.float16:
+    if kind == "cpu" and decoding.computes is torch.float16:
         raise UsageError(f"precision={precision} needs device=cuda (on cpu use precision=bf16)")
     return kind
 
 
-@dataclass
+@dataclass(frozen=True)
 class Summarizer:
-    """A checkpoint's network loaded to summarize on a device: what ``hiersum summarize``, ``hiersum serve`` and the
-    Python call decode with. Made by :func:`load_summarizer`."""
+    """A checkpoint's network loaded to summarize on a device in a precision: what ``hiersum summarize``,
+    ``hiersum serve`` and the Python call decode with. Made by :func:`load_summarizer`, which moves the network to
+    ``device`` and converts its weights to ``precision``'s dtype once; a summarizer decodes only in that precision
+    (another one with the same network, ``dataclasses.replace(summarizer, precision=...)``, is refused at its first
+    decode: load the checkpoint again in the other precision)."""
 
     network: TrainedNetwork
     """The network and what its checkpoint carries (tokenizer, data and search settings)."""
@@ -73,7 +80,8 @@ class Summarizer:
     device: str = "cpu"
     """Where it decodes: ``cpu``, ``cuda``, ``cuda:N``."""
     precision: str = "32"
-    """``32``, ``bf16``, ``16`` (autocast; cuda) or ``bf16-true`` (the weights in bfloat16)."""
+    """One of Lightning's precisions (:data:`hiersum.inference.precision.PRECISIONS`): ``32``, ``bf16`` / ``16``
+    (autocast; ``16`` needs cuda), ``bf16-true`` (the weights in bfloat16), ..."""
     batch_tokens: int = 8192
     """Token budget of a decoding batch (examples x paragraphs x tokens)."""
 
@@ -197,12 +205,14 @@ def load_summarizer(path: str | Path, *, device: str = "cpu", precision: str = "
                     compile: bool = False) -> Summarizer:
     """The hiersum checkpoint (``.ckpt``) or model directory (``hiersum export``) at ``path``, ready to
     summarize on ``device`` in ``precision`` (:class:`Summarizer`); its network loaded by
-    :func:`hiersum.checkpoints.load_network` (``weights_only=True``, no Lightning) and its tokenizer parsed. Any
-    failure is one :class:`UsageError` line (a missing, unreadable or mismatched file, no tokenizer, a device this
-    machine lacks). With ``compile``, the model's repeated blocks are compiled in place
-    (:meth:`hiersum.model.HierSum.compile`)."""
+    :func:`hiersum.checkpoints.load_network` (``weights_only=True``, no Lightning), moved to ``device`` and its
+    weights converted to ``precision``'s dtype (:data:`hiersum.inference.precision.PRECISIONS`), and its tokenizer
+    parsed. Any failure is one :class:`UsageError` line (a missing, unreadable or mismatched file, no tokenizer, a
+    device this machine lacks, an unknown precision). With ``compile``, the model's repeated blocks are compiled in
+    place (:meth:`hiersum.model.HierSum.compile`)."""
     checked_device(device, precision)
     network = load_network(path)
+    network.model.eval().to(device, dtype=decoding_precision(precision).weights)
     if compile:
         network.model.compile()
     checkpoint_tokenizer(network, path)  # parsed now, once: a checkpoint without a tokenizer is refused at load

@@ -33,7 +33,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from hiersum.config import ServeConfig
 from hiersum.errors import Terminated, UsageError
-from hiersum.inference.pipeline import load_summarizer
+from hiersum.inference.pipeline import checked_device, load_summarizer
 from hiersum.private_apis import KeepsServerSockets
 from hiersum.serving.api import API_PATH, RequestChecks, SummarizeAPI
 from hiersum.serving.schema import summarize_operation
@@ -124,8 +124,8 @@ def checked_serve_config(cfg: ServeConfig, decode_given: Collection[str] | None 
     the device, carries a tokenizer and its paragraph selection is valid; with ``decode_given``, the requests'
     defaults (in the HTTP process's checks and in each worker) are the checkpoint's recorded search settings but for
     those fields."""
-    summarizer = load_summarizer(cfg.checkpoint, device="cuda" if cfg.accelerator == "cuda" else "cpu",
-                                 precision=str(cfg.precision))
+    checked_device("cuda" if cfg.accelerator == "cuda" else "cpu", str(cfg.precision))
+    summarizer = load_summarizer(cfg.checkpoint)  # on the CPU: this process decodes nothing (each worker loads)
     summarizer.selection(cfg)
     return replace(cfg, decode=summarizer.decoding(cfg.decode, decode_given))
 

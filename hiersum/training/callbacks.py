@@ -31,7 +31,8 @@ from pytorch_lightning.trainer.states import RunningStage
 from hiersum.config import DecodeConfig
 from hiersum.data.schema import Batch
 from hiersum.data.tokenizer import SubwordTokenizer
-from hiersum.inference.batched import PRECISIONS, summarize_encoded
+from hiersum.inference.batched import summarize_encoded
+from hiersum.inference.precision import decoding_precision
 from hiersum.model.flops import Peak, device_peak
 from hiersum.private_apis import ThroughputMonitorHooks, log_to_loggers, logs_update_now
 from hiersum.training.module import HierSumModule
@@ -63,15 +64,6 @@ Scorer = Callable[[Sequence[str], Sequence[Sequence[str]]], Mapping[str, float]]
 :func:`hiersum.evaluation.metrics.rouge_scores`."""
 
 
-def decoding_precision(precision: str) -> str:
-    """The precision (:data:`hiersum.config.Precision`) the validation decodes in under ``trainer.precision``: the
-    same where decoding runs it (:data:`hiersum.inference.batched.PRECISIONS`), autocast to float16 for ``16-true``
-    (the weights left in their dtype), ``32`` for any other."""
-    if precision in PRECISIONS:
-        return precision
-    return "16-mixed" if precision == "16-true" else "32"
-
-
 class ValidationRouge(pl.Callback):
     """Scores (ROUGE F1, 0-100, best reference per example, with the default ``scorer`` of
     ``conf/callbacks/val_rouge.yaml``) of the first ``n_examples`` validation examples, logged as
@@ -86,8 +78,8 @@ class ValidationRouge(pl.Callback):
         batch_tokens: token budget of a decoding batch (None: ``data.batch_tokens`` of the datamodule).
 
     Every rank decodes the same subset, so the logged value is the same everywhere (no sync needed). Decoded in
-    the training's precision (:func:`decoding_precision`), on the network as it trains. Skipped during
-    Lightning's sanity check.
+    the training's precision (:data:`hiersum.inference.precision.PRECISIONS`), on the network as it trains. Skipped
+    during Lightning's sanity check.
     """
 
     def __init__(
@@ -113,7 +105,7 @@ class ValidationRouge(pl.Callback):
         predictions = [""] * len(encoded)
         for indices, summaries in summarize_encoded(
             pl_module.model, encoded, self._tokenizer, self.decode, batch_tokens=batch_tokens, device=pl_module.device,
-            precision=decoding_precision(str(trainer.precision)),
+            precision=str(trainer.precision),
         ):
             for index, summary in zip(indices, summaries, strict=True):
                 predictions[index] = summary.summary
@@ -163,7 +155,7 @@ class Throughput(ThroughputMonitorHooks, ThroughputMonitor):
         if self.configured_flops is not None:
             self.peak = Peak(float(self.configured_flops), "callbacks.throughput.available_flops")
         else:
-            self.peak = self._device_peak(trainer, MATMUL_DTYPES.get(str(trainer.precision), torch.float32))
+            self.peak = self._device_peak(trainer, decoding_precision(str(trainer.precision)).computes)
             if self.peak is None and lightning_flops:
                 self.peak = Peak(float(lightning_flops), "Lightning's get_available_flops")
         if self.peak is not None and trainer.is_global_zero:
@@ -214,7 +206,3 @@ class Throughput(ThroughputMonitorHooks, ThroughputMonitor):
             self._load_averages.append(os.getloadavg()[0])
         log_to_loggers(trainer, {f"{stage.value}{throughput.separator}{k}": v for k, v in metrics.items()}, iter_num)
 
-
-MATMUL_DTYPES = {"bf16-mixed": torch.bfloat16, "bf16-true": torch.bfloat16, "16-mixed": torch.float16,
-                 "16-true": torch.float16}
-"""The dtype of the matrix products under a ``trainer.precision`` (float32 for any other)."""

@@ -194,12 +194,12 @@ def test_options_hydra_refuses_exit_2_in_one_line(option, tmp_path, monkeypatch,
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "hydra").exists()
 
 
-def test_a_training_precision_decoding_lacks_exits_2_in_one_line(tmp_path, monkeypatch, capsys):
-    """``precision`` is ``trainer.precision``'s type; one decoding cannot run (``64-true``) is refused in one line
-    naming those it runs, before the checkpoint is read."""
-    result = run_in_process(PROG, [*base_args("m.ckpt", "in.jsonl", tmp_path / "out.jsonl"), "precision=64-true",
-                                   f"hydra.run.dir={tmp_path / 'hydra'}"], monkeypatch, capsys)
-    assert_usage_error(result.returncode, result.stderr, "precision must be one of 32, 32-true, bf16, bf16-mixed")
+def test_a_precision_the_device_cannot_run_exits_2_in_one_line(tmp_path, monkeypatch, capsys):
+    """``precision`` is ``trainer.precision``'s type; one the CPU cannot decode in (``16-true``: float16 weights) is
+    refused in one line naming the device it needs, before the checkpoint is read."""
+    result = run_in_process(PROG, [*base_args("m.ckpt", "in.jsonl", tmp_path / "out.jsonl"), "precision=16-true",
+                                   "device=cpu", f"hydra.run.dir={tmp_path / 'hydra'}"], monkeypatch, capsys)
+    assert_usage_error(result.returncode, result.stderr, "precision=16-true needs device=cuda")
     assert not (tmp_path / "out.jsonl").exists()
 
 

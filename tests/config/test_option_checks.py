@@ -12,7 +12,12 @@ from typing import Any, get_args, get_type_hints
 import pytest
 import pytorch_lightning as pl
 from hydra.utils import instantiate
-from lightning_fabric.connector import _PRECISION_INPUT_INT, _PRECISION_INPUT_STR, _PRECISION_INPUT_STR_ALIAS
+from lightning_fabric.connector import (
+    _PRECISION_INPUT_INT,
+    _PRECISION_INPUT_STR,
+    _PRECISION_INPUT_STR_ALIAS,
+    _PRECISION_INPUT_STR_ALIAS_CONVERSION,
+)
 from pytorch_lightning.accelerators import AcceleratorRegistry
 
 from hiersum.config import (
@@ -50,8 +55,11 @@ def test_the_trainer_schema_types_are_lightnings_plain_types():
 
 def test_the_trainer_choices_are_lightnings():
     precisions = (_PRECISION_INPUT_STR, _PRECISION_INPUT_INT, _PRECISION_INPUT_STR_ALIAS)
-    assert sorted(member.value for member in Precision) == sorted(
-        {str(value) for literal in precisions for value in get_args(literal)})
+    names = {str(value) for literal in precisions for value in get_args(literal)}
+    assert sorted(Precision.__members__) == sorted(names)
+    assert sorted(member.value for member in Precision) == sorted(get_args(_PRECISION_INPUT_STR))
+    assert {name: Precision(name).value for name in names} == {  # each alias is the precision Lightning reads it as
+        name: _PRECISION_INPUT_STR_ALIAS_CONVERSION.get(name, name) for name in names}
     assert sorted(TRAINER_ACCELERATORS) == sorted({"auto", "gpu", *AcceleratorRegistry.available_accelerators()})
 
 

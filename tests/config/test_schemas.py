@@ -52,8 +52,8 @@ from hiersum.config import (
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.errors import UsageError
 from hiersum.evaluation.baselines import BASELINES
-from hiersum.inference.batched import PRECISIONS
 from hiersum.inference.pipeline import checked_device
+from hiersum.inference.precision import PRECISIONS
 from hiersum.model.encoder_registry import validate_encoder
 from hiersum.training.module import HierSumModule, module_hparams
 from hiersum.training.schedule import NoamSchedule
@@ -149,7 +149,7 @@ def test_every_entry_point_config_composes_and_validates(name, tmp_path):
         assert typed.bootstrap == BootstrapConfig() and typed.baselines == list(Baseline)
         assert (typed.checkpoint, typed.predictions, typed.data.path) == (None, "p.jsonl", "/tmp/corpus")
     if name == "summarize":
-        assert (typed.checkpoint, typed.precision, typed.selection) == ("x.ckpt", "32", None)
+        assert (typed.checkpoint, typed.precision, typed.selection) == ("x.ckpt", "32-true", None)
 
 
 @pytest.mark.parametrize("data", group_options("data"))
@@ -273,23 +273,28 @@ def test_an_added_key_and_valid_choices_compose(tmp_path):
                                        "selection=round_robin", "decode.stopping=official"], tmp_path)
     assert cfg.bogus == 1
     typed = OmegaConf.to_object(cfg)
-    assert (typed.precision, typed.selection, typed.decode.stopping) == ("16", "round_robin", "official")
-    assert str(typed.precision) == "16" and f"{typed.selection}" == "round_robin"
+    assert (typed.precision, typed.selection, typed.decode.stopping) == ("16-mixed", "round_robin", "official")
+    assert str(typed.precision) == "16-mixed" and f"{typed.selection}" == "round_robin"  # Lightning's alias read
 
 
 def test_one_precision_type_for_training_and_decoding(tmp_path):
     """``trainer.precision`` and summarize's ``precision`` are one type (:data:`Precision`, Lightning's names): the
-    same value composes in both; decoding runs a subset of it and refuses the others in one line, naming them."""
+    same value composes in both, an alias as the precision it names; decoding knows what to do under each (one
+    table), and a name that is none of them is refused in one line, naming them."""
     train = OmegaConf.to_object(compose_config("train", ["trainer.precision=bf16-mixed"], tmp_path).trainer)
     summarize = OmegaConf.to_object(compose_config("summarize", [*ENTRY_POINTS["summarize"][1],
                                                                  "precision=bf16-mixed"], tmp_path))
     assert type(train.precision) is type(summarize.precision) is Precision
     assert train.precision == summarize.precision == "bf16-mixed"
-    assert set(PRECISIONS) < set(Precision)  # every precision decoding runs is a training one
-    assert PRECISIONS["bf16-mixed"] is PRECISIONS["bf16"] is torch.bfloat16 and PRECISIONS["32-true"] is None
-    with pytest.raises(UsageError, match=r"^precision must be one of 32, 32-true, bf16, bf16-mixed, 16, 16-mixed, "
-                                         r"bf16-true; found '64-true'$"):
-        checked_device("cpu", Precision("64-true"))
+    alias = OmegaConf.to_object(compose_config("train", ["trainer.precision=bf16"], tmp_path).trainer)
+    assert alias.precision is Precision("bf16-mixed")
+    assert set(PRECISIONS) == set(Precision)  # every training precision has its decoding
+    assert PRECISIONS[Precision("bf16")].autocast is torch.bfloat16 and PRECISIONS[Precision("32")].autocast is None
+    with pytest.raises(UsageError, match=r"^precision must be one of 'transformer-engine', .*, '32', '16', 'bf16', "
+                                         r"found '64bit'$"):
+        checked_device("cpu", "64bit")
+    with pytest.raises(UsageError, match=r"^precision=16-true needs device=cuda"):
+        checked_device("cpu", Precision("16-true"))
 
 
 def test_a_misspelt_key_in_a_preset_file_fails_at_composition(tmp_path):

@@ -12,23 +12,34 @@ from hiersum.serving.client import free_port, wait_until_healthy
 from tests.helpers.cli import BIN, cli_env
 from tests.helpers.paths import PROJECT_ROOT
 
+GATES_VARIABLE = "HIERSUM_TEST_GATES"
+"""The folder of the gates of a gated server (:mod:`tests.helpers.gated_serve`; inherited by its processes)."""
+GATED = "gated-"
+"""The prefix of the record ids a gated server holds until their gate opens."""
 START_SECONDS = 120
 """How long a server may take to answer /health (spawning the worker imports torch and loads the model)."""
 
 
-def start_server(checkpoint: Path, run_dir: Path, *options: str) -> tuple[subprocess.Popen, str]:
+def start_server(checkpoint: Path, run_dir: Path, *options: str, gates: Path | None = None
+                 ) -> tuple[subprocess.Popen, str]:
     """``hiersum serve`` on ``checkpoint`` at a free port of 127.0.0.1, answering /health: (process, base URL).
     Its stdout and stderr go to ``run_dir/server.log``; it leads a process group of its own (the group of a
-    terminal's Ctrl-C: ``os.killpg(process.pid, SIGINT)``)."""
+    terminal's Ctrl-C: ``os.killpg(process.pid, SIGINT)``). With ``gates`` (a folder), a request whose record id
+    starts with ``gated-`` is held in the worker until the test opens its gate
+    (:mod:`tests.helpers.gated_serve`)."""
     port = free_port()
     run_dir.mkdir(parents=True, exist_ok=True)
     # cli_env's one intra-op thread, as every console script the tests start (the serving tests took ~9% more CPU on
-    # two): a decode of the tiny model is faster so, and test_serve_process.py's slow decodes are long enough to
-    # outlast its 0.3 s timeout on one thread (800 tokens of beam 16 took 0.26 s: it decodes 2,500)
+    # two): a decode of the tiny model is faster so
     env = cli_env()
+    command = [str(BIN / "hiersum")]
+    if gates is not None:
+        gates.mkdir(parents=True, exist_ok=True)
+        env[GATES_VARIABLE] = str(gates)
+        command = [str(BIN / "python"), "-m", "tests.helpers.gated_serve"]
     with open(run_dir / "server.log", "w", encoding="utf-8") as log:  # the server writes on through its own copy
         process = subprocess.Popen(
-            [str(BIN / "hiersum"), "serve", f"checkpoint={checkpoint}", f"port={port}", "log_level=warning",
+            [*command, "serve", f"checkpoint={checkpoint}", f"port={port}", "log_level=warning",
              f"hydra.run.dir={run_dir}", *options],
             cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
@@ -39,6 +50,11 @@ def start_server(checkpoint: Path, run_dir: Path, *options: str) -> tuple[subpro
         stop_server(process)
         raise AssertionError(f"{error}:\n{server_log(run_dir)}") from None
     return process, url
+
+
+def open_gate(gates: Path, record_id: str) -> None:
+    """Let a gated server decode the request of ``record_id`` (now, or as soon as its worker takes it up)."""
+    (gates / record_id).touch()
 
 
 def server_log(run_dir: Path) -> str:

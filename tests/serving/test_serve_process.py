@@ -1,6 +1,13 @@
 """``hiersum serve`` as a process on 127.0.0.1: 200 concurrent requests answered as ``hiersum summarize`` writes
 the same records, bad requests among them refused in one line without changing any good answer, and SIGTERM
-with requests in flight (answered, then exit 0), Ctrl-C in a terminal (SIGINT to the whole group) stops it."""
+with requests in flight (answered, then exit 0), Ctrl-C in a terminal (SIGINT to the whole group) stops it.
+
+No outcome here depends on how fast the machine is: where a test needs a request still queued or decoding while it
+does something else, the request is held in the server's worker until the test opens its gate
+(:mod:`tests.helpers.gated_serve`), and the test waits for what the server reports (``/metrics``), not for a time.
+A time bound left is a guard against a hang, far past anything a loaded machine takes: a held request's server
+``timeout`` is :data:`HELD_TIMEOUT` (under a load average of 11 on 2 cores, 16 requests took a minute to be let in).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +15,13 @@ import json
 import os
 import random
 import signal
+import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,9 +31,21 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from hiersum.commands.summarize import summarize
 from hiersum.serving.client import post_json
-from tests.helpers.serving import assert_same_lines, server_log, start_server, stop_server
+from tests.helpers.serving import (
+    GATED,
+    assert_same_lines,
+    open_gate,
+    server_log,
+    start_server,
+    stop_server,
+)
 
 pytestmark = pytest.mark.slow
+
+HANG_SECONDS = 300
+"""How long :func:`wait_until` waits for what a server should report, and a held request for its answer."""
+HELD_TIMEOUT = f"timeout={2 * HANG_SECONDS}"
+"""The server option of the tests whose requests are held (not the 504 test's): no 504 while the test waits."""
 
 DECODE = ["decode.beam_size=2", "decode.min_length=1", "decode.max_length=12"]
 """The server's decoding defaults (and summarize's): short summaries, a quick test."""
@@ -105,7 +127,7 @@ KEY = "test-key"
 def scrape(url: str) -> dict[str, list]:
     """The samples of ``/metrics``, by family name, as Prometheus's own parser (prometheus_client's) reads them."""
     request = urllib.request.Request(f"{url}/metrics", headers={"X-API-Key": KEY})
-    with urllib.request.urlopen(request, timeout=30) as reply:
+    with urllib.request.urlopen(request, timeout=HANG_SECONDS) as reply:
         text = reply.read().decode("utf-8")
     return {family.name: family.samples for family in text_string_to_metric_families(text)}
 
@@ -114,11 +136,50 @@ def value(samples: list, name: str, **labels: str) -> float:
     return sum(sample.value for sample in samples if sample.name == name and sample.labels.items() >= labels.items())
 
 
+def queue_depth(url: str) -> float:
+    """The requests past the checks and not yet answered, as ``/metrics`` reports them."""
+    return value(scrape(url)["hiersum_queue_depth"], "hiersum_queue_depth")
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    """Wait for ``condition`` (polled); an ``AssertionError`` naming ``what`` if it does not hold within
+    :data:`HANG_SECONDS` (a guard against a hang, not a timing)."""
+    deadline = time.monotonic() + HANG_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not after {HANG_SECONDS} s"
+        time.sleep(0.02)
+
+
+def refuses_connections(url: str) -> bool:
+    """Whether the server at ``url`` refuses (or resets) a new connection."""
+    address = urllib.parse.urlsplit(url)
+    try:
+        socket.create_connection((address.hostname, address.port), timeout=10).close()
+    except (ConnectionRefusedError, ConnectionResetError):
+        return True
+    except TimeoutError:  # not accepted yet: ask again
+        return False
+    return False
+
+
+def post_with_retry_after(url: str, body: dict) -> tuple[int, dict, str | None]:
+    """(status, JSON answer, ``Retry-After`` header) of a POST of ``body`` to ``url``."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=HANG_SECONDS) as reply:
+            return reply.status, json.loads(reply.read()), reply.headers.get("Retry-After")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read()), error.headers.get("Retry-After")
+
+
 def test_a_server_with_a_key_refuses_without_it_answers_413_to_every_client_and_counts_its_load(
         checkpoint, tiny_corpus, tmp_path):
+    """... and counts its load: the first of 48 requests is held in the worker until the 16 clients' requests are all
+    in (the queue depth 16), so the 15 behind it are decoded in batches whatever the machine's speed."""
     examples = records(tiny_corpus)
+    gates = tmp_path / "gates"
     process, url = start_server(checkpoint, tmp_path / "server", f"api_key={KEY}", f"max_body_bytes={MAX_BODY_BYTES}",
-                                *DECODE)
+                                HELD_TIMEOUT, *DECODE, gates=gates)
     try:
         with urllib.request.urlopen(f"{url}/health", timeout=10) as reply:  # open to a load balancer
             assert reply.status == 200
@@ -132,16 +193,14 @@ def test_a_server_with_a_key_refuses_without_it_answers_413_to_every_client_and_
             reply = requests.post(f"{url}/summarize", data=data, headers={"X-API-Key": KEY}, timeout=60)
             assert reply.status_code == 413 and reply.json()["error"].startswith(expected_413), reply.text
 
-        scrapes = []
+        bodies = [{**examples[0], "id": f"{GATED}first"}, *(examples[i % len(examples)] for i in range(1, 48))]
         with ThreadPoolExecutor(max_workers=16) as pool:
-            replies = [pool.submit(post_json, f"{url}/summarize", examples[i % len(examples)], key=KEY)
-                       for i in range(48)]
-            while not all(reply.done() for reply in replies):
-                scrapes.append(scrape(url))
-                time.sleep(0.05)
+            replies = [pool.submit(post_json, f"{url}/summarize", body, key=KEY, timeout=HANG_SECONDS)
+                       for body in bodies]
+            wait_until(lambda: queue_depth(url) == 16, "the queue depth of 16 clients' requests")
+            open_gate(gates, f"{GATED}first")
             statuses = [reply.result()[0] for reply in replies]
         assert statuses == [200] * 48
-        assert max(value(samples["hiersum_queue_depth"], "hiersum_queue_depth") for samples in scrapes) >= 2
         final = scrape(url)
         assert value(final["hiersum_requests"], "hiersum_requests_total", status="200") == 48
         assert value(final["hiersum_requests"], "hiersum_requests_total", status="413") == 3
@@ -158,76 +217,90 @@ def test_a_server_with_a_key_refuses_without_it_answers_413_to_every_client_and_
     assert process.returncode == 0, server_log(tmp_path / "server")
 
 
-def test_past_max_queue_requests_get_503_with_retry_after_and_a_request_past_its_timeout_504(checkpoint, tiny_corpus,
-                                                                                             tmp_path):
-    """One request decoded at a time (a long decode: beam 16, 2,500 tokens, raised limits: 1.1 s of the tiny model
-    on one thread on an idle machine, where 800 tokens took 0.26 s, within the timeout: 2026-11-28), at most 2
-    queued or decoding: of 6 sent at once, the 4 past the limit get 503 with Retry-After at once; with timeout=0.3 the
-    2 let in get 504 in one line soon after 0.3 s (the HTTP process answers at the deadline, whatever the worker is
-    doing; the worker gives the decode up at the same deadline)."""
-    slow = {**records(tiny_corpus)[0], "options": {"beam_size": 16, "min_length": 2500, "max_length": 2500}}
-    process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "max_queue=2", "timeout=0.3",
-                                "limits.beam_size=16", "limits.max_length=2500")
+def test_past_max_queue_requests_get_503_with_retry_after(checkpoint, tiny_corpus, tmp_path):
+    """At most 2 requests queued or decoding: while 2 are held (one in the worker, one queued behind it), each of 4
+    more gets 503 with Retry-After at once; once the 2 are let go both are answered, and a request after them too."""
+    example, gates = records(tiny_corpus)[0], tmp_path / "gates"
+    process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "max_queue=2", HELD_TIMEOUT,
+                                *DECODE, gates=gates)
     try:
-        def send(_: int) -> tuple[int, dict, str | None, float]:
-            request = urllib.request.Request(f"{url}/summarize", data=json.dumps(slow).encode(), method="POST")
-            start = time.monotonic()
-            try:
-                with urllib.request.urlopen(request, timeout=60) as reply:
-                    return reply.status, json.loads(reply.read()), None, time.monotonic() - start
-            except urllib.error.HTTPError as error:
-                return error.code, json.loads(error.read()), error.headers.get("Retry-After"), time.monotonic() - start
-
-        with ThreadPoolExecutor(max_workers=6) as pool:
-            replies = list(pool.map(send, range(6)))
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            held = [pool.submit(post_json, f"{url}/summarize", {**example, "id": f"{GATED}{i}"}, timeout=HANG_SECONDS)
+                    for i in range(2)]
+            wait_until(lambda: queue_depth(url) == 2, "2 requests held")
+            busy = [post_with_retry_after(f"{url}/summarize", {**example, "id": f"busy-{i}"}) for i in range(4)]
+            for i in range(2):
+                open_gate(gates, f"{GATED}{i}")
+            answered = [reply.result() for reply in held]
+        after = post_json(f"{url}/summarize", example)
     finally:
         stop_server(process)
-    busy = [reply for reply in replies if reply[0] == 503]
-    late = [reply for reply in replies if reply[0] == 504]
-    assert len(busy) == 4 and len(late) == 2, replies
+    assert [status for status, _, _ in busy] == [503] * 4, busy
     assert all(retry == "1" and answer["error"].startswith("server busy: 2 requests queued or decoding")
-               for _, answer, retry, _ in busy)
-    assert all(answer == {"error": "request: expected an answer within 0.3 s (the server's timeout), found none"}
-               and seconds < 1.5 for _, answer, _, seconds in late), late
+               for _, answer, retry in busy), busy
+    assert [status for status, _ in answered] == [200, 200] and after[0] == 200, (answered, after)
     assert process.returncode == 0, server_log(tmp_path / "server")
 
 
-def stop_with_requests_queued(checkpoint: Path, tiny_corpus: Path, run_dir: Path, stop, *, requests: int,
-                              after_first_answer: bool) -> tuple[int, list[tuple[int, dict, float]], float, str, tuple]:
-    """Start a server that answers one slow request at a time (~0.5 s each: beam 16, 1,300 tokens on one thread,
-    where beam 4 and 60 tokens, far shorter, left one of 16 requests unanswered in a make test of
-    2026-11-28), send ``requests`` of them at once, call ``stop(process)`` once the first is answered
-    (``after_first_answer``) or 0.3 s later (the first in the middle of its decode), try a new request 0.2 s after
-    the stop, and wait for every answer and the exit: (exit status, (status, answer, time answered) of each reply,
-    the time of the stop, the server's log, (the new request's status or error, when it was answered))."""
-    example = records(tiny_corpus)[0]
-    slow = {**example, "options": {"beam_size": 16, "min_length": 1300, "max_length": 1300}}
-    process, url = start_server(checkpoint, run_dir, "max_batch_size=1", "shutdown_timeout=60", "limits.beam_size=16",
-                                "limits.max_length=1300")
+def test_a_request_past_its_timeout_gets_504_from_the_http_process_while_the_worker_holds_it(checkpoint, tiny_corpus,
+                                                                                            tmp_path):
+    """With timeout=0.3, a request the worker holds (it cannot answer) gets 504 in one line, no sooner than 0.3 s
+    after it was sent: the HTTP process answers at the deadline, whatever the worker is doing. Let go, the worker
+    gives the request up (its deadline passed) and answers the next one."""
+    example, gates = records(tiny_corpus)[0], tmp_path / "gates"
+    process, url = start_server(checkpoint, tmp_path / "server", "max_batch_size=1", "timeout=0.3", *DECODE,
+                                gates=gates)
+    try:
+        started = time.monotonic()
+        late = post_json(f"{url}/summarize", {**example, "id": f"{GATED}late"})
+        seconds = time.monotonic() - started
+        open_gate(gates, f"{GATED}late")
+        after = post_json(f"{url}/summarize", example)
+    finally:
+        stop_server(process)
+    assert late == (504, {"error": "request: expected an answer within 0.3 s (the server's timeout), found none"})
+    assert seconds >= 0.3 and after[0] == 200, (seconds, after)
+    assert process.returncode == 0, server_log(tmp_path / "server")
+
+
+def stop_with_requests_held(checkpoint: Path, tiny_corpus: Path, run_dir: Path, stop, *, requests: int,
+                            after_first_answer: bool) -> tuple[int, list[tuple[int, dict, float]], float, str, tuple]:
+    """Start a server that answers one request at a time, each held in its worker until the test lets it go
+    (:mod:`tests.helpers.gated_serve`); send ``requests`` of them at once and wait until the server holds them all;
+    let the first go and wait for its answer (``after_first_answer``), or not (the first then held in the middle of
+    its decoding); call ``stop(process)``, try a new request once a connection is refused, then let the others go,
+    and wait for every answer and the exit: (exit status, (status, answer, time answered) of each reply, the time of
+    the stop, the server's log, (the new request's status or error, when it was answered))."""
+    example, gates = records(tiny_corpus)[0], run_dir / "gates"
+    process, url = start_server(checkpoint, run_dir, "max_batch_size=1", f"shutdown_timeout={HANG_SECONDS}",
+                                HELD_TIMEOUT, *DECODE, gates=gates)
     replies: list[tuple[int, dict, float]] = []
 
-    def send() -> None:
-        status, answer = post_json(f"{url}/summarize", slow)
+    def send(index: int) -> None:
+        status, answer = post_json(f"{url}/summarize", {**example, "id": f"{GATED}{index}"}, timeout=HANG_SECONDS)
         replies.append((status, answer, time.monotonic()))
 
-    threads = [threading.Thread(target=send) for _ in range(requests)]
+    threads = [threading.Thread(target=send, args=(index,)) for index in range(requests)]
     try:
         for thread in threads:
             thread.start()
-        deadline = time.monotonic() + (60 if after_first_answer else 0.3)
-        while not (after_first_answer and replies) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: queue_depth(url) == requests, f"{requests} requests held")
+        if after_first_answer:
+            open_gate(gates, f"{GATED}0")
+            wait_until(lambda: bool(replies), "the first answer")
         stopped = time.monotonic()
         stop(process)
-        time.sleep(0.2)
+        wait_until(lambda: refuses_connections(url), "new connections refused after the stop")
         try:
-            late = post_json(f"{url}/summarize", slow, timeout=10)[0]
+            late = post_json(f"{url}/summarize", example, timeout=10)[0]
         except (OSError, ValueError) as error:  # refused or reset (URLError is an OSError); 503 in plain text
             late = type(getattr(error, "reason", error)).__name__
         late_at = time.monotonic()
+        for index in range(requests):
+            open_gate(gates, f"{GATED}{index}")
         for thread in threads:
-            thread.join(timeout=120)
-        process.wait(timeout=60)
+            thread.join(timeout=HANG_SECONDS)
+        process.wait(timeout=HANG_SECONDS)
     finally:
         stop_server(process)
     return process.returncode, replies, stopped, server_log(run_dir), (late, late_at)
@@ -235,7 +308,7 @@ def stop_with_requests_queued(checkpoint: Path, tiny_corpus: Path, run_dir: Path
 
 def test_sigterm_refuses_new_connections_answers_the_requests_in_flight_then_exits_0(checkpoint, tiny_corpus,
                                                                                       tmp_path):
-    status, replies, terminated, log, (late, late_at) = stop_with_requests_queued(
+    status, replies, terminated, log, (late, late_at) = stop_with_requests_held(
         checkpoint, tiny_corpus, tmp_path / "server", lambda process: process.terminate(), requests=16,
         after_first_answer=True)
     assert status == 0, log
@@ -252,7 +325,7 @@ def test_ctrl_c_to_the_whole_process_group_answers_the_requests_in_flight_and_st
     """A terminal's Ctrl-C signals every process of the group at once (main, HTTP process, worker, manager): the
     main process stops them in order, after the requests in flight are answered, instead of each process dying
     on its own (which left the server hanging, or killed the worker in the middle of a decode)."""
-    _, replies, _, log, _ = stop_with_requests_queued(
+    _, replies, _, log, _ = stop_with_requests_held(
         checkpoint, tiny_corpus, tmp_path / "server", lambda process: os.killpg(process.pid, signal.SIGINT),
         requests=3, after_first_answer=False)
     assert [code for code, _, _ in replies] == [200, 200, 200], log
