@@ -16,6 +16,8 @@ GATES_VARIABLE = "HIERSUM_TEST_GATES"
 """The folder of the gates of a gated server (:mod:`tests.helpers.gated_serve`; inherited by its processes)."""
 GATED = "gated-"
 """The prefix of the record ids a gated server holds until their gate opens."""
+HELD_SUFFIX = ".held"
+"""The file ``<gates>/<record id>.held``: the worker holds (or held) that request."""
 START_SECONDS = 120
 """How long a server may take to answer /health (spawning the worker imports torch and loads the model)."""
 
@@ -55,6 +57,12 @@ def start_server(checkpoint: Path, run_dir: Path, *options: str, gates: Path | N
 def open_gate(gates: Path, record_id: str) -> None:
     """Let a gated server decode the request of ``record_id`` (now, or as soon as its worker takes it up)."""
     (gates / record_id).touch()
+
+
+def held_in_the_worker(gates: Path) -> list[str]:
+    """The record ids a gated server's worker has held so far (the requests reach it in the order the server got
+    them, not the order they were sent in)."""
+    return sorted(path.name.removesuffix(HELD_SUFFIX) for path in gates.glob(f"*{HELD_SUFFIX}"))
 
 
 def server_log(run_dir: Path) -> str:

@@ -34,6 +34,7 @@ from hiersum.serving.client import post_json
 from tests.helpers.serving import (
     GATED,
     assert_same_lines,
+    held_in_the_worker,
     open_gate,
     server_log,
     start_server,
@@ -267,10 +268,10 @@ def stop_with_requests_held(checkpoint: Path, tiny_corpus: Path, run_dir: Path, 
                             after_first_answer: bool) -> tuple[int, list[tuple[int, dict, float]], float, str, tuple]:
     """Start a server that answers one request at a time, each held in its worker until the test lets it go
     (:mod:`tests.helpers.gated_serve`); send ``requests`` of them at once and wait until the server holds them all;
-    let the first go and wait for its answer (``after_first_answer``), or not (the first then held in the middle of
-    its decoding); call ``stop(process)``, try a new request once a connection is refused, then let the others go,
-    and wait for every answer and the exit: (exit status, (status, answer, time answered) of each reply, the time of
-    the stop, the server's log, (the new request's status or error, when it was answered))."""
+    let the one the worker holds go and wait for its answer (``after_first_answer``), or not (that one then held in
+    the middle of its decoding); call ``stop(process)``, try a new request once a connection is refused, then let the
+    others go, and wait for every answer and the exit: (exit status, (status, answer, time answered) of each reply,
+    the time of the stop, the server's log, (the new request's status or error, when it was answered))."""
     example, gates = records(tiny_corpus)[0], run_dir / "gates"
     process, url = start_server(checkpoint, run_dir, "max_batch_size=1", f"shutdown_timeout={HANG_SECONDS}",
                                 HELD_TIMEOUT, *DECODE, gates=gates)
@@ -285,8 +286,9 @@ def stop_with_requests_held(checkpoint: Path, tiny_corpus: Path, run_dir: Path, 
         for thread in threads:
             thread.start()
         wait_until(lambda: queue_depth(url) == requests, f"{requests} requests held")
-        if after_first_answer:
-            open_gate(gates, f"{GATED}0")
+        if after_first_answer:  # the one the worker took first (the server got it first, whichever was sent first)
+            wait_until(lambda: bool(held_in_the_worker(gates)), "a request held in the worker")
+            open_gate(gates, held_in_the_worker(gates)[0])
             wait_until(lambda: bool(replies), "the first answer")
         stopped = time.monotonic()
         stop(process)
