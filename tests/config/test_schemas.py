@@ -403,6 +403,20 @@ def test_the_real_text_cpu_recipes_copy_count_steps_train_their_tokenizer_and_ke
         assert (typed.data.paragraphs, typed.decode.no_repeat_ngram_size) == ("sentences", 3)
 
 
+def test_the_neus_recipe_fine_tunes_a_given_checkpoint_on_ptb_text_and_keeps_the_lowest_validation_loss(tmp_path):
+    cfg = compose_config("train", ["experiment=neus_cpu", "data.path=/data/neus", "init_from=/runs/cnndm/best.ckpt"],
+                         tmp_path)
+    typed = OmegaConf.to_object(cfg)
+    assert (typed.init_from, typed.data.format, typed.data.document_separator) == (
+        "/runs/cnndm/best.ckpt", "line_pairs", " [SEP] ")
+    assert (typed.data.text_normalization, typed.data.selection, typed.data.paragraphs) == (
+        "ptb", "round_robin", "sentences")
+    assert typed.trainer.max_steps > 0 and typed.trainer.max_time is None
+    assert typed.optim.scheduler["num_training_steps"] == typed.trainer.max_steps
+    assert (cfg.callbacks.model_checkpoint.monitor, cfg.callbacks.model_checkpoint.mode) == ("val/loss", "min")
+    assert typed.decode.min_length <= typed.decode.max_length
+
+
 def test_the_cnndm_gpu_recipe_is_paper_size_bf16_for_ten_minutes(tmp_path):
     typed = OmegaConf.to_object(compose_config("train", ["experiment=cnndm_gpu", "data.path=/data/x"], tmp_path))
     assert (typed.model.d_model, typed.model.decoder_layers, typed.model.copy_attention) == (256, 6, True)
