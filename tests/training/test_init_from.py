@@ -159,44 +159,45 @@ def test_a_starting_point_without_a_tokenizer_is_refused(tmp_path):
     assert_one_line_error(str(refused.value), path, "carries no tokenizer", "(init_from=)")
 
 
-def built(config: ModelConfig, start_network: HierSum, seed: int = 7) -> HierSum:
-    """A new network of ``config`` drawn with ``seed`` (as the fit builds it, after seeding)."""
+def built(config: ModelConfig, start_network: HierSum, device: torch.device, seed: int = 7) -> HierSum:
+    """A new network of ``config`` drawn with ``seed`` (as the fit builds it, after seeding), on ``device``."""
     torch.manual_seed(seed)
     return HierSum(config, vocab_size=start_network.vocab_size, pad_id=start_network.pad_id,
-                   bos_id=start_network.bos_id, eos_id=start_network.eos_id, separator_id=start_network.separator_id)
+                   bos_id=start_network.bos_id, eos_id=start_network.eos_id,
+                   separator_id=start_network.separator_id).to(device)
 
 
-def test_the_weights_are_the_starting_points(tmp_path, caplog):
+def test_the_weights_are_the_starting_points(tmp_path, caplog, device):
     start = read_starting_point(save_summarizer_checkpoint(tmp_path / "start.ckpt"))
-    network = built(start.network.model_config, start.network.model)
+    network = built(start.network.model_config, start.network.model, device)
     with caplog.at_level(logging.INFO, logger="hiersum"):
         assert load_starting_weights(network, start) == []
     assert not caplog.records
     for name, weight in start.network.model.state_dict().items():
-        assert torch.equal(network.state_dict()[name], weight), name
+        assert torch.equal(network.state_dict()[name].cpu(), weight.cpu()), name
 
 
-def test_an_added_part_starts_fresh_and_one_line_names_it(tmp_path, caplog):
+def test_an_added_part_starts_fresh_and_one_line_names_it(tmp_path, caplog, device):
     start = read_starting_point(save_summarizer_checkpoint(tmp_path / "start.ckpt"))
     config = fine_tuned_model_config(start.network.model_config, tiny_model_config(copy_attention=True),
                                      {"copy_attention"}, source=start.path)
-    network, fresh_network = built(config, start.network.model), built(config, start.network.model)
+    network, fresh_network = built(config, start.network.model, device), built(config, start.network.model, device)
     with caplog.at_level(logging.INFO, logger="hiersum"):
         fresh = load_starting_weights(network, start)
     assert fresh and all(name.startswith("copy_attention.") for name in fresh)
     trained = start.network.model.state_dict()
     for name, weight in network.state_dict().items():
         expected = fresh_network.state_dict()[name] if name in fresh else trained[name]
-        assert torch.equal(weight, expected), name
+        assert torch.equal(weight.cpu(), expected.cpu()), name
     [line] = [record.getMessage() for record in caplog.records]
     assert line.startswith(f"init_from={start.path}: model.copy_attention=true adds parts the checkpoint lacks, "
                            "which start fresh: "), line
     assert f"{len(fresh)} weights" in line and all(name in line for name in fresh), line
 
 
-def test_weights_that_do_not_fit_are_a_checkpoint_error(tmp_path):
+def test_weights_that_do_not_fit_are_a_checkpoint_error(tmp_path, device):
     start = read_starting_point(save_summarizer_checkpoint(tmp_path / "start.ckpt"))
-    wider = built(tiny_model_config(d_model=32, ff_size=64), start.network.model)
+    wider = built(tiny_model_config(d_model=32, ff_size=64), start.network.model, device)
     with pytest.raises(CheckpointError) as refused:
         load_starting_weights(wider, start)
     assert_one_line_error(str(refused.value), start.path, "its weights do not fit", "of another shape")
