@@ -82,10 +82,6 @@ class DecoderCountsFlops(Protocol):
         ...
 
 
-CountsFlops = DecoderCountsFlops
-"""The name :class:`DecoderCountsFlops` had when both contracts called their capability ``CountsFlops``."""
-
-
 CONTRACT_METHODS = ("init_state", "forward", "static_forward")
 """The methods :class:`Decoder` has (``HierSum`` calls each)."""
 

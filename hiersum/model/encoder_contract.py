@@ -113,10 +113,6 @@ class EncoderCountsFlops(Protocol):
         ...
 
 
-CountsFlops = EncoderCountsFlops
-"""The name :class:`EncoderCountsFlops` had when both contracts called their capability ``CountsFlops``."""
-
-
 def check_encoder(encoder: object, name: str) -> nn.Module:
     """``encoder`` if it satisfies :class:`Encoder` (its ``forward`` takes every keyword of the contract); else a
     one-line ``ValueError`` saying what it lacks."""
