@@ -6,7 +6,7 @@ goes), and the official code (nlpyang/hiersumm) through the peer harness where i
     python scripts/bench_length.py --parts summarize --paragraphs 10 100 1000 10000
     python scripts/bench_length.py --models hierarchical --copy           # with model.copy_attention
     python scripts/bench_length.py --device cuda
-    python scripts/bench_length.py --models hierarchical official --official-python $TMPDIR/hsv/bin/python
+    python scripts/bench_length.py --models hierarchical official        # the peer under this Python
 
 Prints one JSON object. The model is ``model=small`` (``conf/model/small.yaml``: the ModelConfig defaults) with
 random weights (seed 0, dropout 0) and a vocabulary of ``--vocab``; the record is one example of P paragraphs of
@@ -30,8 +30,9 @@ of each call (``torch.utils.flop_counter``: matrix products and attention), whic
 
 ``--models official``: the official hiersumm model (Liu & Lapata 2019, nlpyang/hiersumm) in hierarchical mode, run
 by the peer harness ``harness.py`` of ``--peer-dir`` (``../shared/peers/hiersumm`` beside the checkout; its README
-says how to set it up) under the peer's own Python (``--official-python``, else ``HIERSUMM_PYTHON``, else
-``$TMPDIR/hsv/bin/python``: a venv with torch and tensorboardX), each case a process of
+says how to set it up) under ``--official-python``, else ``HIERSUMM_PYTHON``, else this script's own Python (the
+official code needs only torch and numpy, which the project's venv has from its lock; the harness stubs
+tensorboardX), each case a process of
 ``scripts/bench_length_official.py``, which imports the harness; the harness extracts the official code from its git
 mirror (``HIERSUMM_MIRROR``). It is part of the default models only where it runs; asked for where it does not, the
 script exits with one line saying what to set up. Same sizes as ``model=small``: d 128, 4 heads, ff 256, 4 encoder
@@ -59,7 +60,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -79,9 +79,9 @@ MODELS = ("hierarchical", "flat", "official")
 OFFICIAL_DRIVER = Path(__file__).resolve().with_name("bench_length_official.py")
 PEER_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "peers" / "hiersumm"
 """``../shared/peers/hiersumm`` beside the checkout: the peer harness of the official code."""
-PEER_SETUP = ("set it up as ../shared/peers/hiersumm/README.md says: python3.11 -m venv $TMPDIR/hsv && "
-              "$TMPDIR/hsv/bin/pip install torch==2.13.0 numpy tensorboardX, HIERSUMM_MIRROR=<a git mirror of "
-              "nlpyang/hiersumm>, then --official-python $TMPDIR/hsv/bin/python (or HIERSUMM_PYTHON)")
+PEER_SETUP = ("the peer needs ../shared/peers/hiersumm beside the checkout (--peer-dir elsewhere) and a git mirror of "
+              "nlpyang/hiersumm (HIERSUMM_MIRROR, else the harness's default path; README.md there); any Python with "
+              "torch and numpy runs it (--official-python or HIERSUMM_PYTHON; default: this one)")
 PARTS = ("summarize", "train")
 DEFAULT_PARAGRAPHS = (10, 30, 100, 300, 1000, 3000, 10000)
 """x 100 tokens: 1,000 to 1,000,000 source tokens."""
@@ -207,12 +207,7 @@ def child_command(args: argparse.Namespace, case: str) -> list[str]:
 def official_peer(args: argparse.Namespace) -> dict | str:
     """The official code's Python and harness folder, with the versions its ``--check`` reports; or the one line
     saying what is missing."""
-    python = args.official_python or os.environ.get("HIERSUMM_PYTHON")
-    if not python:
-        default = Path(tempfile.gettempdir()) / "hsv" / "bin" / "python"
-        if not default.is_file():
-            return f"no Python for the official code (no --official-python, HIERSUMM_PYTHON or {default}): {PEER_SETUP}"
-        python = str(default)
+    python = args.official_python or os.environ.get("HIERSUMM_PYTHON") or sys.executable
     if not shutil.which(python):
         return f"the official code's Python {python} is not found: {PEER_SETUP}"
     harness = Path(args.peer_dir) / "harness.py"
@@ -319,7 +314,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--memory-limit-gb", type=float, default=20.0, help="the address space of a case (CPU)")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--official-python",
-                        help="the official code's Python (default: HIERSUMM_PYTHON, else $TMPDIR/hsv/bin/python)")
+                        help="the official code's Python (default: HIERSUMM_PYTHON, else this Python)")
     parser.add_argument("--peer-dir", type=Path, default=PEER_DIR, help="the folder of the official code's harness.py")
     parser.add_argument("--case", help=argparse.SUPPRESS)  # model:part:paragraphs, run in a child process
     return parser.parse_args(argv)

@@ -2,8 +2,8 @@
 official hiersumm model (nlpyang/hiersumm, Liu & Lapata 2019) through the peer harness
 (``../shared/peers/hiersumm/harness.py``), printing one JSON line.
 
-bench_length.py runs this file with the peer's Python (a venv with torch and tensorboardX, no hiersum:
-``$TMPDIR/hsv`` of the peer's README), one process per case, and passes hiersum's ``model=small`` sizes
+bench_length.py runs this file with the peer's Python (by default bench_length.py's own: torch and numpy are all it
+needs), one process per case, and passes hiersum's ``model=small`` sizes
 (``--d-model`` ...) so that the two models match; it imports only the standard library, torch and the harness,
 which extracts the official code from its git mirror (``HIERSUMM_MIRROR``) and imports it from there. No
 official code is in this repository.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 
 import pytest
 
@@ -33,10 +32,10 @@ def run_main(module, argv: list[str], capsys: pytest.CaptureFixture[str]) -> dic
     return json.loads(capsys.readouterr().out)
 
 
-def test_the_cases_their_limits_and_the_exponents_and_their_plot(tmp_path, monkeypatch, capsys):
-    monkeypatch.delenv("HIERSUMM_PYTHON", raising=False)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # no $TMPDIR/hsv: the default models are hiersum's two
-    report = run_main(bench_length(), ["--paragraphs", "2", "4", *TINY, "--max-positions", "20"], capsys)
+def test_the_cases_their_limits_and_the_exponents_and_their_plot(tmp_path, capsys):
+    # no peer harness in tmp_path: the default models are hiersum's two
+    report = run_main(bench_length(), ["--paragraphs", "2", "4", *TINY, "--max-positions", "20",
+                                       "--peer-dir", str(tmp_path)], capsys)
     cases = {(r["model"], r["part"], r["paragraphs"]): r for r in report["results"]}
     assert {r["model"] for r in report["results"]} == {"hierarchical", "flat"}
     assert report["settings"]["official"] is None
@@ -65,16 +64,31 @@ def test_the_cases_their_limits_and_the_exponents_and_their_plot(tmp_path, monke
 def test_official_asked_for_without_its_peer_is_one_line(tmp_path, monkeypatch):
     bench = bench_length()
     monkeypatch.delenv("HIERSUMM_PYTHON", raising=False)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # no $TMPDIR/hsv
-    for argv, missing in ((["--models", "official"], "no Python for the official code"),
-                          (["--models", "official", "--official-python", str(tmp_path / "python")], "not found"),
-                          (["--models", "official", "--official-python", sys.executable, "--peer-dir", str(tmp_path)],
-                           "no peer harness")):
+    for argv, missing in ((["--models", "official", "--official-python", str(tmp_path / "python")], "not found"),
+                          (["--models", "official", "--peer-dir", str(tmp_path)], "no peer harness")):
         with pytest.raises(SystemExit) as stop:
             bench.main(argv)
         line = str(stop.value.code)
         assert "\n" not in line and line.startswith("bench_length.py --models official: ") and missing in line
-        assert "--official-python" in line and "README.md" in line and "pip install torch" in line
+        assert "--official-python" in line and "README.md" in line and "HIERSUMM_MIRROR" in line
+
+
+def test_the_official_code_runs_under_the_projects_own_python_by_default(tmp_path, monkeypatch):
+    """No --official-python or HIERSUMM_PYTHON: the peer runs under this interpreter (torch and numpy from the lock
+    are all the official code needs), so a fresh clone's venv runs the official cases without a venv of their own."""
+    bench = bench_length()
+    monkeypatch.delenv("HIERSUMM_PYTHON", raising=False)
+    (tmp_path / "harness.py").touch()
+    commands = []
+    monkeypatch.setattr(bench.subprocess, "run", lambda command, **_: commands.append(command) or FailedCheck())
+    line = bench.official_peer(bench.parse_args(["--models", "official", "--peer-dir", str(tmp_path)]))
+    assert commands[0][0] == sys.executable and commands[0][-1] == "--check"
+    assert line.startswith(f"the official code does not run with {sys.executable} (no mirror)")
+
+
+class FailedCheck:
+    returncode = 1
+    stderr = "no mirror"
 
 
 def test_the_official_cases_where_the_peer_runs(capsys):
