@@ -1,6 +1,7 @@
 # Set-up and the two main commands. Both create or reuse the virtualenv .venv.
 #   make train   the default training run on the embedded sample corpus (ends with a metric report)
 #   make test    the test suite (what CI runs)
+#   make lint    ruff, vulture (dead code) and mypy (types of hiersum/): what CI runs before the tests
 #   make test-fast   the suite less its tests marked slow (end-to-end, multi-process), for the edit-run loop
 #   make docs    the documentation site (mkdocs.yml, pages in docs/) built into site/; make docs-serve serves it
 #   make gpu-check   on a CUDA machine: tests, benchmarks and runs on the GPU, one JSON summary (docs/benchmarks.md)
@@ -106,10 +107,12 @@ lock-check: $(STAMP)
 		echo "make lock-check: requirements/lock-py$$v.txt is not what make lock writes (the diff above): make lock" >&2; \
 		exit 1; }; done; rm -rf $$fresh; echo "make lock-check: the locks of $(LOCK_PYTHONS) are what make lock writes"
 
-# ruff, then vulture: dead code (its paths and the names it may not see used: [tool.vulture], vulture_whitelist.py)
+# ruff, then vulture: dead code (its paths and the names it may not see used: [tool.vulture], vulture_whitelist.py),
+# then mypy: the types of hiersum/ ([tool.mypy]; docs/development.md)
 lint: $(STAMP)
 	$(BIN)/ruff check hiersum tests scripts
 	$(BIN)/vulture
+	$(BIN)/mypy
 
 sample: $(STAMP)
 	$(BIN)/hiersum make-sample --output data/sample

@@ -30,6 +30,8 @@ _.openapi_extra  # FastAPI merges it into the route's OpenAPI operation (hiersum
 # config fields and enum values read through Hydra / OmegaConf (hiersum/config.py)
 _.input  # SummarizeConfig.input, RankConfig.input
 _.tfidf  # Selection.tfidf
+_.auto, _.mps  # ServeAccelerator
+_.critical, _.debug, _.trace  # LogLevel
 # TrainerConfig fields: keyword arguments of pytorch_lightning.Trainer, passed by hydra.utils.instantiate
 _.min_epochs, _.min_steps, _.limit_val_batches, _.limit_test_batches, _.limit_predict_batches, _.overfit_batches
 _.check_val_every_n_epoch, _.num_sanity_val_steps, _.log_every_n_steps, _.enable_checkpointing, _.enable_progress_bar
@@ -48,4 +50,3 @@ _.out_shape  # torch's flop counter calls the registered formulas with it (scrip
 
 # methods a base class calls
 _._compute  # ThroughputMonitor calls it after each batch (hiersum/private_apis.py ThroughputMonitorHooks)
-_.__module__  # the derived TrainerConfig is named after its module for pickling and docs (hiersum/config/trainer.py)

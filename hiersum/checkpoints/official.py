@@ -26,7 +26,7 @@ from hiersum.checkpoints.contents import CHECKPOINT_EXTRA_KEY
 from hiersum.checkpoints.io import MODEL_PREFIX, load_checkpoint_file
 from hiersum.checkpoints.kinds import OFFICIAL, rebuilding
 from hiersum.checkpoints.migration import optim_config
-from hiersum.config import DataConfig, ModelConfig, OptimConfig, config_dict
+from hiersum.config import DataConfig, ModelConfig, OptimConfig, Selection, config_dict
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.encoder_registry import ENCODERS, encoder_spec
 from hiersum.model.layers import sinusoid_table
@@ -124,7 +124,7 @@ def _first(state: dict[str, Tensor], pattern: str) -> Tensor:
 def config_from_official(state: dict[str, Tensor], opt: argparse.Namespace) -> ModelConfig:
     """Model sizes of an official checkpoint, hierarchical or flat (shapes, plus heads from ``opt``)."""
     pe = state.get("decoder.pos_emb.pe")
-    sizes = dict(
+    sizes: dict[str, Any] = dict(
         d_model=state["encoder.embeddings.weight"].size(1),
         heads=int(opt.heads),
         ff_size=_first(state, r"^encoder\..*\.feed_forward\.w_1\.weight$").size(0),
@@ -308,7 +308,7 @@ def official_training_configs(opt: argparse.Namespace) -> tuple[OptimConfig, Dat
     data = DataConfig(
         path="", format="wikisum", max_paragraphs=int(getattr(opt, "trunc_src_nblock", 24)), eval_max_paragraphs=40,
         max_paragraph_tokens=int(getattr(opt, "trunc_src_ntoken", 500)),
-        max_target_tokens=int(getattr(opt, "trunc_tgt_ntoken", 400)), selection="first", title_paragraph=False,
+        max_target_tokens=int(getattr(opt, "trunc_tgt_ntoken", 400)), selection=Selection.first, title_paragraph=False,
     )
     return optim, data
 

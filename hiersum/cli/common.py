@@ -126,9 +126,10 @@ def _remove_untouched_run_dir(since: float) -> None:
 
 def _show_context(error: BaseException) -> None:
     """Let the traceback of ``error`` show the exceptions hidden by a ``raise ... from None`` behind it."""
-    while error is not None:
-        error.__suppress_context__ = False
-        error = error.__cause__ or error.__context__
+    behind: BaseException | None = error
+    while behind is not None:
+        behind.__suppress_context__ = False
+        behind = behind.__cause__ or behind.__context__
 
 
 @contextlib.contextmanager

@@ -12,8 +12,8 @@ The defaults of a group's dataclass are those of the group's default preset (e.g
 invariants in ``__post_init__``. Fixed choices are :class:`ConfigEnum` members, which are strings
 (``config.graph == "none"``); :func:`config_dict` turns a config into plain values (what checkpoints store).
 
-The modules import no Hydra, OmegaConf or Lightning (:mod:`hiersum.config.trainer` reads the Trainer's signature
-from Lightning's source), and this package imports every schema from its module (``from hiersum.config import
+The modules import no Hydra, OmegaConf or Lightning, every schema is a class a type checker reads (``make lint``
+runs mypy), and this package imports every schema from its module (``from hiersum.config import
 DecodeConfig`` and ``from hiersum.config.decode import DecodeConfig`` are one class).
 
 =================  =====================================================================
@@ -22,14 +22,14 @@ module             schemas
 ``choices``        :class:`ConfigEnum` and the fixed choices (``Graph``, ``Selection``...)
 ``checks``         ``MISSING``, :func:`config_dict`, the value checks
 ``model``          :class:`ModelConfig`
-``selection``      :class:`ParagraphSelection` (the one type of paragraph selection), :data:`SelectionOverrides`
+``selection``      :class:`ParagraphSelection` (the one type of paragraph selection), :class:`SelectionOverrides`
 ``data``           :class:`TokenizerConfig`, :class:`DataConfig` (extends :class:`ParagraphSelection`),
                    :data:`LINE_LAYOUT_FIELDS`
 ``optim``          :class:`OptimConfig`, :class:`ParameterGroupConfig`
 ``decode``         :class:`DecodeConfig`
 ``summary_options`` :class:`SummaryOptions` (what summarize and serve share)
 ``input_output``   :class:`InputOutputConfig` (what summarize and rank share)
-``trainer``        :class:`TrainerConfig` (derived from ``pytorch_lightning.Trainer``)
+``trainer``        :class:`TrainerConfig` (``pytorch_lightning.Trainer``'s arguments)
 ``train``          :class:`TrainConfig`
 ``prepare``        :class:`PrepareConfig`
 ``evaluate``       :class:`EvaluateConfig`, :class:`EvaluateSelectionConfig`, :class:`BootstrapConfig`

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from collections.abc import Callable
+from enum import Enum, EnumMeta
 from typing import Any
 
 
@@ -107,29 +108,67 @@ class Baseline(ConfigEnum):
     lexrank = "lexrank"
 
 
-def fixed_choices(name: str, *values: str, aliases: dict[str, str] | None = None) -> type[ConfigEnum]:
-    """A :class:`ConfigEnum` named ``name`` whose members are ``values``, each its own name (a value need not be
-    an identifier: ``127.0.0.1``), and ``aliases``: names of the member of each value."""
+def fixed_choices(*values: str, aliases: dict[str, str] | None = None) -> Callable[[type[ConfigEnum]], type[Enum]]:
+    """A class decorator: the :class:`ConfigEnum` class it decorates (its name, module and docstring; a body of a
+    docstring alone), made with the members ``values``, each its own name (a value need not be an identifier:
+    ``127.0.0.1``, which a class body cannot name), and ``aliases``: names of the member of each value.
+
+    A type checker reads the class statement (a class decorator does not change the type it sees), so the class is
+    a type in annotations (``host: ServeHost``) and its call (``ServeHost("::")``) a member of it."""
     members = [(value, value) for value in values] + list((aliases or {}).items())
-    return ConfigEnum(name, members)  # type: ignore[return-value]
+
+    def make(declared: type[ConfigEnum]) -> type[Enum]:
+        extra = set(vars(declared)) - set(vars(ConfigEnum)) - {"__doc__", "__module__", "__qualname__"}
+        if any(not name.startswith("_") for name in extra):
+            raise TypeError(f"{declared.__name__}: a class of @fixed_choices holds a docstring alone, found "
+                            f"{sorted(name for name in extra if not name.startswith('_'))}")
+        made = EnumMeta.__call__(ConfigEnum, declared.__name__, members, module=declared.__module__,
+                                 qualname=declared.__qualname__)
+        made.__doc__ = declared.__doc__
+        return made
+
+    return make
 
 
-ServeHost = fixed_choices("ServeHost", "127.0.0.1", "0.0.0.0", "::")
-"""``hiersum serve host``: the addresses LitServe listens on: this machine, every IPv4 interface, every interface."""
-ServeAccelerator = fixed_choices("ServeAccelerator", "auto", "cpu", "cuda", "mps")
-"""``hiersum serve accelerator``: LitServe's accelerator (one inference worker per device)."""
+@fixed_choices("127.0.0.1", "0.0.0.0", "::")
+class ServeHost(ConfigEnum):
+    """``hiersum serve host``: the addresses LitServe listens on: this machine, every IPv4 interface, every
+    interface."""
+
+
+class ServeAccelerator(ConfigEnum):
+    """``hiersum serve accelerator``: LitServe's accelerator (one inference worker per device)."""
+
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+    mps = "mps"
+
+
 PRECISION_ALIASES = {"64": "64-true", "32": "32-true", "16": "16-mixed", "bf16": "bf16-mixed"}
 """Lightning's legacy precision names and the precision each is (its ``_PRECISION_INPUT_STR_ALIAS_CONVERSION``,
 which ``Trainer`` applies; a test keeps them equal: Lightning is not imported here)."""
-Precision = fixed_choices("Precision", "transformer-engine", "transformer-engine-float16", "16-true", "16-mixed",
-                          "bf16-true", "bf16-mixed", "32-true", "64-true", aliases=PRECISION_ALIASES)
-"""The numeric precision, one vocabulary for training and decoding: Lightning's names (``trainer.precision``; a test
-keeps them ``lightning_fabric.connector._PRECISION_INPUT``'s), each alias of :data:`PRECISION_ALIASES` read as the
-precision it is (``precision=bf16`` is ``bf16-mixed`` once composed, as Lightning reads it). What decoding does under
-each (``hiersum summarize`` / ``serve`` ``precision``, ``load_summarizer``, the validation ROUGE of a training run):
-:data:`hiersum.inference.precision.PRECISIONS`."""
-LogLevel = fixed_choices("LogLevel", "critical", "error", "warning", "info", "debug", "trace")
-"""``hiersum serve log_level``: of LitServe and uvicorn."""
+
+
+@fixed_choices("transformer-engine", "transformer-engine-float16", "16-true", "16-mixed", "bf16-true", "bf16-mixed",
+               "32-true", "64-true", aliases=PRECISION_ALIASES)
+class Precision(ConfigEnum):
+    """The numeric precision, one vocabulary for training and decoding: Lightning's names (``trainer.precision``; a
+    test keeps them ``lightning_fabric.connector._PRECISION_INPUT``'s), each alias of :data:`PRECISION_ALIASES` read
+    as the precision it is (``precision=bf16`` is ``bf16-mixed`` once composed, as Lightning reads it). What decoding
+    does under each (``hiersum summarize`` / ``serve`` ``precision``, ``load_summarizer``, the validation ROUGE of a
+    training run): :data:`hiersum.inference.precision.PRECISIONS`."""
+
+
+class LogLevel(ConfigEnum):
+    """``hiersum serve log_level``: of LitServe and uvicorn."""
+
+    critical = "critical"
+    error = "error"
+    warning = "warning"
+    info = "info"
+    debug = "debug"
+    trace = "trace"
 
 
 class RankerFeature(ConfigEnum):
@@ -144,9 +183,9 @@ class RankerFeature(ConfigEnum):
     """1 / (1 + the paragraph's index in its document)."""
 
 
-SelectionStrategy = ConfigEnum("SelectionStrategy", [*((member.value, member.value) for member in Selection),
-                                                   ("oracle", "oracle")])
-"""``hiersum evaluate-selection strategies``: a paragraph selection compared
-(:func:`hiersum.evaluation.selection.strategy_orders`): each :class:`Selection` (``ranker`` needs ``ranker=``, a
-checkpoint of ``hiersum train-ranker``), and ``oracle``, the paragraphs by their own ROUGE-2 recall against the
-reference."""
+@fixed_choices(*(member.value for member in Selection), "oracle")
+class SelectionStrategy(ConfigEnum):
+    """``hiersum evaluate-selection strategies``: a paragraph selection compared
+    (:func:`hiersum.evaluation.selection.strategy_orders`): each :class:`Selection` (``ranker`` needs ``ranker=``, a
+    checkpoint of ``hiersum train-ranker``), and ``oracle``, the paragraphs by their own ROUGE-2 recall against the
+    reference."""

@@ -10,8 +10,8 @@ checkpoint's); ``hiersum evaluate`` takes the checkpoint's but for the ``data.<f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, make_dataclass
-from typing import Any, ClassVar, get_type_hints
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 from hiersum.config.checks import check
 from hiersum.config.choices import Paragraphs, Selection, TextNormalization
@@ -70,22 +70,25 @@ SELECTION_FIELDS: tuple[str, ...] = tuple(item.name for item in fields(Paragraph
 override a checkpoint's selection, and the ``data`` fields evaluate takes from the checkpoint."""
 
 
-def _check_overrides(self: Any) -> None:
-    _coerce_choices(self, "", none_unset=True)
+@dataclass
+class SelectionOverrides:
+    """Each field of :class:`ParagraphSelection`, or None (the default): the checkpoint's. What ``hiersum
+    summarize``, ``hiersum serve`` (flat keys: ``max_paragraphs=3``, ``paragraphs=sentences``, ``selection=ranker
+    ranker=PATH``) and the Python call's keywords give; :meth:`given`, the fields set, which
+    :meth:`hiersum.inference.Summarizer.selection` puts over the checkpoint's. Its fields are
+    :class:`ParagraphSelection`'s, each typed ``<its type> | None`` (a test keeps them so), documented there."""
 
+    max_paragraphs: int | None = None
+    max_paragraph_tokens: int | None = None
+    paragraphs: Paragraphs | None = None
+    selection: Selection | None = None
+    ranker: str | None = None
+    title_paragraph: bool | None = None
+    text_normalization: TextNormalization | None = None
 
-def _given(self: Any) -> dict[str, Any]:
-    """The fields set (not None): what replaces the checkpoint's."""
-    return {name: getattr(self, name) for name in SELECTION_FIELDS if getattr(self, name) is not None}
+    def __post_init__(self) -> None:
+        _coerce_choices(self, "", none_unset=True)
 
-
-_HINTS = get_type_hints(ParagraphSelection)
-SelectionOverrides = make_dataclass(
-    "SelectionOverrides",
-    [(name, _HINTS[name] | None, field(default=None)) for name in SELECTION_FIELDS],
-    namespace={"__post_init__": _check_overrides, "given": _given, "__module__": __name__},
-)
-SelectionOverrides.__doc__ = """Each field of :class:`ParagraphSelection`, or None (the default): the checkpoint's.
-Derived from it (one list of options, one set of docs); what ``hiersum summarize``, ``hiersum serve`` (flat keys:
-``max_paragraphs=3``, ``paragraphs=sentences``, ``selection=ranker ranker=PATH``) and the Python call's keywords give.
-``given()``: the fields set, which :meth:`hiersum.inference.Summarizer.selection` puts over the checkpoint's."""
+    def given(self) -> dict[str, Any]:
+        """The fields set (not None): what replaces the checkpoint's."""
+        return {name: getattr(self, name) for name in SELECTION_FIELDS if getattr(self, name) is not None}

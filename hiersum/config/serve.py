@@ -36,11 +36,11 @@ class ServeConfig(SummaryOptions):
     task_name: str = MISSING
     checkpoint: str = MISSING
     """What ``hiersum summarize`` takes (read by :func:`hiersum.checkpoints.load_network`)."""
-    host: ServeHost = ServeHost("127.0.0.1")  # type: ignore[valid-type]
+    host: ServeHost = ServeHost("127.0.0.1")
     """Address to listen on (``0.0.0.0``: every interface)."""
     port: int = 8000
     """In [1024, 65535] (LitServe's range)."""
-    accelerator: ServeAccelerator = ServeAccelerator("auto")  # type: ignore[valid-type]
+    accelerator: ServeAccelerator = ServeAccelerator("auto")
     """LitServe's accelerator: ``auto``, ``cpu``, ``cuda``, ``mps``."""
     devices: int = 1
     """Devices (one inference worker each)."""
@@ -63,7 +63,7 @@ class ServeConfig(SummaryOptions):
     max_body_bytes: int = 1_000_000
     """Largest request body; a larger one gets 413."""
     limits: ServeLimits = field(default_factory=ServeLimits)
-    log_level: LogLevel = LogLevel("info")  # type: ignore[valid-type]
+    log_level: LogLevel = LogLevel("info")
     """Of LitServe and uvicorn (one access line a request at ``info``): ``warning`` keeps them quiet."""
     paths: dict[str, Any] = MISSING
 

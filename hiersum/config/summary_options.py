@@ -13,11 +13,11 @@ from hiersum.config.selection import SelectionOverrides
 
 
 @dataclass
-class SummaryOptions(SelectionOverrides):  # type: ignore[misc, valid-type]
+class SummaryOptions(SelectionOverrides):
     """Paragraph selection (each field of :class:`~hiersum.config.selection.ParagraphSelection`, None: the
     checkpoint's), precision, decoding and their batches: what decides a record's summary line besides the model."""
 
-    precision: Precision = Precision("32")  # type: ignore[valid-type]
+    precision: Precision = Precision("32")
     """The decoding precision (:data:`hiersum.config.Precision`, Lightning's names; an alias read as the precision it
     is): ``32``, ``bf16`` / ``16`` (autocast; ``16`` needs cuda) or ``bf16-true`` (the weights in bfloat16, converted
     once when loaded), ...: :data:`hiersum.inference.precision.PRECISIONS`."""

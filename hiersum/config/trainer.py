@@ -1,24 +1,20 @@
-"""``trainer``: every argument of ``pytorch_lightning.Trainer``, its schema derived from ``Trainer.__init__``.
+"""``trainer``: every argument of ``pytorch_lightning.Trainer``, written as a dataclass a type checker reads.
 
-The fields, their defaults and their types are read from the signature of ``Trainer.__init__`` in the installed
-Lightning's source when this module is imported (with :mod:`ast`: Lightning itself is not imported, so that an
-action's ``--help`` answers at once), so a Lightning release that adds or changes an argument changes the schema
-with it; nothing is copied by hand. A type built only of ``int``, ``float``, ``bool``, ``str`` and ``None`` (a
-``Literal`` counts as the types of its values) is kept, so that OmegaConf refuses a wrong type at composition;
-any other (a ``Logger``, a ``Strategy``, a ``timedelta``) becomes ``Any``, for a ``_target_`` node or a name.
-:data:`NARROWED` types four fields narrower on purpose. :class:`TrainerChecks` then refuses at composition
-what Lightning would refuse in its constructor.
+The fields are the arguments of ``Trainer.__init__`` with Lightning's defaults, in its order. A type built only
+of ``int``, ``float``, ``bool``, ``str`` and ``None`` (a ``Literal`` counts as the types of its values) is kept,
+so that OmegaConf refuses a wrong type at composition; any other (a ``Logger``, a ``Strategy``, a ``timedelta``)
+is ``Any``, for a ``_target_`` node or a name; four fields are typed narrower on purpose (their docstrings say
+"Narrowed"). ``tests/config/test_option_checks.py`` checks the class against the installed Lightning's signature,
+so a Lightning release that adds, drops or changes an argument fails there, naming it. ``__post_init__`` then
+refuses at composition what Lightning would refuse in its constructor. Lightning is not imported here, so that an
+action's ``--help`` answers at once.
 """
 
 from __future__ import annotations
 
-import ast
-import importlib.util
 import re
-import typing
 from collections.abc import Mapping
-from dataclasses import field, make_dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from hiersum.config.checks import check, is_number
@@ -28,19 +24,12 @@ TRAINER_ACCELERATORS = ("auto", "cpu", "cuda", "gpu", "mps", "tpu")
 """The accelerator names ``pytorch_lightning.Trainer`` takes (``auto``, ``gpu`` and its ``AcceleratorRegistry``)."""
 TRAINER_PROFILERS = ("simple", "advanced", "pytorch", "xla")
 """The profiler names ``pytorch_lightning.Trainer`` takes."""
-NARROWED: dict[str, Any] = {"precision": Precision | None, "max_time": str | None, "deterministic": bool | str | None,
-                            "default_root_dir": str | None}
-"""Fields typed narrower than (or, for a type alias, as) Lightning's signature: a precision as a
-:data:`hiersum.config.Precision` (the one vocabulary of training and decoding; ``16`` becomes ``"16"``), a time
-limit as ``DD:HH:MM:SS`` (not a ``timedelta`` or dict), ``deterministic`` as a bool or ``warn``
-(``_LITERAL_WARN``), a folder as a string (``_PATH``)."""
 _TRAINER_MINIMA = {"num_nodes": 1, "fast_dev_run": 0, "max_epochs": -1, "min_epochs": 0, "max_steps": -1,
                    "min_steps": 0, "check_val_every_n_epoch": 1, "num_sanity_val_steps": -1, "log_every_n_steps": 0,
                    "accumulate_grad_batches": 1, "gradient_clip_val": 0, "reload_dataloaders_every_n_epochs": 0}
 """The least value of each numeric Trainer argument (-1: no limit, or every batch of the sanity check)."""
 _BATCH_LIMIT = "an int >= 0 or a float in [0.0, 1.0]"
 _DURATION = "a duration 'DD:HH:MM:SS'"
-_PLAIN = {"int": int, "float": float, "bool": bool, "str": str}
 
 
 def _is_batch_limit(value: Any) -> bool:
@@ -62,39 +51,61 @@ def _is_devices(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= -1 and value != 0
 
 
-def schema_type(annotation: ast.expr) -> Any:
-    """The OmegaConf field type of an annotation of Lightning's source: the union of its plain types (``Optional``
-    and ``Union`` flattened, a ``Literal`` as the types of its values), or ``Any`` where a member is an object."""
-    members = _plain_members(annotation)
-    if members is None:
-        return Any
-    return typing.Union[tuple(members)] if len(members) > 1 else members[0]  # noqa: UP007 (built at run time)
+@dataclass
+class TrainerConfig:
+    """Every argument of ``pytorch_lightning.Trainer`` with Lightning's default (``conf/trainer/*.yaml``), set as
+    ``trainer.NAME=VALUE`` (Lightning's documentation describes each); a ``_target_`` node for
+    ``hydra.utils.instantiate``. A value of the wrong type is refused at composition, one Lightning would refuse in
+    ``__post_init__``."""
 
-
-def _plain_members(node: ast.expr) -> list[type] | None:
-    """The plain types a type expression allows, or None when it allows anything else."""
-    if isinstance(node, ast.Constant) and node.value is None:
-        return [type(None)]
-    if isinstance(node, ast.Name):
-        return [_PLAIN[node.id]] if node.id in _PLAIN else None
-    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
-        return None
-    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    if node.value.id == "Literal":
-        return list(dict.fromkeys(type(ast.literal_eval(item)) for item in items))
-    if node.value.id not in ("Optional", "Union"):
-        return None
-    found: list[type] = []
-    for item in items:
-        members = _plain_members(item)
-        if members is None:
-            return None
-        found += [member for member in members if member not in found]
-    return found + [type(None)] if node.value.id == "Optional" and type(None) not in found else found
-
-
-class TrainerChecks:
-    """The values ``pytorch_lightning.Trainer`` would refuse, refused when the config is built (``__post_init__``)."""
+    _target_: str = "pytorch_lightning.Trainer"
+    """What ``hydra.utils.instantiate`` builds."""
+    accelerator: Any = "auto"
+    strategy: Any = "auto"
+    devices: Any = "auto"
+    num_nodes: int = 1
+    precision: Precision | None = None
+    """Narrowed: a :data:`hiersum.config.Precision` (the one vocabulary of training and decoding; ``16`` becomes
+    ``"16"``)."""
+    logger: Any = None
+    callbacks: Any = None
+    fast_dev_run: int | bool = False
+    max_epochs: int | None = None
+    min_epochs: int | None = None
+    max_steps: int = -1
+    min_steps: int | None = None
+    max_time: str | None = None
+    """Narrowed: a time limit as ``DD:HH:MM:SS`` (not a ``timedelta`` or dict)."""
+    limit_train_batches: int | float | None = None
+    limit_val_batches: int | float | None = None
+    limit_test_batches: int | float | None = None
+    limit_predict_batches: int | float | None = None
+    overfit_batches: int | float = 0.0
+    val_check_interval: Any = None
+    check_val_every_n_epoch: int | None = 1
+    num_sanity_val_steps: int | None = None
+    log_every_n_steps: int | None = None
+    enable_checkpointing: bool | None = None
+    enable_progress_bar: bool | None = None
+    enable_model_summary: bool | None = None
+    accumulate_grad_batches: int = 1
+    gradient_clip_val: int | float | None = None
+    gradient_clip_algorithm: str | None = None
+    deterministic: bool | str | None = None
+    """Narrowed: a bool or ``warn`` (Lightning's ``_LITERAL_WARN``)."""
+    benchmark: bool | None = None
+    inference_mode: bool = True
+    use_distributed_sampler: bool = True
+    profiler: Any = None
+    detect_anomaly: bool = False
+    barebones: bool = False
+    plugins: Any = None
+    sync_batchnorm: bool = False
+    reload_dataloaders_every_n_epochs: int = 0
+    default_root_dir: str | None = None
+    """Narrowed: a folder as a string (Lightning's ``_PATH``)."""
+    enable_autolog_hparams: bool = True
+    model_registry: str | None = None
 
     def __post_init__(self) -> None:
         for name, least in _TRAINER_MINIMA.items():
@@ -122,34 +133,3 @@ class TrainerChecks:
                f"null or {_DURATION}", self.max_time)
         check(_is_devices(self.devices), "trainer.devices", "auto, -1 (all), a count >= 1 or device indices "
                "([0, 1] or '0,1')", self.devices)
-
-
-def _trainer_init() -> ast.FunctionDef:
-    """``Trainer.__init__`` of the installed Lightning, parsed from its source (Lightning is not imported)."""
-    spec = importlib.util.find_spec("pytorch_lightning")
-    if spec is None or spec.origin is None:
-        raise ImportError("pytorch_lightning is not installed: hiersum's trainer schema is its Trainer's arguments")
-    source = Path(spec.origin).parent / "trainer" / "trainer.py"
-    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ClassDef) and node.name == "Trainer":
-            return next(item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__")
-    raise ImportError(f"no class Trainer in {source}")
-
-
-def _trainer_fields() -> list[tuple[str, Any, Any]]:
-    """(name, type, field) of every argument of ``Trainer.__init__`` (all keyword-only), after ``_target_``."""
-    init = _trainer_init()
-    fields: list[tuple[str, Any, Any]] = [("_target_", str, field(default="pytorch_lightning.Trainer"))]
-    for argument, default in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=True):
-        kind = NARROWED.get(argument.arg) or schema_type(argument.annotation)
-        fields.append((argument.arg, kind, field(default=ast.literal_eval(default))))
-    return fields
-
-
-TrainerConfig = make_dataclass("TrainerConfig", _trainer_fields(), bases=(TrainerChecks,))
-TrainerConfig.__module__ = __name__
-TrainerConfig.__doc__ = """Every argument of ``pytorch_lightning.Trainer`` with Lightning's default
-(``conf/trainer/*.yaml``), set as ``trainer.NAME=VALUE`` (Lightning's documentation describes each); a
-``_target_`` node for ``hydra.utils.instantiate``. Derived from ``Trainer.__init__`` (this module's
-docstring); a value of the wrong type is refused at composition, one Lightning would refuse in
-``__post_init__``."""

@@ -180,7 +180,7 @@ def sentencepiece_tokenizer(path: str | Path) -> Tokenizer:
     vocab = [(piece.piece, piece.score) for piece in proto.pieces]
     backend = Tokenizer(models.Unigram(vocab, unk_id=proto.trainer_spec.unk_id,
                                        byte_fallback=proto.trainer_spec.byte_fallback))
-    steps = []
+    steps: list[normalizers.Normalizer] = []
     if proto.normalizer_spec.precompiled_charsmap:
         steps.append(normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap))
     if proto.normalizer_spec.remove_extra_whitespaces:

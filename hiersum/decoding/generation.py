@@ -62,7 +62,7 @@ class UncachedStep:
         # with coverage the copy attention reads every earlier position's; without, the last position's alone
         first = 0 if self.model.config.coverage else -1
         log_probs = self.model.next_log_probs(out.states[:, first:], prefix[:, first:], state.start)[:, -1]  # (N, V)
-        return DecoderStep(log_probs=log_probs, state=PrefixState(prefix, state.start))  # type: ignore[arg-type]
+        return DecoderStep(log_probs=log_probs, state=PrefixState(prefix, state.start))
 
 
 @torch.no_grad()

@@ -47,7 +47,7 @@ def split_sentences(text: str) -> list[str]:
     "e.g. this" are split too; that only affects ROUGE-Lsum, and it affects predictions
     and references alike.
     """
-    sentences = []
+    sentences: list[str] = []
     for line in text.splitlines():
         sentences.extend(piece for piece in _SENTENCE_END.split(line.strip()) if piece)
     return sentences

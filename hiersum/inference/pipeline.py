@@ -110,7 +110,7 @@ class Summarizer:
         """Whether its encoder attends across paragraphs (what ``attention_top_k`` reads)."""
         return encoder_spec(self.network.model_config.encoder).inter_paragraph
 
-    def selection(self, overrides: SelectionOverrides) -> EncodingConfig:  # type: ignore[valid-type]
+    def selection(self, overrides: SelectionOverrides) -> EncodingConfig:
         """The checkpoint's paragraph selection (as for evaluation), with the fields ``overrides`` sets (those of
         :class:`hiersum.config.ParagraphSelection`: ``max_paragraphs``, ``paragraphs``, ``selection``...; None
         keeps the checkpoint's); an invalid one is a :class:`UsageError`."""

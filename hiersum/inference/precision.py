@@ -39,7 +39,7 @@ class DecodingPrecision:
         return torch.autocast(device_type=torch.device(device).type, dtype=self.autocast)
 
 
-PRECISIONS: dict[Precision, DecodingPrecision] = {  # type: ignore[valid-type]
+PRECISIONS: dict[Precision, DecodingPrecision] = {
     Precision("32-true"): DecodingPrecision(torch.float32),
     Precision("64-true"): DecodingPrecision(torch.float64),
     Precision("bf16-mixed"): DecodingPrecision(torch.float32, autocast=torch.bfloat16),

@@ -11,7 +11,7 @@ from hiersum.config import ServeLimits
 from hiersum.serving.requests import option_ranges
 
 _JSON_TYPES = {int: "integer", float: "number", bool: "boolean"}
-_ERROR = {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}
+_ERROR: dict[str, Any] = {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}
 _REFUSALS = {
     "400": "the body is not a JSON object (or not UTF-8)",
     "401": "no key, or another key, in X-API-Key (a server with a key)",

@@ -48,7 +48,7 @@ PAGE = "index.html"
 
 def page() -> str:
     """The HTML of the page at ``/`` (plain HTML and a little JavaScript: nothing to build)."""
-    return importlib.resources.files("hiersum.serving").joinpath("static", PAGE).read_text(encoding="utf-8")
+    return importlib.resources.files("hiersum.serving").joinpath("static").joinpath(PAGE).read_text(encoding="utf-8")
 
 
 KEY_VARIABLE = "LIT_SERVER_API_KEY"

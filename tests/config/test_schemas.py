@@ -8,10 +8,10 @@ import datetime
 import functools
 import math
 import shutil
-from dataclasses import replace
+from dataclasses import fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import pytest
 import pytorch_lightning as pl
@@ -32,16 +32,23 @@ from hiersum.checkpoints.official import official_training_configs
 from hiersum.cli.common import CONFIG_DIR
 from hiersum.cli.config_store import register_configs
 from hiersum.config import (
+    SELECTION_FIELDS,
     Baseline,
     BootstrapConfig,
+    ConfigEnum,
     DataConfig,
     DecodeConfig,
     EvaluateConfig,
     Graph,
     ModelConfig,
     OptimConfig,
+    Paragraphs,
+    ParagraphSelection,
     Precision,
     Selection,
+    SelectionOverrides,
+    SelectionStrategy,
+    ServeHost,
     Stopping,
     SummarizeConfig,
     TokenizerConfig,
@@ -49,6 +56,7 @@ from hiersum.config import (
     TrainerConfig,
     config_dict,
 )
+from hiersum.config.choices import fixed_choices
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.errors import UsageError
 from hiersum.evaluation.baselines import BASELINES
@@ -466,6 +474,33 @@ def test_fixed_choices_are_strings_from_plain_values():
     assert {Graph.none: 1}["none"] == 1 and str(Graph.discourse) == "discourse" and f"{Stopping.full}" == "full"
     assert data == DataConfig(path="x", selection=Selection.round_robin)
     assert [member.value for member in Baseline] == list(BASELINES)
+
+
+def test_selection_overrides_are_each_field_of_paragraph_selection_or_none():
+    """The written :class:`SelectionOverrides` keeps :class:`ParagraphSelection`'s fields, in order, each typed
+    ``<its type> | None`` with None (the checkpoint's) as default."""
+    selection = get_type_hints(ParagraphSelection)
+    assert [item.name for item in fields(SelectionOverrides)] == list(SELECTION_FIELDS)
+    assert get_type_hints(SelectionOverrides) == {name: selection[name] | None for name in SELECTION_FIELDS}
+    assert all(item.default is None for item in fields(SelectionOverrides))
+    overrides = SelectionOverrides(max_paragraphs=3, paragraphs="sentences")
+    assert overrides.paragraphs is Paragraphs.sentences and overrides.selection is None
+    assert overrides.given() == {"max_paragraphs": 3, "paragraphs": Paragraphs.sentences}
+    with pytest.raises(ValueError, match="^selection must be one of 'first', .*, found 'rr'$"):
+        SelectionOverrides(selection="rr")
+
+
+def test_fixed_choices_make_the_declared_class_with_members_a_class_body_cannot_name():
+    assert issubclass(Precision, ConfigEnum) and Precision.__module__ == "hiersum.config.choices"
+    assert Precision.__doc__.startswith("The numeric precision") and Precision("bf16") is Precision("bf16-mixed")
+    assert [member.value for member in ServeHost] == ["127.0.0.1", "0.0.0.0", "::"]
+    assert list(SelectionStrategy.__members__) == [*Selection.__members__, "oracle"]
+
+    class Choice(ConfigEnum):
+        x = "b"
+
+    with pytest.raises(TypeError, match=r"Choice: a class of @fixed_choices holds a docstring alone, found \['x'\]"):
+        fixed_choices("a")(Choice)
 
 
 def test_config_dict_holds_plain_values_only():
