@@ -79,7 +79,7 @@ def test_every_path_and_name_a_docstring_gives_exists():
     ("(``hiersum/model/copy.py``)", "a renamed module file"),
     (":mod:`hiersum.model.copy`", "a renamed module"),
     (":func:`hiersum.training.loss.smoothed_copy_nll`", "a function that is not there"),
-    (":attr:`hiersum.model.cache.CopyMemory.keyz`", "a field that is not there"),
+    (":attr:`hiersum.model.copy_attention.CopyMemory.keyz`", "a field that is not there"),
 ])
 def test_a_dangling_reference_is_found(docstring, kind):
     source = f'"""The copy attention {docstring}."""\n'
@@ -88,6 +88,7 @@ def test_a_dangling_reference_is_found(docstring, kind):
 
 def test_existing_modules_names_fields_and_resolvers_pass():
     source = ('"""See ``hiersum/model/copy_attention.py``, :mod:`hiersum.model`,'
-              ' :func:`hiersum.training.loss.copy_nll`, :attr:`hiersum.model.cache.CopyMemory.copyable` (a field),'
+              ' :func:`hiersum.training.loss.copy_nll`,'
+              ' :attr:`hiersum.model.copy_attention.CopyMemory.copyable` (a field),'
               ' ``${hiersum.sample_dir:DIR}``."""\n')
     assert dangling(source, "m.py") == []

@@ -20,8 +20,8 @@ from torch import Tensor
 
 from hiersum.config.decode import DecodeConfig
 from hiersum.decoding.search import GenerationOutput, GiveUp, beam_search, greedy_search
-from hiersum.model.decoder import DecoderState, DecoderStep
 from hiersum.model.summarizer import HierSum
+from hiersum.model.summarizer_state import SummarizerState, SummarizerStep
 
 GenerationOptions = DecodeConfig
 """The search settings of :func:`generate`: :class:`hiersum.config.DecodeConfig` under its Python API name (the same
@@ -36,8 +36,8 @@ class PrefixState:
 
     prefix: Tensor
     """[N, S] long, the tokens fed so far."""
-    start: DecoderState
-    """The state before any target token (it keeps no self-attention cache)."""
+    start: SummarizerState
+    """The state before any target token (its decoder's keeps no self-attention cache)."""
 
     def tile(self, beam_size: int) -> PrefixState:
         return PrefixState(self.prefix.repeat_interleave(beam_size, 0), self.start.tile(beam_size))
@@ -56,13 +56,13 @@ class UncachedStep:
 
     model: HierSum
 
-    def __call__(self, tokens: Tensor, state: PrefixState) -> DecoderStep:
+    def __call__(self, tokens: Tensor, state: PrefixState) -> SummarizerStep:
         prefix = torch.cat([state.prefix, tokens.unsqueeze(1)], 1)  # (N, S+1)
-        out = self.model.decoder(prefix, state.start)  # states (N, S+1, D)
+        out = self.model.decoder(prefix, state.start.decoder)  # states (N, S+1, D)
         # with coverage the copy attention reads every earlier position's; without, the last position's alone
         first = 0 if self.model.config.coverage else -1
         log_probs = self.model.next_log_probs(out.states[:, first:], prefix[:, first:], state.start)[:, -1]  # (N, V)
-        return DecoderStep(log_probs=log_probs, state=PrefixState(prefix, state.start))
+        return SummarizerStep(log_probs=log_probs, state=PrefixState(prefix, state.start))
 
 
 @torch.no_grad()

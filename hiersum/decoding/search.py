@@ -78,7 +78,7 @@ StateT_co = TypeVar("StateT_co", bound=SearchState, covariant=True)
 
 
 class StepOutput(Protocol[StateT_co]):
-    """What a step returns for every live row (:class:`hiersum.model.decoder.DecoderStep` is one)."""
+    """What a step returns for every live row (:class:`hiersum.model.summarizer_state.SummarizerStep` is one)."""
 
     @property
     def log_probs(self) -> Tensor:

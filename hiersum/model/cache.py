@@ -1,6 +1,6 @@
 """The decoder's state: the self-attention cache of the target tokens seen so far and the memory
-keys/values projected once (and, with copy attention, the copy attention's keys and the memory's token ids),
-with the row selections beam search needs.
+keys/values projected once, with the row selections beam search needs (what the model adds to it, the copy
+attention's memory and coverage, is in :class:`hiersum.model.summarizer_state.SummarizerState`).
 
 Dimensions
     N  rows (examples, or examples x beams while decoding)
@@ -157,27 +157,6 @@ class SelfAttentionCache:
 
 
 @dataclass
-class CopyMemory:
-    """What the copy attention (``model.copy_attention``, :mod:`hiersum.model.copy_attention`) reads of the memory,
-    made once per encoding, one entry per example (shared by its beams, as the memory keys/values)."""
-
-    keys: Tensor
-    """[B', M, D] the memory projected by the copy attention's key layer."""
-    memory: Tensor
-    """[B', M, D] the encoder's memory (the copy attention's values: its context vector)."""
-    ids: Tensor
-    """[B', M] long, the token id of each memory position (what copying it emits)."""
-    copyable: Tensor
-    """[B', M] bool, True = a position copying may point at: a real memory token that is not a special token
-    (padding, BOS, EOS, the paragraph separator: :attr:`hiersum.model.copy_attention.CopyAttention.excluded_ids`)."""
-
-    def index_select(self, entries: Tensor) -> CopyMemory:
-        """Entries ``entries`` [B''] (long, into the B' entries)."""
-        return CopyMemory(*(tensor.index_select(0, entries)
-                            for tensor in (self.keys, self.memory, self.ids, self.copyable)))
-
-
-@dataclass
 class DecoderState:
     """Everything the decoder needs to continue a batch of sequences.
 
@@ -204,27 +183,18 @@ class DecoderState:
     """G, rows per memory entry (beams per example)."""
     step_weights: StepWeights | None = None
     """Weights laid out for the step (None: the layers' own)."""
-    copy: CopyMemory | None = None
-    """The copy attention's memory (``model.copy_attention``), one entry per example; None without copying."""
-    coverage: Tensor | None = None
-    """[N, M] fp32, per row the copy attention each memory position has received so far (``model.coverage``; the
-    step adds its attention in place); None without coverage. Rows move with the beams, as the cache does."""
 
     def _select(
         self, rows: Tensor, *, reuse: bool, entries: Tensor | None = None, group_size: int | None = None
     ) -> DecoderState:
         """Rows ``rows`` of the cache; memory entries ``entries`` (None: the memory is kept)."""
-        memory, mask, copy = self.memory, self.memory_attn_mask, self.copy
+        memory, mask = self.memory, self.memory_attn_mask
         if entries is not None:
             memory = [kv.index_select(entries) for kv in memory]
             mask = None if mask is None else mask.index_select(0, entries)
-            copy = None if copy is None else copy.index_select(entries)
         cache = None if self.self_attn is None else self.self_attn.select_rows(rows, length=self.length, reuse=reuse)
-        coverage = None if self.coverage is None else self.coverage.index_select(0, rows)
-        return replace(
-            self, memory=memory, memory_attn_mask=mask, self_attn=cache, copy=copy, coverage=coverage,
-            group_size=self.group_size if group_size is None else group_size,
-        )
+        return replace(self, memory=memory, memory_attn_mask=mask, self_attn=cache,
+                       group_size=self.group_size if group_size is None else group_size)
 
     def reorder(self, indices: Tensor) -> DecoderState:
         """Rows ``indices`` [N'] (long, into the N rows), any of them, repeats allowed.
@@ -233,8 +203,7 @@ class DecoderState:
         cache into new buffers (this state stays usable). Beam search uses :meth:`tile`,
         :meth:`reorder_beams` and :meth:`select_examples` instead.
         """
-        entries = indices.div(self.group_size, rounding_mode="floor")  # (N',) memory entry per row
-        return self._select(indices, reuse=False, entries=entries, group_size=1)
+        return self._select(indices, reuse=False, entries=self.entries_of(indices), group_size=1)
 
     def tile(self, beam_size: int) -> DecoderState:
         """Repeat every row ``beam_size`` times (consecutively); the memory is not copied."""
@@ -243,16 +212,19 @@ class DecoderState:
 
     def reorder_beams(self, indices: Tensor) -> DecoderState:
         """Rows ``indices`` [N]: ``indices[r]`` must be a row of r's own group (a beam of the same
-        example). Only the self-attention caches (see :meth:`SelfAttentionCache.reorder`) and the coverage move."""
-        coverage = None if self.coverage is None else self.coverage.index_select(0, indices)
+        example). Only the self-attention caches move (see :meth:`SelfAttentionCache.reorder`)."""
         if self.self_attn is None:
-            return replace(self, coverage=coverage) if coverage is not None else self
-        return replace(self, self_attn=self.self_attn.reorder(indices, length=self.length), coverage=coverage)
+            return self
+        return replace(self, self_attn=self.self_attn.reorder(indices, length=self.length))
 
     @property
     def rows(self) -> int:
         """N, rows of the state."""
         return self.memory[0].keys.size(0) * self.group_size
+
+    def entries_of(self, rows: Tensor) -> Tensor:
+        """The memory entry [N'] (long) each of ``rows`` [N'] (long) reads: r // G."""
+        return rows.div(self.group_size, rounding_mode="floor")  # (N',)
 
     def rows_of(self, examples: Tensor) -> Tensor:
         """The rows [b * G] of memory entries ``examples`` [b] (long), group by group."""

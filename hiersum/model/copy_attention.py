@@ -10,11 +10,12 @@ memory (the encoder's real tokens) and w_i their token ids:
 
 Copying points only at real memory tokens that are not special: padding, BOS, EOS (a source's trailing ``</s>``
 copied would end the summary) and the paragraph separator of a flat source never receive copy attention
-(:attr:`CopyAttention.excluded_ids`, masked once per encoding in :attr:`~hiersum.model.cache.CopyMemory.copyable`).
+(:attr:`CopyAttention.excluded_ids`, masked once per encoding in :attr:`CopyMemory.copyable`).
 
 One dedicated head, not the decoder's cross-attention: scaled_dot_product_attention gives no weights, and a head of
 its own lets the copy distribution learn what to point at apart from what the last layer reads. The keys W_k m are
-projected once per encoding (:meth:`CopyAttention.init_memory`, kept in the decoder state). The mixture is computed
+projected once per encoding (:meth:`CopyAttention.init_memory`, kept in the model's decoding state,
+:class:`hiersum.model.summarizer_state.SummarizerState`). The mixture is computed
 in fp32 (whatever autocast made of its inputs) as probabilities, then log(P + tiny): an entry of probability 0 gets a
 finite log-probability (-87.3). The whole [N, L, V] mixture (:meth:`CopyOutput.log_probs`: one softmax, product,
 scatter of the copy mass and log over the vocabulary) is built only where the whole distribution is read (decoding,
@@ -45,7 +46,26 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hiersum.model.cache import CopyMemory
+
+@dataclass
+class CopyMemory:
+    """What the copy attention reads of the memory, made once per encoding (:meth:`CopyAttention.init_memory`), one
+    entry per example (shared by its beams, as the decoder's memory keys/values are)."""
+
+    keys: Tensor
+    """[B', M, D] the memory projected by the copy attention's key layer."""
+    memory: Tensor
+    """[B', M, D] the encoder's memory (the copy attention's values: its context vector)."""
+    ids: Tensor
+    """[B', M] long, the token id of each memory position (what copying it emits)."""
+    copyable: Tensor
+    """[B', M] bool, True = a position copying may point at: a real memory token that is not a special token
+    (padding, BOS, EOS, the paragraph separator: :attr:`CopyAttention.excluded_ids`)."""
+
+    def index_select(self, entries: Tensor) -> CopyMemory:
+        """Entries ``entries`` [B''] (long, into the B' entries)."""
+        return CopyMemory(*(tensor.index_select(0, entries)
+                            for tensor in (self.keys, self.memory, self.ids, self.copyable)))
 
 
 @dataclass
@@ -153,7 +173,7 @@ class CopyAttention(nn.Module):
             attention = masked_softmax(scores, blocked).view(N, L, M)
         else:
             if coverage is None:
-                raise ValueError("model.coverage=true needs the coverage so far (DecoderState.coverage)")
+                raise ValueError("model.coverage=true needs the coverage so far (SummarizerState.coverage)")
             blocked_rows = blocked.repeat_interleave(N // B, dim=0)  # (N, 1, M)
             attention, coverage_loss, coverage = self.covered_attention(scores.view(N, L, M), blocked_rows, coverage)
         context = (attention.view(B, -1, M).to(copy.memory.dtype) @ copy.memory).view(N, L, D)

@@ -25,7 +25,7 @@ into the query length of the context attention, so reordering beams never copies
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import torch
 from torch import Tensor, nn
@@ -41,16 +41,6 @@ from hiersum.model.layers import (
     attention_mask,
     sinusoid_table,
 )
-
-
-@dataclass
-class DecoderStep:
-    """One decoding step of every live row (what :meth:`HierSum.step` returns to the search)."""
-
-    log_probs: Tensor
-    """[N, V] log p(next token | prefix, source)."""
-    state: DecoderState
-    """The state after consuming the fed tokens."""
 
 
 class DecoderLayer(nn.Module):

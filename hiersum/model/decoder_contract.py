@@ -10,8 +10,10 @@ Dimensions
 Masks are boolean with True = real token; every tensor is batch-first. The decoder's state is a
 :class:`hiersum.model.cache.DecoderState`: the search reorders, selects and grows it without knowing the
 decoder (its ``memory`` and ``self_attn`` hold what the decoder put there; ``length`` counts the consumed
-target tokens). The registry (:mod:`hiersum.model.decoder_registry`) builds a decoder as
-``cls(config, embeddings=embeddings)`` and refuses one that does not satisfy :class:`Decoder`.
+target tokens), inside the model's :class:`hiersum.model.summarizer_state.SummarizerState`, which keeps what the
+model adds (the copy memory and the coverage) beside it. The registry (:mod:`hiersum.model.decoder_registry`)
+builds a decoder as ``cls(config, embeddings=embeddings)`` and refuses one that does not satisfy :class:`Decoder`,
+or, with ``model.copy_attention``, one without the copy part (:class:`CopySource`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class Decoder(Protocol):
     - ``embeddings``: the token table [V, D] it embeds with (shared with the encoder and the output layer);
     - ``layers``: an ``nn.ModuleList`` of its repeated blocks, each compiled on its own by :meth:`HierSum.compile`.
 
+    With ``model.copy_attention``, also the copy part, :class:`CopySource`.
+
     Optional capability (a method): ``forward_flops(memory_lengths, tgt_mask) -> int``, the FLOPs of its forward
     pass on the real tokens (memory_lengths long [B], real memory positions of each example; tgt_mask bool
     [B, S]); :mod:`hiersum.model.flops` counts a model whose encoder and decoder both have it.
@@ -72,6 +76,28 @@ class Decoder(Protocol):
 
 
 @runtime_checkable
+class CopySource(Protocol):
+    """The copy part of the contract: what the copy attention (``model.copy_attention``,
+    :class:`hiersum.model.copy_attention.CopyAttention`) and its coverage (``model.coverage``) read of a decoder,
+    checked by :func:`check_decoder` when the model copies.
+
+    - ``d_model``: D, the width of the states ``forward`` and ``static_forward`` give: s_t, the copy attention's query
+      (and the switch's first input), which must be ``model.d_model``, the copy attention's width;
+    - ``embeddings``, D wide: x_t = ``embeddings(token fed at t)``, the switch's third input;
+    - the states of a call are those of its tokens, in the order fed ([N, L, D], position S + l at l): the coverage
+      adds up the attention of the positions in that order;
+    - the rows of its state (a :class:`hiersum.model.cache.DecoderState`): N = B' x G, row r reading memory entry
+      r // G (``group_size``, ``entries_of``, ``rows_of``), moved by ``tile``, ``reorder_beams``,
+      ``select_examples`` and ``reorder``. The copy memory (one entry per example) and the coverage (one vector per
+      row) are the model's, not the decoder's: :class:`hiersum.model.summarizer_state.SummarizerState` holds them
+      beside the decoder's state and moves them as it moves its rows.
+    """
+
+    d_model: int
+    embeddings: nn.Embedding
+
+
+@runtime_checkable
 class DecoderCountsFlops(Protocol):
     """An optional capability: the decoder counts the FLOPs of its forward pass on the real tokens
     (:mod:`hiersum.model.flops`; a decoder without it is not counted)."""
@@ -86,10 +112,12 @@ CONTRACT_METHODS = ("init_state", "forward", "static_forward")
 """The methods :class:`Decoder` has (``HierSum`` calls each)."""
 
 
-def check_decoder(decoder: object, name: str) -> nn.Module:
-    """``decoder`` if it satisfies :class:`Decoder`; else a one-line ``ValueError`` saying what it lacks. Not
-    ``isinstance(decoder, Decoder)``: from Python 3.12 that reads attributes statically and misses the ``layers``
-    and ``embeddings`` a module registers in ``__init__`` (see :func:`hiersum.model.encoder_contract.check_encoder`)."""
+def check_decoder(decoder: object, name: str, *, copy_width: int | None = None) -> nn.Module:
+    """``decoder`` if it satisfies :class:`Decoder` (and, with ``copy_width``, the copy part :class:`CopySource` of
+    that width: ``model.d_model`` of a model with ``model.copy_attention``); else a one-line ``ValueError`` saying what
+    it lacks. Not ``isinstance(decoder, Decoder)``: from Python 3.12 that reads attributes statically and misses the
+    ``layers`` and ``embeddings`` a module registers in ``__init__`` (see
+    :func:`hiersum.model.encoder_contract.check_encoder`)."""
     expected = ("an nn.Module with init_state(memory, memory_mask, *, cache_capacity), forward(tokens, state), "
                 "static_forward(tokens, state, position), 'embeddings' and a 'layers' ModuleList "
                 "(hiersum.model.decoder_contract.Decoder)")
@@ -103,4 +131,21 @@ def check_decoder(decoder: object, name: str) -> nn.Module:
     if lacking:
         raise ValueError(f"model.decoder={name} built a {type(decoder).__name__} without {', '.join(lacking)}; "
                          f"expected {expected}")
+    if copy_width is not None:
+        check_copy_source(decoder, name, copy_width)
     return decoder
+
+
+def check_copy_source(decoder: nn.Module, name: str, width: int) -> None:
+    """A one-line ``ValueError`` unless ``decoder`` (a :class:`Decoder`) has the copy part :class:`CopySource` of
+    width ``width``: ``d_model`` and an ``embeddings`` table both ``width`` wide."""
+    expected = (f"model.copy_attention=true reads the copy part of the decoder contract: 'd_model' = model.d_model="
+                f"{width} (the width of its states, the copy attention's query) and 'embeddings' {width} wide (the "
+                f"fed tokens' embeddings, the switch's input) (hiersum.model.decoder_contract.CopySource)")
+    built = f"model.decoder={name} built a {type(decoder).__name__}"
+    d_model = getattr(decoder, "d_model", None)
+    if not isinstance(d_model, int):
+        raise ValueError(f"{built} without d_model; {expected}")
+    embedding_width = getattr(getattr(decoder, "embeddings", None), "embedding_dim", None)
+    if (d_model, embedding_width) != (width, width):
+        raise ValueError(f"{built} with d_model {d_model} and embeddings {embedding_width} wide; {expected}")

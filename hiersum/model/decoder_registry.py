@@ -47,9 +47,11 @@ def decoder_spec(name: str) -> DecoderSpec:
 
 def build_decoder(config: ModelConfig, *, embeddings: nn.Embedding) -> nn.Module:
     """The decoder of ``config``, sharing ``embeddings``; a one-line ``ValueError`` when what the entry builds does
-    not satisfy :class:`~hiersum.model.decoder_contract.Decoder`."""
+    not satisfy :class:`~hiersum.model.decoder_contract.Decoder` (with ``model.copy_attention``, and its copy part
+    :class:`~hiersum.model.decoder_contract.CopySource`)."""
     name = str(config.decoder)
-    return check_decoder(decoder_spec(name).cls(config, embeddings=embeddings), name)
+    copy_width = config.d_model if config.copy_attention else None
+    return check_decoder(decoder_spec(name).cls(config, embeddings=embeddings), name, copy_width=copy_width)
 
 
 register_decoder("transformer", DecoderSpec(

@@ -35,11 +35,11 @@ from hiersum.config import ModelConfig
 from hiersum.data.packing import PackedGrid
 from hiersum.model import decoder_contract, encoder_contract
 from hiersum.model.copy_attention import CopyAttention, CopyOutput
-from hiersum.model.decoder import DecoderState, DecoderStep
 from hiersum.model.decoder_registry import build_decoder
 from hiersum.model.encoder_contract import EncoderOutput, PretrainedWeights
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
 from hiersum.model.hub import SummarizerHubMixin
+from hiersum.model.summarizer_state import SummarizerState, SummarizerStep
 
 
 @dataclass
@@ -109,7 +109,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.copy_attention = (CopyAttention(config.d_model, excluded_ids=excluded, coverage=config.coverage)
                                if config.copy_attention else None)
         # the compiled static_step_log_probs (compile_step), called with the model first; None: eager
-        self.compiled_step: Callable[[HierSum, Tensor, DecoderState, Tensor], Tensor] | None = None
+        self.compiled_step: Callable[[HierSum, Tensor, SummarizerState, Tensor], Tensor] | None = None
         self.reset_parameters()
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
@@ -195,32 +195,32 @@ class HierSum(nn.Module, SummarizerHubMixin):
         return self.encoder(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention,
                             layout=layout)
 
-    def init_decoder_state(self, encoded: EncoderOutput, *, cache_capacity: int | None = 0) -> DecoderState:
-        """A decoder state for B rows, with the memory keys/values projected once and room for
-        ``cache_capacity`` target positions in the self-attention cache (None: no cache). A cached state
-        carries the step's weights (:class:`~hiersum.model.cache.StepWeights`: stacked self-attention
+    def init_decoder_state(self, encoded: EncoderOutput, *, cache_capacity: int | None = 0) -> SummarizerState:
+        """The state decoding starts from, for B rows (:class:`~hiersum.model.summarizer_state.SummarizerState`):
+        the decoder's (:meth:`hiersum.model.decoder_contract.Decoder.init_state`: the memory keys/values projected
+        once and room for ``cache_capacity`` target positions in the self-attention cache, None: no cache). A cached
+        state carries the step's weights (:class:`~hiersum.model.cache.StepWeights`: stacked self-attention
         projections, the output weight transposed), made here from the current parameters. With
         ``model.copy_attention`` it also carries the copy attention's keys of the memory and the memory's token ids
-        (:class:`~hiersum.model.cache.CopyMemory`)."""
-        state = self.decoder.init_state(encoded.memory, encoded.memory_mask, cache_capacity=cache_capacity)
-        if self.copy_attention is not None:
-            if encoded.memory_ids is None:
-                raise ValueError(f"model.copy_attention=true needs the token ids of the memory, which "
-                                 f"model.encoder={self.config.encoder} does not give (EncoderOutput.memory_ids)")
-            copy = self.copy_attention.init_memory(encoded.memory, encoded.memory_ids, encoded.memory_mask)
-            coverage = (torch.zeros(copy.ids.shape, device=copy.ids.device)  # (B, M) fp32
-                        if self.config.coverage else None)
-            state = replace(state, copy=copy, coverage=coverage)
-        if state.step_weights is None:
-            return state
-        output = (self.generator.weight.t().contiguous(), self.generator.bias)  # (D, V), (V,)
-        return replace(state, step_weights=replace(state.step_weights, output=output))
+        (:class:`~hiersum.model.copy_attention.CopyMemory`), with ``model.coverage`` the coverage (zeros)."""
+        decoder = self.decoder.init_state(encoded.memory, encoded.memory_mask, cache_capacity=cache_capacity)
+        if decoder.step_weights is not None:
+            output = (self.generator.weight.t().contiguous(), self.generator.bias)  # (D, V), (V,)
+            decoder = replace(decoder, step_weights=replace(decoder.step_weights, output=output))
+        if self.copy_attention is None:
+            return SummarizerState(decoder)
+        if encoded.memory_ids is None:
+            raise ValueError(f"model.copy_attention=true needs the token ids of the memory, which "
+                             f"model.encoder={self.config.encoder} does not give (EncoderOutput.memory_ids)")
+        copy = self.copy_attention.init_memory(encoded.memory, encoded.memory_ids, encoded.memory_mask)
+        coverage = torch.zeros(copy.ids.shape, device=copy.ids.device) if self.config.coverage else None  # (B, M) fp32
+        return SummarizerState(decoder, copy=copy, coverage=coverage)
 
     def output_logits(self, states: Tensor) -> Tensor:
         """Decoder states [..., D] -> unnormalised scores (logits) [..., V]."""
         return self.generator(states)
 
-    def next_log_probs(self, states: Tensor, tokens: Tensor, state: DecoderState) -> Tensor:
+    def next_log_probs(self, states: Tensor, tokens: Tensor, state: SummarizerState) -> Tensor:
         """log p(next) [N, L, V] after the decoder's states [N, L, D] of ``tokens`` [N, L] (long): the output layer's
         log-softmax, or with ``model.copy_attention`` the mixture with copying from ``state``'s memory."""
         logits = self.output_logits(states)  # (N, L, V)
@@ -228,7 +228,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
             return F.log_softmax(logits, dim=-1)
         return self.copy_output(states, tokens, state, logits).log_probs()
 
-    def copy_output(self, states: Tensor, tokens: Tensor, state: DecoderState, logits: Tensor) -> CopyOutput:
+    def copy_output(self, states: Tensor, tokens: Tensor, state: SummarizerState, logits: Tensor) -> CopyOutput:
         """The copy attention (``model.copy_attention``) over ``state``'s memory for the decoder's states
         [N, L, D] of ``tokens`` [N, L], mixed with the output layer's ``logits`` [N, L, V]."""
         if self.copy_attention is None or state.copy is None:
@@ -236,15 +236,17 @@ class HierSum(nn.Module, SummarizerHubMixin):
         inputs = self.decoder.embeddings(tokens)  # (N, L, D)
         return self.copy_attention(states, inputs, logits, state.copy, state.coverage)
 
-    def step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
+    def step(self, tokens: Tensor, state: SummarizerState) -> SummarizerStep:
         """Feed one token per row (long [N]); log p(next) [N, V] and the advanced state."""
-        out = self.decoder(tokens.unsqueeze(1), state)  # states (N, 1, D)
-        return DecoderStep(log_probs=self._step_log_probs(out.states.squeeze(1), tokens, state), state=out.state)
+        out = self.decoder(tokens.unsqueeze(1), state.decoder)  # states (N, 1, D)
+        log_probs = self._step_log_probs(out.states.squeeze(1), tokens, state)  # (N, V)
+        return SummarizerStep(log_probs=log_probs, state=replace(state, decoder=out.state))
 
-    def _step_log_probs(self, states: Tensor, tokens: Tensor, state: DecoderState) -> Tensor:
+    def _step_log_probs(self, states: Tensor, tokens: Tensor, state: SummarizerState) -> Tensor:
         """Decoder states [N, D] of ``tokens`` [N] -> log-probabilities [N, V], with the state's transposed output
         weight."""
-        output = None if state.step_weights is None else state.step_weights.output
+        step_weights = state.decoder.step_weights
+        output = None if step_weights is None else step_weights.output
         if output is None:
             logits = self.output_logits(states)
         else:
@@ -257,24 +259,26 @@ class HierSum(nn.Module, SummarizerHubMixin):
             state.coverage.copy_(copy.coverage)  # in place: the state this step continues (consumed once)
         return copy.log_probs().squeeze(1)  # (N, V)
 
-    def static_step(self, tokens: Tensor, state: DecoderState) -> DecoderStep:
+    def static_step(self, tokens: Tensor, state: SummarizerState) -> SummarizerStep:
         """:meth:`step` over a fixed-size cache: attends over all of its positions (those not yet written
         masked out), so every step has the same shapes and one compiled graph (:meth:`compile_step`) serves
         them all, as litgpt's and Hugging Face's static caches. The state's cache must have room for every
         step (``init_decoder_state(cache_capacity=max_length + 1)``); it is never grown."""
-        if state.self_attn is None or state.length >= state.self_attn.capacity:
-            capacity = None if state.self_attn is None else state.self_attn.capacity
+        cache = state.decoder.self_attn
+        if cache is None or state.length >= cache.capacity:
+            capacity = None if cache is None else cache.capacity
             raise ValueError(f"a static step needs a cache with room for position {state.length}, found capacity "
                              f"{capacity}")
         position = torch.full((1,), state.length, dtype=torch.long, device=tokens.device)  # (1,)
         step = self.compiled_step or HierSum.static_step_log_probs
         tokens = tokens.contiguous()  # (N,): the search's last column has a stride that changes every step
-        return DecoderStep(log_probs=step(self, tokens, state, position), state=replace(state, length=state.length + 1))
+        advanced = replace(state, decoder=replace(state.decoder, length=state.length + 1))
+        return SummarizerStep(log_probs=step(self, tokens, state, position), state=advanced)
 
-    def static_step_log_probs(self, tokens: Tensor, state: DecoderState, position: Tensor) -> Tensor:
+    def static_step_log_probs(self, tokens: Tensor, state: SummarizerState, position: Tensor) -> Tensor:
         """The work of :meth:`static_step` (what :meth:`compile_step` compiles): log p(next) [N, V] of
         ``tokens`` [N] at ``position`` (long [1]), writing their keys/values into the state's cache."""
-        states = self.decoder.static_forward(tokens.unsqueeze(1), state, position)  # (N, 1, D)
+        states = self.decoder.static_forward(tokens.unsqueeze(1), state.decoder, position)  # (N, 1, D)
         return self._step_log_probs(states.squeeze(1), tokens, state)
 
     def compile_step(self, **options: Any) -> None:
@@ -303,7 +307,7 @@ class HierSum(nn.Module, SummarizerHubMixin):
         encoded = self.encode(src, src_mask, paragraph_graph=paragraph_graph, return_attention=return_attention,
                               layout=layout)
         state = self.init_decoder_state(encoded, cache_capacity=None)
-        out = self.decoder(tgt_in, state)  # states (B, S, D)
+        out = self.decoder(tgt_in, state.decoder)  # states (B, S, D)
         logits = self.output_logits(out.states)  # (B, S, V)
         if self.copy_attention is None:
             return TeacherForcedOutput(logits=logits, encoded=encoded)

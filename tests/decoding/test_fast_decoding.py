@@ -29,7 +29,7 @@ def search(model, src, mask, options: GenerationOptions, *, step_weights: bool, 
         encoded = model.encode(src, mask)
         state = model.init_decoder_state(encoded, cache_capacity=options.max_length + static)
         if not step_weights:
-            state = replace(state, step_weights=None)
+            state = replace(state, decoder=replace(state.decoder, step_weights=None))
         common = dict(batch_size=src.size(0), bos_id=BOS, eos_id=EOS, alpha=options.alpha,
                       min_length=options.min_length, max_length=options.max_length,
                       no_repeat_ngram_size=options.no_repeat_ngram_size, forbidden_ids=(PAD, BOS))
@@ -76,9 +76,11 @@ def test_one_step_with_step_weights_equals_the_plain_step(model):
         encoded = model.encode(src, mask)
         tokens = torch.tensor([BOS, 9, 17])
         fast = model.step(tokens, model.init_decoder_state(encoded, cache_capacity=4))
-        plain = model.step(tokens, replace(model.init_decoder_state(encoded, cache_capacity=4), step_weights=None))
+        state = model.init_decoder_state(encoded, cache_capacity=4)
+        plain = model.step(tokens, replace(state, decoder=replace(state.decoder, step_weights=None)))
     assert_close(fast.log_probs, plain.log_probs, atol=1e-6, rtol=1e-6)
-    assert_close(fast.state.self_attn.buffers[1], plain.state.self_attn.buffers[1], atol=1e-6, rtol=1e-6)
+    assert_close(fast.state.decoder.self_attn.buffers[1], plain.state.decoder.self_attn.buffers[1], atol=1e-6,
+                 rtol=1e-6)
 
 
 def test_step_weights_follow_the_parameters_they_are_made_from(model):

@@ -182,19 +182,20 @@ def test_max_steps_caps_decoding_over_max_and_min_length(batch, device):
         generate(model, src, mask, official(max_steps=0))
 
 
-@pytest.mark.parametrize("copy", [False, True], ids=["plain", "copy"])
-def test_grouped_state_steps_equal_per_row_memory(batch, device, copy):
+@pytest.mark.parametrize("parts", [{}, {"copy_attention": True}, {"copy_attention": True, "coverage": True}],
+                         ids=["plain", "copy", "coverage"])
+def test_grouped_state_steps_equal_per_row_memory(batch, device, parts):
     """Beams reading their example's memory entry give what a per-row copy of the memory gives (the copy
-    attention's memory included)."""
-    model = make_model(device=device, copy_attention=copy)
+    attention's memory included), and the coverage of each row moves with it."""
+    model = make_model(device=device, **parts)
     src, mask, tgt = batch
     start = model.init_decoder_state(model.encode(src, mask))
     K = 3
     grouped = start.tile(K)  # memory shared per example
     copied = start.reorder(torch.arange(src.size(0), device=device).repeat_interleave(K))  # memory copied per row
-    assert grouped.memory[0].keys.size(0) == src.size(0)
-    assert copied.memory[0].keys.size(0) == src.size(0) * K
-    tokens = tgt[:, 0].repeat_interleave(K)
+    assert grouped.decoder.memory[0].keys.size(0) == src.size(0)
+    assert copied.decoder.memory[0].keys.size(0) == src.size(0) * K
+    tokens = torch.randint(7, 60, (src.size(0) * K,)).to(device)  # beams of an example apart from the first step
     a, b = model.step(tokens, grouped), model.step(tokens, copied)
     assert_close(a.log_probs, b.log_probs, atol=1e-5, rtol=0)
     origin = torch.tensor([2, 0, 1, 3, 3, 5, 8, 6, 7], device=device)  # within-example beam origins
@@ -204,6 +205,9 @@ def test_grouped_state_steps_equal_per_row_memory(batch, device, copy):
     a2 = model.step(next_tokens[rows], a.state.reorder_beams(origin).select_examples(examples))
     b2 = model.step(next_tokens[rows], b.state.reorder(origin).reorder(rows))
     assert_close(a2.log_probs, b2.log_probs, atol=1e-5, rtol=0)
+    if model.config.coverage:  # the guard: beams of an example have their own coverage, which must move with them
+        assert not torch.allclose(a.state.coverage[0], a.state.coverage[1])
+        assert_close(a2.state.coverage, b2.state.coverage, atol=1e-6, rtol=0)
 
 
 def test_the_python_api_and_the_command_line_decode_with_one_options_type():

@@ -79,7 +79,7 @@ def test_the_mixture_is_p_gen_times_the_vocabulary_plus_the_scattered_copy_atten
     with torch.no_grad():
         out = model(src, mask, tgt)
         encoded = model.encode(src, mask)
-        states = model.decoder(tgt, model.init_decoder_state(encoded, cache_capacity=None)).states  # (B, S, D)
+        states = model.decoder(tgt, model.init_decoder_state(encoded, cache_capacity=None).decoder).states  # (B, S, D)
         vocabulary = F.softmax(model.output_logits(states), -1)  # (B, S, V)
     B, S, M = out.copy.attention.shape
     copied = torch.zeros(B, S, VOCAB, device=device)
@@ -134,7 +134,7 @@ def test_the_paragraph_separator_of_a_flat_source_is_never_a_copy_target_and_che
 def stepped(model: HierSum, prefix: torch.Tensor, state):
     """The arguments of ``model.copy_output`` for the last token of ``prefix`` [B, t] fed from ``state`` (uncached:
     the decoder over the whole prefix), for the step-by-step copy attention."""
-    states = model.decoder(prefix, replace(state, self_attn=None)).states[:, -1:]  # (B, 1, D)
+    states = model.decoder(prefix, replace(state.decoder, self_attn=None)).states[:, -1:]  # (B, 1, D)
     return states, prefix[:, -1:], state, model.output_logits(states)
 
 

@@ -39,7 +39,7 @@ def test_cached_steps_equal_teacher_forcing(model, batch):
     full = model(src, mask, tgt).log_probs
     steps, state = stepped_log_probs(model, tgt, model.init_decoder_state(model.encode(src, mask)))
     assert state.length == tgt.size(1)
-    assert state.self_attn.layer(0, state.length).keys.shape[2] == tgt.size(1)
+    assert state.decoder.self_attn.layer(0, state.length).keys.shape[2] == tgt.size(1)
     assert_close(steps, full, atol=1e-5, rtol=0)
 
 
@@ -48,7 +48,7 @@ def test_chunked_decoding_equals_teacher_forcing(model, batch):
     src, mask, tgt = batch
     full = model(src, mask, tgt).log_probs
     state = model.init_decoder_state(model.encode(src, mask))
-    first = model.decoder(tgt[:, :3], state)
+    first = model.decoder(tgt[:, :3], state.decoder)
     second = model.decoder(tgt[:, 3:], first.state)
     chunked = model.next_log_probs(torch.cat([first.states, second.states], 1), tgt, state)
     assert_close(chunked, full, atol=1e-5, rtol=0)
@@ -72,11 +72,11 @@ def test_preallocated_cache_is_written_in_place(model, batch):
     encoded = model.encode(src, mask)
     for capacity in (tgt.size(1), 2):
         state = model.init_decoder_state(encoded, cache_capacity=capacity)
-        first_buffer = state.self_attn.buffers[0].data_ptr()
+        first_buffer = state.decoder.self_attn.buffers[0].data_ptr()
         steps, state = stepped_log_probs(model, tgt, state)
         assert_close(steps, full, atol=1e-5, rtol=0)
-        assert (state.self_attn.buffers[0].data_ptr() == first_buffer) == (capacity == tgt.size(1))
-        assert state.self_attn.capacity >= tgt.size(1)
+        assert (state.decoder.self_attn.buffers[0].data_ptr() == first_buffer) == (capacity == tgt.size(1))
+        assert state.decoder.self_attn.capacity >= tgt.size(1)
 
 
 @torch.inference_mode()
@@ -96,18 +96,18 @@ def test_beam_reorder_equals_copying_reorder_without_allocating(model, batch, de
         tokens = torch.randint(7, VOCAB, (fast.rows,), generator=generator).to(device)
         a, b = model.step(tokens, fast), model.step(tokens, slow)
         assert_close(a.log_probs, b.log_probs, atol=1e-5, rtol=0)
-        before = a.state.self_attn.buffers[0].data_ptr()
+        before = a.state.decoder.self_attn.buffers[0].data_ptr()
         fast, slow = a.state.reorder_beams(origin), b.state.reorder(origin)
-        in_place = fast.self_attn.buffers[0].data_ptr() == before
+        in_place = fast.decoder.self_attn.buffers[0].data_ptr() == before
         assert in_place == (origin is not most_move)
-        pointers.update(buffer.data_ptr() for buffer in fast.self_attn.buffers)
+        pointers.update(buffer.data_ptr() for buffer in fast.decoder.self_attn.buffers)
     assert_close(model.step(tokens, fast).log_probs, model.step(tokens, slow).log_probs, atol=1e-5, rtol=0)
     assert len(pointers) == 2 * len(model.decoder.layers)
 
 
 def test_state_without_cache_cannot_be_continued(model, batch):
     src, mask, tgt = batch
-    state = model.init_decoder_state(model.encode(src, mask), cache_capacity=None)
+    state = model.init_decoder_state(model.encode(src, mask), cache_capacity=None).decoder
     out = model.decoder(tgt, state)
     assert out.state.self_attn is None and out.state.length == tgt.size(1)
     with pytest.raises(ValueError, match="no self-attention cache"):

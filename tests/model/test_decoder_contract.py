@@ -40,6 +40,21 @@ class NoStaticForward(nn.Module):
         raise AssertionError("never called")
 
 
+class WithoutCopyPart(TransformerDecoder):
+    """The transformer decoder without ``d_model``: a whole :class:`Decoder`, but not the copy part (never run)."""
+
+    def __init__(self, config: ModelConfig, *, embeddings: nn.Embedding):
+        super().__init__(config, embeddings=embeddings)
+        del self.d_model
+
+
+class WideEmbeddings(TransformerDecoder):
+    """The transformer decoder embedding the fed tokens with a table of its own, twice as wide as the model."""
+
+    def __init__(self, config: ModelConfig, *, embeddings: nn.Embedding):
+        super().__init__(config, embeddings=nn.Embedding(VOCAB, 2 * config.d_model))
+
+
 @pytest.fixture()
 def recording():
     register_decoder("recording", DecoderSpec(RecordingDecoder))
@@ -83,6 +98,37 @@ def test_what_does_not_satisfy_the_contract_is_refused_in_one_line(decoder, mess
     with pytest.raises(ValueError, match=message) as error:
         check_decoder(decoder, "bad")
     assert "\n" not in str(error.value)
+
+
+def test_the_real_decoders_have_the_copy_part(device):
+    model = make_model(copy_attention=True, coverage=True, device=device)
+    assert check_decoder(model.decoder, "transformer", copy_width=model.config.d_model) is model.decoder
+
+
+@pytest.mark.parametrize(("cls", "message"), [
+    (WithoutCopyPart, r"^model.decoder=bad built a WithoutCopyPart without d_model; model.copy_attention=true reads "
+                      r"the copy part of the decoder contract: 'd_model' = model.d_model=32 .*\(hiersum.model."
+                      r"decoder_contract.CopySource\)$"),
+    (WideEmbeddings, r"^model.decoder=bad built a WideEmbeddings with d_model 32 and embeddings 64 wide; "
+                     r"model.copy_attention=true reads .* 'embeddings' 32 wide"),
+])
+def test_a_decoder_without_the_copy_part_is_refused_only_when_the_model_copies(cls, message):
+    config = tiny_config()
+    decoder = cls(config, embeddings=nn.Embedding(VOCAB, config.d_model, padding_idx=PAD))
+    assert check_decoder(decoder, "bad") is decoder  # the contract without copying
+    with pytest.raises(ValueError, match=message) as error:
+        check_decoder(decoder, "bad", copy_width=config.d_model)
+    assert "\n" not in str(error.value)
+
+
+def test_the_registry_checks_the_copy_part_of_a_copying_model():
+    register_decoder("no_copy_part", DecoderSpec(WithoutCopyPart))
+    try:
+        make_model(decoder="no_copy_part")  # no copy attention: built
+        with pytest.raises(ValueError, match=r"^model.decoder=no_copy_part built a WithoutCopyPart without d_model"):
+            make_model(decoder="no_copy_part", copy_attention=True)
+    finally:
+        unregister_decoder("no_copy_part")
 
 
 def test_an_unknown_decoder_is_one_line_naming_the_registered_ones():
