@@ -57,6 +57,10 @@ DDP_TIMEOUT = 30
 DDP = ["trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2", f"ddp_timeout={DDP_TIMEOUT}"]
 DEADLINE = 600
 """Seconds any one job of these tests may take before the test fails."""
+ENDS_WITHIN = DDP_TIMEOUT + 240
+"""Seconds a job may take to end after a rank is killed: the survivors give up DDP_TIMEOUT after it, then tear
+down (imports of the error path, gloo's shutdown: slow on a loaded machine). A job that hangs waits for torch's
+default process-group timeout, 30 minutes, so this bound tells the two apart without depending on the load."""
 
 
 def job_env(**extra: str) -> dict[str, str]:
@@ -228,9 +232,7 @@ def kill_a_rank_and_read_the_last_line(job: subprocess.Popen, run_dir: Path, log
     wait_for_step(job, lambda: [run_dir], step, log)
     victims = {0: job.pid, **ranks(job.pid)}
     os.kill(victims[victim], signal.SIGKILL)
-    took = wait_for_group_to_end(job, timeout=DDP_TIMEOUT + 60)
-
-    assert took < DDP_TIMEOUT + 30, f"the job took {took:.0f} s to end"
+    wait_for_group_to_end(job, timeout=ENDS_WITHIN)
     assert job.returncode == (-signal.SIGKILL if victim == 0 else 1)  # rank 0 is the process started
     last = log.read_text().strip().splitlines()[-1]
     assert last.startswith(f"{program}: ") and "Traceback" not in last, log.read_text()[-5000:]
