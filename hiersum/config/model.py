@@ -50,8 +50,8 @@ class ModelConfig:
     copy_attention: bool = False
     """A pointer-generator (See et al. 2017): each decoding step mixes generating from the vocabulary with copying
     a source token through a single-head attention over the encoder's memory, with a learned switch
-    (``hiersum/model/copy_attention.py``). Copying stays inside the (subword) vocabulary. False: no copy parameters,
-    the official model."""
+    (``hiersum/model/copy_attention.py``). Copying stays inside the (subword) vocabulary unless ``copy_oov``. False:
+    no copy parameters, the official model."""
     copy_oov: bool = False
     """With ``copy_attention``: source words outside the vocabulary can be copied (See et al.'s extended vocabulary,
     OpenNMT's ``src_map``). A source may hold ids V + k (k = 0, 1, ...: the example's k-th distinct out-of-vocabulary

@@ -69,8 +69,9 @@ class CopyMemory:
 
     def index_select(self, entries: Tensor) -> CopyMemory:
         """Entries ``entries`` [B''] (long, into the B' entries); the width of the mixture stays."""
-        return CopyMemory(*(tensor.index_select(0, entries)
-                            for tensor in (self.keys, self.memory, self.ids, self.copyable)), extended=self.extended)
+        keys, memory, ids, copyable = (tensor.index_select(0, entries)
+                                       for tensor in (self.keys, self.memory, self.ids, self.copyable))
+        return CopyMemory(keys, memory, ids, copyable, extended=self.extended)
 
 
 @dataclass

@@ -49,7 +49,7 @@ def sources_with_a_name(name_ids: list[int], n: int = 64) -> torch.Tensor:
 @pytest.mark.slow  # trains two tiny models (~10 s on 2 cores)
 def test_a_name_outside_the_vocabulary_is_copied_only_with_copy_oov():
     """Measured (120 steps, 64 sources with a 3-token name among the first 8 tokens): with ``copy_oov`` and 30% of
-    the copied ids hidden in training, the name as extended ids V, V+1, V+2 is copied in ~/64; without the option
+    the copied ids hidden in training, the name as extended ids V, V+1, V+2 is copied in 64/64; without the option
     the name as ids never trained (80-82, what byte fallback gives an unseen character) in 0/64."""
     plain = train_on_copy_task(copy_attention=True)
     unseen = sources_with_a_name(list(range(SEEN.stop, SEEN.stop + NAME)))
