@@ -6,8 +6,8 @@ A model directory holds:
     The network's weights (safetensors; the tied embedding table once), :mod:`hiersum.model.hub`.
 ``config.json``
     ``HierSum``'s arguments (``config``: the :class:`~hiersum.config.ModelConfig`; ``vocab_size``, ``pad_id``,
-    ``bos_id``, ``eos_id``, ``separator_id``), the data settings the checkpoint recorded (``data``: its paragraph
-    selection, which ``hiersum summarize`` and ``hiersum evaluate`` apply as with the checkpoint) and
+    ``bos_id``, ``eos_id``, ``separator_id``, ``unk_id``), the data settings the checkpoint recorded (``data``: its
+    paragraph selection, which ``hiersum summarize`` and ``hiersum evaluate`` apply as with the checkpoint) and
     ``hiersum_version``.
 ``tokenizer.json``
     The tokenizer the checkpoint carries, byte for byte (a ``tokenizers`` JSON; an official SentencePiece model

@@ -170,7 +170,7 @@ def network_from_hparams(hparams: Mapping[str, Any], *, pretrained_weights: bool
     return HierSum(
         config, vocab_size=hparams["vocab_size"],
         pad_id=hparams["pad_id"], bos_id=hparams["bos_id"], eos_id=hparams["eos_id"],
-        separator_id=hparams.get("separator_id"),
+        separator_id=hparams.get("separator_id"), unk_id=hparams.get("unk_id"),
     )
 
 

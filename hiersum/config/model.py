@@ -50,8 +50,15 @@ class ModelConfig:
     copy_attention: bool = False
     """A pointer-generator (See et al. 2017): each decoding step mixes generating from the vocabulary with copying
     a source token through a single-head attention over the encoder's memory, with a learned switch
-    (``hiersum/model/copy_attention.py``). Copying stays inside the (subword) vocabulary. False: no copy parameters,
-    the official model."""
+    (``hiersum/model/copy_attention.py``). Copying stays inside the (subword) vocabulary unless ``copy_oov``. False:
+    no copy parameters, the official model."""
+    copy_oov: bool = False
+    """With ``copy_attention``: source words outside the vocabulary can be copied (See et al.'s extended vocabulary,
+    OpenNMT's ``src_map``). A source may hold ids V + k (k = 0, 1, ...: the example's k-th distinct out-of-vocabulary
+    word), which embed as ``<unk>``; the copy distribution covers V + K ids (K: the batch's most), a target may be
+    labelled with them, and a summary holds them where it copies such a word (mapped back to its text by the
+    caller). The plain ``<unk>`` is then never generated nor copied. Needs the tokenizer's ``<unk>`` (``unk_id``)
+    and an encoder that embeds with the shared table (not ``pretrained``). False: the vocabulary's ids only."""
     coverage: bool = False
     """Coverage (See et al. 2017), with ``copy_attention``: the copy attention's score of a memory position adds
     ``w_c`` times the attention it has already received (one learned scalar), and the training loss adds
@@ -105,6 +112,11 @@ class ModelConfig:
             raise ValueError(f"model.pooling_penalty must be >= 0, found {self.pooling_penalty}")
         if self.coverage and not self.copy_attention:
             raise ValueError("model.coverage=true is the copy attention's coverage: set model.copy_attention=true")
+        if self.copy_oov and not self.copy_attention:
+            raise ValueError("model.copy_oov=true copies through the copy attention: set model.copy_attention=true")
+        if self.copy_oov and self.encoder == "pretrained":
+            raise ValueError("model.copy_oov=true needs an encoder that embeds with the shared table (hierarchical, "
+                             "flat), found model.encoder=pretrained")
         check(self.coverage_loss_weight >= 0, "model.coverage_loss_weight", ">= 0", self.coverage_loss_weight)
         if self.flat_max_tokens < 1:
             raise ValueError(f"model.flat_max_tokens must be >= 1, found {self.flat_max_tokens}")

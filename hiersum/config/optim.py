@@ -66,6 +66,11 @@ class OptimConfig:
     key left null is filled with ``model.d_model``. None: the optimizer's constant lr."""
     label_smoothing: float = 0.1
     """Label smoothing of the training loss."""
+    copy_oov_share: float = 0.0
+    """With ``model.copy_oov``: in every training batch, each id found both in an example's source and in its target
+    is hidden as an out-of-vocabulary word (an extended id, embedded as ``<unk>``, in the source and the target) with
+    this probability (:mod:`hiersum.data.extended_vocabulary`): the exposure that teaches copying what the vocabulary
+    lacks (0.1 suffices on the copy task: docs/model.md). 0: none."""
     max_consecutive_skips: int = 8
     """Divergence guard: an update whose loss or gradient is not finite is skipped (counted as
     ``train/skipped_steps``); after this many consecutive skips training stops (TrainingDiverged)."""
@@ -98,3 +103,4 @@ class OptimConfig:
             _check_optimizer_options(prefix, node)
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"optim.label_smoothing must be in [0, 1), found {self.label_smoothing}")
+        check(0.0 <= self.copy_oov_share <= 1.0, "optim.copy_oov_share", "in [0, 1]", self.copy_oov_share)

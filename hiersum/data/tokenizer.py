@@ -85,6 +85,12 @@ class SubwordTokenizer:
         return self.special.eos
 
     @property
+    def unknown_id(self) -> int | None:
+        """Id of the vocabulary's unknown token (``<unk>``, else BERT's ``[UNK]``); None when it has neither."""
+        return next((token_id for token in (UNK, "[UNK]") if (token_id := self.backend.token_to_id(token)) is not None),
+                    None)
+
+    @property
     def vocab_size(self) -> int:
         return self.backend.get_vocab_size(with_added_tokens=True)
 
@@ -118,7 +124,7 @@ class SubwordTokenizer:
 
         pad, bos, eos = self.tokens
         # the vocabulary's own unknown token: naming one it lacks would add it (a BERT vocabulary has [UNK])
-        unk = next((token for token in (UNK, "[UNK]") if self.backend.token_to_id(token) is not None), None)
+        unk = None if self.unknown_id is None else self.backend.id_to_token(self.unknown_id)
         fast = PreTrainedTokenizerFast(tokenizer_object=self.backend, pad_token=pad, bos_token=bos,
                                        eos_token=eos, unk_token=unk)
         fast.save_pretrained(str(directory))

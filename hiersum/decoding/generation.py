@@ -103,7 +103,7 @@ def generate(
     common = dict(
         batch_size=src.size(0), bos_id=model.bos_id, eos_id=model.eos_id, alpha=options.alpha,
         min_length=min_length, max_length=max_length, no_repeat_ngram_size=options.no_repeat_ngram_size,
-        device=src.device, give_up=give_up, forbidden_ids=(model.pad_id, model.bos_id),
+        device=src.device, give_up=give_up, forbidden_ids=model.forbidden_ids,
     )
     if options.greedy:
         return greedy_search(step, state, **common)

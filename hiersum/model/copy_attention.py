@@ -24,8 +24,10 @@ work instead of [N, L, V]), its label smoothing taken over the generator's distr
 (:func:`hiersum.training.loss.copy_nll`): smoothing the mixture would reward every vocabulary entry, and so the
 switch for generating, at every step.
 
-The tokenizer is subword: every source token is in the vocabulary, so copying scatters onto vocabulary ids (no
-extended vocabulary of source OOVs, as See et al. need for words).
+By default copying scatters onto vocabulary ids (a subword tokenizer gives every source token one, or ``<unk>``).
+With ``model.copy_oov`` the memory's ids may also be extended ids V + k, an example's out-of-vocabulary source words
+(:mod:`hiersum.model.extended_embedding`): the mixture then covers V + K ids (K: :attr:`CopyMemory.extended`, the
+batch's most; the generator's part is 0 past V), and a label may be one of them.
 
 Dimensions
     N  rows (examples, or examples x beams while decoding)
@@ -61,11 +63,15 @@ class CopyMemory:
     copyable: Tensor
     """[B', M] bool, True = a position copying may point at: a real memory token that is not a special token
     (padding, BOS, EOS, the paragraph separator: :attr:`CopyAttention.excluded_ids`)."""
+    extended: int = 0
+    """K, the extended ids V .. V + K - 1 the mixture covers past the vocabulary (``model.copy_oov``: the most any
+    example of the batch holds, counted once per encoding); 0 without."""
 
     def index_select(self, entries: Tensor) -> CopyMemory:
-        """Entries ``entries`` [B''] (long, into the B' entries)."""
-        return CopyMemory(*(tensor.index_select(0, entries)
-                            for tensor in (self.keys, self.memory, self.ids, self.copyable)))
+        """Entries ``entries`` [B''] (long, into the B' entries); the width of the mixture stays."""
+        keys, memory, ids, copyable = (tensor.index_select(0, entries)
+                                       for tensor in (self.keys, self.memory, self.ids, self.copyable))
+        return CopyMemory(keys, memory, ids, copyable, extended=self.extended)
 
 
 @dataclass
@@ -88,13 +94,18 @@ class CopyOutput:
     coverage: Tensor | None = None
     """With coverage: [N, M] fp32 the coverage after the call's last position (what the next position starts
     from); None without coverage."""
+    extended: int = 0
+    """K, the extended ids past the vocabulary the mixture covers (``model.copy_oov``, :attr:`CopyMemory.extended`)."""
 
     def log_probs(self) -> Tensor:
-        """[N, L, V] fp32 log-probabilities of the mixture of generating and copying (module docstring)."""
+        """[N, L, V + K] fp32 log-probabilities of the mixture of generating and copying (module docstring; K =
+        :attr:`extended`, 0 without ``model.copy_oov``)."""
         N, L, M = self.attention.shape
         B = self.ids.size(0)
         p_gen = self.generate_probability.unsqueeze(-1)  # (N, L, 1)
         probs = F.softmax(self.logits.float(), dim=-1) * p_gen  # (N, L, V) generating
+        if self.extended:
+            probs = F.pad(probs, (0, self.extended))  # (N, L, V + K): nothing generated past the vocabulary
         index = self.ids.unsqueeze(1).expand(B, N // B * L, M)  # (B', G*L, M)
         copying = (self.attention * (1 - p_gen)).view(B, -1, M)  # (B', G*L, M)
         probs.view(B, -1, probs.size(-1)).scatter_add_(2, index, copying)  # in place: mul's backward keeps its inputs
@@ -105,11 +116,15 @@ class CopyOutput:
         generator's softmax read through ``generator_log_normalizer`` [N, L] (``logits.float().logsumexp(-1)``, which
         the loss's smoothing reads too): p_gen q(label) + (1 - p_gen) x the copy attention on the memory positions
         holding the label. Equal to ``log_probs().gather(-1, labels)`` up to float rounding, without the [N, L, V]
-        passes (softmax, product, scatter, log and their backward)."""
+        passes (softmax, product, scatter, log and their backward). With :attr:`extended` a label may be an extended
+        id (>= V), which only copying gives."""
         N, L, M = self.attention.shape
-        B = self.ids.size(0)
-        label_logit = self.logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1).float()  # (N, L)
+        B, V = self.ids.size(0), self.logits.size(-1)
+        in_vocabulary = labels.clamp(max=V - 1) if self.extended else labels  # (N, L)
+        label_logit = self.logits.gather(-1, in_vocabulary.unsqueeze(-1)).squeeze(-1).float()  # (N, L)
         generated = (label_logit - generator_log_normalizer).exp()  # (N, L) q(label)
+        if self.extended:
+            generated = generated.masked_fill(labels >= V, 0.0)  # an extended id is never generated
         holds_label = self.ids.unsqueeze(1).eq(labels.reshape(B, -1, 1))  # (B', G*L, M)
         copied = (self.attention.view(B, -1, M) * holds_label).sum(-1).view(N, L)  # (N, L)
         p_gen = self.generate_probability
@@ -125,13 +140,17 @@ class CopyAttention(nn.Module):
         excluded_ids: the token ids copying never points at (the special tokens: padding, BOS, EOS, ...).
         coverage: See et al.'s coverage (``model.coverage``): a learned weight w_c of each position's coverage in its
             score, and the coverage loss in :class:`CopyOutput` (:meth:`covered_attention`).
+        vocab_size: with ``model.copy_oov``, V: memory ids >= V are extended ids (module docstring); None: the
+            memory holds vocabulary ids only.
     """
 
     excluded_ids: Tensor
     """[E] long: the ids never copied (a buffer, not saved: it moves with the module, the state dict keeps no copy)."""
 
-    def __init__(self, d_model: int, *, excluded_ids: Sequence[int] = (), coverage: bool = False):
+    def __init__(self, d_model: int, *, excluded_ids: Sequence[int] = (), coverage: bool = False,
+                 vocab_size: int | None = None):
         super().__init__()
+        self.vocab_size = vocab_size
         self.query = nn.Linear(d_model, d_model)
         self.key = nn.Linear(d_model, d_model)
         self.switch = nn.Linear(3 * d_model, 1)
@@ -153,7 +172,8 @@ class CopyAttention(nn.Module):
         """The copy attention's view of the memory [B', M, D] whose token ids are ``ids`` [B', M] (long);
         ``memory_mask`` bool [B', M], True = real token (the encoder's)."""
         copyable = memory_mask & ~torch.isin(ids, self.excluded_ids)  # (B', M)
-        return CopyMemory(keys=self.key(memory), memory=memory, ids=ids, copyable=copyable)
+        extended = 0 if self.vocab_size is None or ids.numel() == 0 else max(0, int(ids.max()) + 1 - self.vocab_size)
+        return CopyMemory(keys=self.key(memory), memory=memory, ids=ids, copyable=copyable, extended=extended)
 
     def forward(
         self, states: Tensor, inputs: Tensor, logits: Tensor, copy: CopyMemory, coverage: Tensor | None = None
@@ -180,7 +200,8 @@ class CopyAttention(nn.Module):
         features = torch.cat([states, context.to(states.dtype), inputs.to(states.dtype)], -1)  # (N, L, 3*D)
         generate = torch.sigmoid(self.switch(features).float())  # (N, L, 1) p_gen
         return CopyOutput(logits=logits, generate_probability=generate.squeeze(-1), attention=attention, ids=copy.ids,
-                          coverage_loss=coverage_loss, coverage=coverage if self.coverage_weight is not None else None)
+                          coverage_loss=coverage_loss, coverage=coverage if self.coverage_weight is not None else None,
+                          extended=copy.extended)
 
     def covered_attention(self, scores: Tensor, blocked: Tensor, coverage: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """The attention of L positions in order, each position's scores [N, L, M] raised by w_c times the coverage so

@@ -26,9 +26,9 @@ WEIGHTS_FILE = constants.SAFETENSORS_SINGLE_FILE
 """``model.safetensors``."""
 CONFIG_FILE = constants.CONFIG_NAME
 """``config.json``."""
-INIT_KEYS = ("config", "vocab_size", "pad_id", "bos_id", "eos_id", "separator_id")
-"""The keys of ``config.json`` that rebuild the network (``HierSum``'s arguments; ``separator_id`` may be missing:
-directories of earlier versions)."""
+INIT_KEYS = ("config", "vocab_size", "pad_id", "bos_id", "eos_id", "separator_id", "unk_id")
+"""The keys of ``config.json`` that rebuild the network (``HierSum``'s arguments; ``separator_id`` and ``unk_id`` may
+be missing: directories of earlier versions)."""
 
 
 def portable_config(config: ModelConfig) -> ModelConfig:
@@ -50,7 +50,8 @@ class SummarizerHubMixin(ModelHubLoadHook, PyTorchModelHubMixin, library_name="h
     def init_arguments(self) -> dict[str, Any]:
         """What ``config.json`` holds: the network's arguments, its config made :func:`portable_config`."""
         return {"config": asdict(portable_config(self.config)), "vocab_size": self.vocab_size,
-                "pad_id": self.pad_id, "bos_id": self.bos_id, "eos_id": self.eos_id, "separator_id": self.separator_id}
+                "pad_id": self.pad_id, "bos_id": self.bos_id, "eos_id": self.eos_id, "separator_id": self.separator_id,
+                "unk_id": self.unk_id}
 
     def save_pretrained(self, save_directory: str | Path, *, config: dict | None = None, **kwargs: Any) -> str | None:
         """Write ``model.safetensors``, ``config.json`` (``config``, default :meth:`init_arguments`; extra keys are

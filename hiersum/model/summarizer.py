@@ -38,6 +38,7 @@ from hiersum.model.copy_attention import CopyAttention, CopyOutput
 from hiersum.model.decoder_registry import build_decoder
 from hiersum.model.encoder_contract import EncoderOutput, PretrainedWeights
 from hiersum.model.encoder_registry import build_encoder, resolve_model_config
+from hiersum.model.extended_embedding import ExtendedEmbedding
 from hiersum.model.hub import SummarizerHubMixin
 from hiersum.model.summarizer_state import SummarizerState, SummarizerStep
 
@@ -85,14 +86,18 @@ class HierSum(nn.Module, SummarizerHubMixin):
         eos_id: the end-of-summary token's id (official: 5).
         separator_id: the id joining paragraphs in a flat source (the tokenizer's ``<p>``), never a copy target as
             padding, BOS and EOS are not; None (checkpoints of earlier versions): those three only.
+        unk_id: the vocabulary's ``<unk>`` (None: unknown, as in checkpoints of earlier versions); needed by
+            ``model.copy_oov``, under which the extended ids V + k embed as it (:mod:`hiersum.model.extended_embedding`)
+            and it is neither generated nor copied.
     """
 
     def __init__(
         self, config: ModelConfig, *, vocab_size: int, pad_id: int, bos_id: int, eos_id: int,
-        separator_id: int | None = None,
+        separator_id: int | None = None, unk_id: int | None = None,
     ):
         super().__init__()
-        special = (("pad_id", pad_id), ("bos_id", bos_id), ("eos_id", eos_id), ("separator_id", separator_id))
+        special = (("pad_id", pad_id), ("bos_id", bos_id), ("eos_id", eos_id), ("separator_id", separator_id),
+                   ("unk_id", unk_id))
         for name, value in special:
             if value is not None and not 0 <= value < vocab_size:
                 raise ValueError(f"{name}={value} is outside the vocabulary [0, {vocab_size})")
@@ -100,17 +105,43 @@ class HierSum(nn.Module, SummarizerHubMixin):
         self.config = config
         self.vocab_size = vocab_size
         self.pad_id, self.bos_id, self.eos_id, self.separator_id = pad_id, bos_id, eos_id, separator_id
-        embeddings = nn.Embedding(vocab_size, config.d_model, padding_idx=pad_id)
+        self.unk_id = unk_id
+        embeddings = self._embeddings(config, vocab_size)
         self.encoder = build_encoder(config, embeddings=embeddings)
         self.decoder = build_decoder(config, embeddings=embeddings)
         self.generator = nn.Linear(config.d_model, vocab_size)
         self.generator.weight = embeddings.weight
-        excluded = (pad_id, bos_id, eos_id, *([] if separator_id is None else [separator_id]))
-        self.copy_attention = (CopyAttention(config.d_model, excluded_ids=excluded, coverage=config.coverage)
+        excluded = (pad_id, bos_id, eos_id, *([] if separator_id is None else [separator_id]),
+                    *([unk_id] if config.copy_oov else []))
+        self.copy_attention = (CopyAttention(config.d_model, excluded_ids=excluded, coverage=config.coverage,
+                                             vocab_size=vocab_size if config.copy_oov else None)
                                if config.copy_attention else None)
         # the compiled static_step_log_probs (compile_step), called with the model first; None: eager
         self.compiled_step: Callable[[HierSum, Tensor, SummarizerState, Tensor], Tensor] | None = None
         self.reset_parameters()
+
+    def _embeddings(self, config: ModelConfig, vocab_size: int) -> nn.Embedding:
+        """The table [V, D] the encoder, the decoder and the output layer share: with ``model.copy_oov`` one that
+        embeds the extended ids as ``<unk>`` (:class:`ExtendedEmbedding`)."""
+        if not config.copy_oov:
+            return nn.Embedding(vocab_size, config.d_model, padding_idx=self.pad_id)
+        if self.unk_id is None:
+            raise ValueError("model.copy_oov=true needs the vocabulary's <unk> id (unk_id), which this network was "
+                             "not given (a checkpoint of an earlier version, or a tokenizer without <unk>)")
+        return ExtendedEmbedding(vocab_size, config.d_model, unk_id=self.unk_id, padding_idx=self.pad_id)
+
+    @property
+    def special_ids(self) -> tuple[int, ...]:
+        """The special tokens' ids the network knows: padding, BOS, EOS, the paragraph separator and ``<unk>``."""
+        return tuple(i for i in (self.pad_id, self.bos_id, self.eos_id, self.separator_id, self.unk_id)
+                     if i is not None)
+
+    @property
+    def forbidden_ids(self) -> tuple[int, ...]:
+        """The ids no summary holds (the search never chooses them): padding and BOS, and with ``model.copy_oov``
+        ``<unk>`` (an out-of-vocabulary source word is copied as its extended id)."""
+        unknown = (self.unk_id,) if self.config.copy_oov and self.unk_id is not None else ()
+        return (self.pad_id, self.bos_id, *unknown)
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
         """Compile the repeated blocks in place, the torchtune way: every layer of the encoder's ``layers``

@@ -19,7 +19,8 @@ The model settings are the checkpoint's, with the ``model.*`` options of the com
   one log line names its weights; switched off, or changed, for a network trained with it: refused (its trained
   weights would be dropped);
 - :data:`FREE_FIELDS` change how the network trains, not what it is (dropout, the weights of the loss terms, what
-  is frozen, the length of the sinusoid position tables): the command line's value is taken.
+  is frozen, the length of the sinusoid position tables, copying out-of-vocabulary words): the command line's value
+  is taken.
 
 The tokenizer is the checkpoint's: a ``tokenizer.*`` option on the command line is refused.
 """
@@ -59,11 +60,12 @@ PART_FIELDS: Mapping[str, Any] = {"copy_attention": False, "coverage": False, "g
 """The model settings that add a part with weights of its own, each with its value without the part: switched on for
 a network trained without it, the part starts fresh."""
 FREE_FIELDS = frozenset({
-    "dropout", "max_positions", "flat_max_tokens", "pooling_penalty", "coverage_loss_weight",
+    "dropout", "max_positions", "flat_max_tokens", "pooling_penalty", "coverage_loss_weight", "copy_oov",
     "pretrained_frozen_layers", "pretrained_frozen_embeddings", "pretrained_cache_states",
 })
 """The model settings that change how the network trains, not what it is: the command line's value is taken
-(``max_positions``: the sinusoid tables are computed, not trained)."""
+(``max_positions``: the sinusoid tables are computed, not trained; ``copy_oov``: no weights of its own, the extended
+ids embed as ``<unk>``)."""
 SHOWN_NAMES = 6
 """The fresh weights named in the log line of added parts (the others counted)."""
 

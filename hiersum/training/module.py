@@ -20,6 +20,7 @@ from hiersum.checkpoints.contents import (
 from hiersum.checkpoints.io import network_from_hparams
 from hiersum.checkpoints.migration import optim_config
 from hiersum.config import DataConfig, DecodeConfig, ModelConfig, OptimConfig, config_dict
+from hiersum.data.extended_vocabulary import hide_copied_words
 from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import TrainingDiverged
@@ -49,6 +50,7 @@ class HierSumModule(pl.LightningModule):
         bos_id: int,
         eos_id: int,
         separator_id: int | None = None,
+        unk_id: int | None = None,
         data: dict[str, Any] | None = None,
         decode: dict[str, Any] | None = None,
         tokenizer_json: str | None = None,
@@ -63,6 +65,9 @@ class HierSumModule(pl.LightningModule):
         # record, so that they rebuild the network without the directory
         self.hparams["model"] = config_dict(self.model_config)
         self.optim_config = optim_config(optim)
+        if self.optim_config.copy_oov_share and not self.model_config.copy_oov:
+            raise ValueError("optim.copy_oov_share hides words as out-of-vocabulary ones, which only "
+                             "model.copy_oov=true copies: set model.copy_oov=true or optim.copy_oov_share=0")
         self.tokenizer_json = tokenizer_json
         self.val_perplexity = Perplexity(ignore_index=IGNORE_INDEX)
         self.skipped_steps = 0
@@ -109,8 +114,13 @@ class HierSumModule(pl.LightningModule):
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
         """The loss (:meth:`smoothed_nll`, logged as ``train/loss``) plus the weighted pooling penalty
-        (``model.pooling_penalty``) and coverage loss (``model.coverage``), each logged apart."""
+        (``model.pooling_penalty``) and coverage loss (``model.coverage``), each logged apart; with
+        ``optim.copy_oov_share`` on the batch with some copied words hidden as out-of-vocabulary ones
+        (:func:`hide_copied_words`)."""
         self._batch_ids = batch.ids
+        if self.optim_config.copy_oov_share:
+            batch = hide_copied_words(batch, share=self.optim_config.copy_oov_share, vocab_size=self.model.vocab_size,
+                                      kept_ids=self.model.special_ids)
         weight = self.model_config.pooling_penalty
         out = self.teacher_forced(batch, return_attention=bool(weight))
         n_tokens = batch.n_target_tokens
@@ -256,5 +266,6 @@ def module_hparams(
         "bos_id": tokenizer.special.bos,
         "eos_id": tokenizer.special.eos,
         "separator_id": tokenizer.paragraph_separator_id,
+        "unk_id": tokenizer.unknown_id,
         "tokenizer_json": tokenizer.to_str(),
     }

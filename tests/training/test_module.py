@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from hiersum.config import OptimConfig
+from hiersum.data.extended_vocabulary import hide_copied_words
 from hiersum.model.pooling import pooling_penalty
 from tests.helpers.config import tiny_model_config
 from tests.helpers.training import module_and_batch
@@ -56,6 +57,21 @@ def test_training_step_adds_the_weighted_coverage_loss_and_logs_it(device):
     assert coverage.item() > 0
     assert total.item() == pytest.approx(nll.item() + 0.5 * coverage.item(), rel=1e-5)
     assert float(logged["train/coverage_loss"].detach()) == pytest.approx(coverage.item(), rel=1e-5)
+
+
+def test_copy_oov_share_trains_on_the_batch_with_its_copied_words_hidden(device):
+    """``optim.copy_oov_share=1``: every id in both an example's source and its target becomes an extended id, in
+    the loss of the training step (and only there: ``module.loss`` of the batch is the plain one)."""
+    model = tiny_model_config(copy_attention=True, copy_oov=True)
+    module, batch, _ = module_and_batch(model, OptimConfig(label_smoothing=0.0, copy_oov_share=1.0), device=device)
+    network = module.model
+    hidden = hide_copied_words(batch, share=1.0, vocab_size=network.vocab_size, kept_ids=network.special_ids)
+    assert hidden.tgt_out.ge(network.vocab_size).any() and hidden.src.ge(network.vocab_size).any()  # the guard
+    total = module.training_step(batch, 0)
+    assert total.item() == pytest.approx(module.loss(hidden)[0].item(), rel=1e-5)
+    assert total.item() != pytest.approx(module.loss(batch)[0].item(), rel=1e-3)
+    with pytest.raises(ValueError, match="set model.copy_oov=true or optim.copy_oov_share=0"):
+        module_and_batch(tiny_model_config(copy_attention=True), OptimConfig(copy_oov_share=0.1))
 
 
 def test_without_penalty_the_loss_is_the_nll_only(device):

@@ -1,0 +1,67 @@
+"""The copy task of the copy-attention tests: random sources of 2 paragraphs of 6 tokens over a vocabulary of 100;
+the target is the source's first 8 tokens, then EOS. Training draws source ids from ``SEEN`` only, so the ids past it
+are never trained (what a byte-fallback piece the training text lacks is)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from hiersum.decoding.generation import GenerationOptions, generate
+from hiersum.model import HierSum
+from hiersum.training.loss import teacher_forced_nll
+from tests.helpers.model import BOS, EOS, PAD, tiny_config
+
+COPY_VOCAB, COPY_P, COPY_T, COPY_K = 100, 2, 6, 8
+SEEN = range(7, 80)
+"""The ids training sources are drawn from (80-99 are never seen)."""
+UNK = 1
+"""The vocabulary's ``<unk>`` (``unk_id``) of the copy task."""
+
+BatchTransform = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, ...]]
+"""What a training run does to each batch (src, mask, tgt_in, labels) before the step (the OOV exposure)."""
+
+
+def copy_task_batch(generator: torch.Generator, size: int, ids: range = SEEN) -> tuple[torch.Tensor, ...]:
+    """src [size, P, T] of ``ids``, its mask, tgt_in [size, K + 1] (BOS first) and the labels [size, K + 1]."""
+    src = torch.randint(ids.start, ids.stop, (size, COPY_P, COPY_T), generator=generator)
+    return (src, *copy_targets(src))
+
+
+def copy_targets(src: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The mask, tgt_in and labels of the copy task for sources ``src`` [size, P, T]."""
+    size = src.size(0)
+    first = src.view(size, -1)[:, :COPY_K]  # (size, K)
+    tgt_in = torch.cat([torch.full((size, 1), BOS), first], 1)
+    labels = torch.cat([first, torch.full((size, 1), EOS)], 1)
+    return torch.ones_like(src, dtype=torch.bool), tgt_in, labels
+
+
+def train_on_copy_task(
+    *, steps: int = 120, ids: range = SEEN, transform: BatchTransform | None = None, **model_options
+) -> HierSum:
+    """A tiny model (``model_options``: its config's changes) trained ``steps`` Adam steps on fresh copy-task
+    batches of 32 with source ids ``ids`` (each batch passed through ``transform`` first when given), in eval
+    mode."""
+    torch.manual_seed(0)
+    model = HierSum(tiny_config(**model_options), vocab_size=COPY_VOCAB, pad_id=PAD, bos_id=BOS, eos_id=EOS,
+                    unk_id=UNK)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(steps):
+        src, mask, tgt_in, labels = copy_task_batch(generator, 32, ids)
+        if transform is not None:
+            src, mask, tgt_in, labels = transform(src, mask, tgt_in, labels)
+        optimizer.zero_grad()
+        teacher_forced_nll(model(src, mask, tgt_in), labels, 0.0).backward()
+        optimizer.step()
+    return model.eval()
+
+
+def beam_copies(model: HierSum, src: torch.Tensor) -> int:
+    """How many of the sources ``src`` [n, P, T] beam search (3 beams) copies exactly: the first K tokens, then
+    EOS."""
+    mask, _, labels = copy_targets(src)
+    decoded = generate(model, src, mask, GenerationOptions(beam_size=3, max_length=COPY_K + 1, min_length=0))
+    return sum(sequence == expected for sequence, expected in zip(decoded.sequences, labels.tolist(), strict=True))
