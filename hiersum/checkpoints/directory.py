@@ -37,7 +37,8 @@ from safetensors import SafetensorError, safe_open
 from hiersum.checkpoints.contents import TrainedNetwork, data_config_from_hparams
 from hiersum.checkpoints.kinds import SUMMARIZER, CheckpointError, CheckpointKind, check_file, one_line, rebuilding
 from hiersum.config import DecodeConfig, ModelConfig
-from hiersum.model.hub import CONFIG_FILE, INIT_KEYS, WEIGHTS_FILE
+from hiersum.config.model_fields import SHAPE_FIELDS
+from hiersum.model.hub import CONFIG_FILE, INIT_KEYS, OPTIONAL_INIT_KEYS, WEIGHTS_FILE
 from hiersum.model.summarizer import HierSum
 
 TOKENIZER_FILE = "tokenizer.json"
@@ -122,20 +123,24 @@ def load_model_directory(path: str | Path, *, map_location: str | torch.device =
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    """``config.json`` of a model directory, checked: a JSON object holding every key of :data:`INIT_KEYS`,
-    its ``config`` every field of :class:`ModelConfig`."""
+    """``config.json`` of a model directory, checked: a JSON object holding every key of :data:`INIT_KEYS` but the
+    special ids a directory of an earlier version may lack (:data:`OPTIONAL_INIT_KEYS`), its ``config`` every field
+    of :class:`ModelConfig` that describes the network's shape (:data:`SHAPE_FIELDS`). A field added to ModelConfig
+    after the directory was written (a part its network was trained without, an option of training) takes its
+    default, as a checkpoint's recorded model settings do."""
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CheckpointError(path, f"is not JSON ({one_line(error)})", DIRECTORY.expected) from error
     if not isinstance(config, dict):
         raise CheckpointError(path, f"holds a JSON {type(config).__name__}, not an object", DIRECTORY.expected)
-    missing = [key for key in INIT_KEYS if key not in config]
+    missing = [key for key in INIT_KEYS if key not in config and key not in OPTIONAL_INIT_KEYS]
     model = config.get("config")
     if not missing and not isinstance(model, dict):
         raise CheckpointError(path, f"its 'config' is a JSON {type(model).__name__}, not an object",
                               DIRECTORY.expected)
-    missing += [f"config.{field.name}" for field in fields(ModelConfig) if not missing and field.name not in model]
+    missing += [f"config.{field.name}" for field in fields(ModelConfig)
+                if not missing and field.name in SHAPE_FIELDS and field.name not in model]
     if missing:
         more = f" (and {len(missing) - 1} more keys)" if len(missing) > 1 else ""
         raise CheckpointError(path, f"has no {missing[0]!r}{more}",

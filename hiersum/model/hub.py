@@ -27,8 +27,10 @@ WEIGHTS_FILE = constants.SAFETENSORS_SINGLE_FILE
 CONFIG_FILE = constants.CONFIG_NAME
 """``config.json``."""
 INIT_KEYS = ("config", "vocab_size", "pad_id", "bos_id", "eos_id", "separator_id", "unk_id")
-"""The keys of ``config.json`` that rebuild the network (``HierSum``'s arguments; ``separator_id`` and ``unk_id`` may
-be missing: directories of earlier versions)."""
+"""The keys of ``config.json`` that rebuild the network (``HierSum``'s arguments; those of
+:data:`OPTIONAL_INIT_KEYS` may be missing)."""
+OPTIONAL_INIT_KEYS = ("separator_id", "unk_id")
+"""The keys of :data:`INIT_KEYS` that directories of earlier versions lack (``HierSum`` takes None for them)."""
 
 
 def portable_config(config: ModelConfig) -> ModelConfig:

@@ -10,15 +10,15 @@ command gives) or as a restarted torchrun or requeued SLURM job.
 
 The model settings are the checkpoint's, with the ``model.*`` options of the command line on top
 (:func:`fine_tuned_model_config`; ``model=PRESET`` gives all of them). Each field of
-:class:`~hiersum.config.ModelConfig` is of one of three kinds:
+:class:`~hiersum.config.ModelConfig` is of one of three kinds (:mod:`hiersum.config.model_fields`):
 
-- :data:`SHAPE_FIELDS` describe the network the weights are for (its widths, heads and layers, its encoder and
+- ``SHAPE_FIELDS`` describe the network the weights are for (its widths, heads and layers, its encoder and
   decoder, how its embeddings are built): another value than the checkpoint's is refused, in one line;
-- :data:`PART_FIELDS` switch on a part with weights of its own (``copy_attention``, ``coverage``, a paragraph
+- ``PART_FIELDS`` switch on a part with weights of its own (``copy_attention``, ``coverage``, a paragraph
   ``graph``): switched on for a network trained without it, the part starts fresh (as a new network's would), and
   one log line names its weights; switched off, or changed, for a network trained with it: refused (its trained
   weights would be dropped);
-- :data:`FREE_FIELDS` change how the network trains, not what it is (dropout, the weights of the loss terms, what
+- ``FREE_FIELDS`` change how the network trains, not what it is (dropout, the weights of the loss terms, what
   is frozen, the length of the sinusoid position tables, copying out-of-vocabulary words): the command line's value
   is taken.
 
@@ -41,7 +41,7 @@ from hiersum.checkpoints.contents import TrainedNetwork, checkpoint_tokenizer
 from hiersum.checkpoints.io import load_network, weights_problem
 from hiersum.checkpoints.kinds import INIT_FROM, CheckpointError
 from hiersum.config import ModelConfig, TrainConfig
-from hiersum.config.choices import Graph
+from hiersum.config.model_fields import PART_FIELDS, SHAPE_FIELDS
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
 from hiersum.inference.resumable_output import checkpoint_sha256
@@ -49,23 +49,6 @@ from hiersum.model.summarizer import HierSum
 
 log = logging.getLogger(__name__)
 
-SHAPE_FIELDS = frozenset({
-    "d_model", "heads", "ff_size", "encoder_layers", "inter_layers", "inter_heads", "decoder_layers", "encoder",
-    "decoder", "pretrained_encoder", "pretrained_config_json", "pretrained_wrap_ids", "tie_decoder_embeddings",
-    "copy_decoder_embeddings",
-})
-"""The model settings that describe the network the weights are for: refused when they differ from the checkpoint's
-(``pretrained_encoder``: the weights come from the checkpoint, not from a pretrained encoder's directory)."""
-PART_FIELDS: Mapping[str, Any] = {"copy_attention": False, "coverage": False, "graph": Graph.none}
-"""The model settings that add a part with weights of its own, each with its value without the part: switched on for
-a network trained without it, the part starts fresh."""
-FREE_FIELDS = frozenset({
-    "dropout", "max_positions", "flat_max_tokens", "pooling_penalty", "coverage_loss_weight", "copy_oov",
-    "pretrained_frozen_layers", "pretrained_frozen_embeddings", "pretrained_cache_states",
-})
-"""The model settings that change how the network trains, not what it is: the command line's value is taken
-(``max_positions``: the sinusoid tables are computed, not trained; ``copy_oov``: no weights of its own, the extended
-ids embed as ``<unk>``)."""
 SHOWN_NAMES = 6
 """The fresh weights named in the log line of added parts (the others counted)."""
 

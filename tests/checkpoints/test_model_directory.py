@@ -147,3 +147,15 @@ def test_a_directory_fingerprint_depends_on_its_files_not_on_where_it_is(directo
     assert checkpoint_sha256(copy) == checkpoint_sha256(directory)
     (copy / "generation_config.json").write_text("{}")
     assert checkpoint_sha256(copy) != checkpoint_sha256(directory)
+
+
+def test_a_directory_of_an_earlier_version_loads_its_later_fields_at_their_defaults(directory, tmp_path):
+    """A directory written before a ModelConfig field or a special id existed (here copy_oov, coverage and unk_id)
+    loads, those taking their defaults (a part its network was trained without, no extended vocabulary), with the
+    same weights; a field of the network's shape is still required (the BROKEN case of d_model)."""
+    earlier = shutil.copytree(directory, tmp_path / "model")
+    edited_config(earlier, lambda c: [c.pop("unk_id"), c["config"].pop("copy_oov"), c["config"].pop("coverage")])
+    network, current = load_network(earlier).model, load_network(directory).model
+    assert (network.unk_id, network.config.copy_oov, network.config.coverage) == (None, False, False)
+    assert all(torch.equal(a, b) for a, b in zip(network.state_dict().values(), current.state_dict().values(),
+                                                 strict=True))

@@ -13,12 +13,10 @@ import torch
 
 from hiersum.checkpoints.kinds import CheckpointError
 from hiersum.config import ModelConfig, TokenizerConfig, TrainConfig
+from hiersum.config.model_fields import FREE_FIELDS, PART_FIELDS, SHAPE_FIELDS
 from hiersum.errors import UsageError
 from hiersum.model.summarizer import HierSum
 from hiersum.training.init_from import (
-    FREE_FIELDS,
-    PART_FIELDS,
-    SHAPE_FIELDS,
     dry_run_config,
     fine_tuned_model_config,
     fine_tuning,
