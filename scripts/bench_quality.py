@@ -10,10 +10,12 @@ articles cut the same way, with the same tokenizer, and are scored by the same s
 
 - ``hierarchical``: ``hiersum train experiment=cnndm_cpu`` (``--experiment``; ``model=small`` with copy attention),
   the recipe as it is, in a child process, then ``hiersum evaluate`` of the network it ends with (the recipe's
-  beam search, recorded in the checkpoint) in another. Its BPE tokenizer (trained on the train split) is the
-  tokenizer of the other two.
+  beam search, recorded in the checkpoint) in another.
 - ``flat``: the same with ``model=flat_small`` (the paper's FT baseline: the selected paragraphs joined into one
   sequence of at most ``flat_max_tokens`` = 500 tokens, then EOS; the same decoder and copy attention).
+  The recipe's BPE tokenizer is trained once on the train split and cached with the prepared corpus
+  (:func:`hiersum.data.prepared.prepare_tokenizer`): the three read that one (checked: the two runs saved the same
+  ``tokenizer.json``), and the articles it prepared once.
 - ``bart``: what a user would pick instead: ``transformers.BartForConditionalGeneration`` built from a
   ``BartConfig`` of the same sizes as the recipe's model (width, heads, feed-forward, encoder layers = the
   hierarchical encoder's total, decoder layers; no pretrained weights), reading the flat system's source ids (so
@@ -65,14 +67,16 @@ import torch
 from transformers import TrainerCallback
 
 import hiersum
-from hiersum.config import BootstrapConfig, DataConfig, DecodeConfig, ModelConfig, OptimConfig
+from hiersum.config import BootstrapConfig, DataConfig, DecodeConfig, ModelConfig, OptimConfig, TokenizerConfig
 from hiersum.data.batching import FlatLayout, SourceLayout, collate, flat_layout
 from hiersum.data.corpus_splits import CorpusSplits
+from hiersum.data.prepared import prepare_tokenizer
 from hiersum.data.schema import IGNORE_INDEX, EncodedExample, Example
-from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer
+from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.metrics import ROUGE_TYPES
 from hiersum.evaluation.scoring import ScoringConfig, score_split
+from hiersum.model.encoder_registry import run_tokenizer_config
 from hiersum.training.schedule import NoamSchedule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,6 +157,7 @@ class Recipe:
     model: ModelConfig
     decode: DecodeConfig
     optim: OptimConfig
+    tokenizer: TokenizerConfig
     seed: int
 
 
@@ -169,7 +174,8 @@ def composed_recipe(overrides: Sequence[str]) -> Recipe:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose("train", overrides=list(overrides))
-    return Recipe(*(typed_config(cfg[name]) for name in ("data", "model", "decode", "optim")), seed=cfg.seed)
+    return Recipe(*(typed_config(cfg[name]) for name in ("data", "model", "decode", "optim", "tokenizer")),
+                  seed=cfg.seed)
 
 
 @dataclass
@@ -187,11 +193,6 @@ class Run:
 
     def recipe_overrides(self) -> list[str]:
         return [f"experiment={self.experiment}", f"data.path={self.data}", *self.overrides]
-
-    @property
-    def tokenizer(self) -> Path:
-        """The hierarchical run's tokenizer, every system's."""
-        return self.out / "hierarchical" / "tokenizer"
 
 
 def run_child(run: Run, name: str, arguments: list[str]) -> float:
@@ -336,7 +337,7 @@ def bart_system(run: Run) -> tuple[dict, list[Example], list[str]]:
     first ``run.eval_examples``, every system's) and its summaries of them."""
     cpu_start = time.process_time()
     recipe = composed_recipe([*run.recipe_overrides(), *FLAT_OVERRIDES])
-    tokenizer = load_tokenizer(run.tokenizer)
+    tokenizer = prepare_tokenizer(run_tokenizer_config(recipe.tokenizer, recipe.model), recipe.data)
     splits = CorpusSplits(replace(recipe.data, limit_eval_examples=run.eval_examples), tokenizer, recipe.model)
     layout = flat_layout(SourceLayout.FLAT, recipe.model, tokenizer)
     assert layout is not None  # a flat layout, asked for
@@ -395,8 +396,11 @@ def main(argv: list[str] | None = None) -> dict:
               threads=args.threads, experiment=args.experiment, overrides=args.override)
     torch.set_num_threads(args.threads)
     records, predictions = {}, {}
-    for name, overrides in (("hierarchical", []), ("flat", [*FLAT_OVERRIDES, f"tokenizer.path={run.tokenizer}"])):
+    for name, overrides in (("hierarchical", []), ("flat", FLAT_OVERRIDES)):
         records[name], predictions[name] = train_and_decode_hiersum(run, name, overrides)
+    saved = {(out / name / "tokenizer" / "tokenizer.json").read_bytes() for name in predictions}
+    if len(saved) != 1:
+        raise SystemExit(f"bench_quality: the hierarchical and flat runs in {out} trained different tokenizers")
     records["bart"], examples, bart_outputs = bart_system(run)
     from hiersum.commands.evaluate import match_predictions, read_predictions
 
