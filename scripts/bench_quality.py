@@ -40,8 +40,9 @@ intervals and the paired tests of ``hierarchical`` against each other system.
 Prints one JSON object (also written to ``OUT/bench_quality.json``): the command, date, machine and budget; a row
 per system (``name``, ``train_minutes_cpu``, ``train_minutes_wall``, ``steps``, ``articles_seen``, ``R1``, ``R2``,
 ``RL``, ``Lsum``, ``eval_examples``, ``cpu_minutes_total``: the system's whole CPU time, preparation and decoding
-included); ``significance``; the hiersum commands run. ``OUT`` keeps each system's run: logs, checkpoint,
-predictions. BART needs ``accelerate`` (``Seq2SeqTrainer``): ``pip install 'hiersum[bench]'``.
+included; ``run_dir`` and ``predictions``: its files); ``significance``; the hiersum commands run. ``OUT`` keeps
+each system's run: logs (``OUT/logs``), checkpoint or model, predictions. BART needs ``accelerate``
+(``Seq2SeqTrainer``): ``pip install 'hiersum[bench]'``.
 """
 
 from __future__ import annotations
@@ -237,8 +238,9 @@ def train_and_decode_hiersum(run: Run, name: str, system_overrides: Sequence[str
         f"data.limit_eval_examples={run.eval_examples}", "baselines=[]", "bootstrap.samples=0",
         f"hydra.run.dir={evaluated}",
     ])
-    done = json.loads(record.read_text(encoding="utf-8"))
-    return {**done, "cpu_minutes_total": round(cpu / 60, 3), "run_dir": str(run_dir)}, evaluated / "predictions.jsonl"
+    done, predictions = json.loads(record.read_text(encoding="utf-8")), evaluated / "predictions.jsonl"
+    return {**done, "cpu_minutes_total": round(cpu / 60, 3), "run_dir": str(run_dir),
+            "predictions": str(predictions)}, predictions
 
 
 def bart_config(model: ModelConfig, tokenizer: SubwordTokenizer, max_positions: int) -> Any:
@@ -312,8 +314,8 @@ def train_bart(run: Run, recipe: Recipe, tokenizer: SubwordTokenizer, train: Seq
 @torch.inference_mode()
 def bart_summaries(model: Any, encoded: Sequence[EncodedExample], tokenizer: SubwordTokenizer, layout: FlatLayout,
                    decode: DecodeConfig) -> list[str]:
-    """BART's summary of each of ``encoded`` (``generate`` with the recipe's search settings), as hiersum turns
-    ids into text."""
+    """BART's summary of each of ``encoded`` (``generate`` with the recipe's search settings, padding and BOS never
+    generated, as in hiersum's search), as hiersum turns ids into text."""
     from transformers import GenerationConfig
 
     special = tokenizer.special
@@ -321,7 +323,7 @@ def bart_summaries(model: Any, encoded: Sequence[EncodedExample], tokenizer: Sub
         num_beams=decode.beam_size, min_new_tokens=decode.min_length, max_new_tokens=decode.max_length,
         no_repeat_ngram_size=decode.no_repeat_ngram_size, length_penalty=decode.alpha, early_stopping=True,
         decoder_start_token_id=special.bos, bos_token_id=special.bos, eos_token_id=special.eos,
-        pad_token_id=special.pad)
+        pad_token_id=special.pad, suppress_tokens=[special.pad, special.bos])  # hiersum's search never emits them
     model.eval()
     summaries = []
     for start in range(0, len(encoded), decode.batch_size):
@@ -334,7 +336,8 @@ def bart_summaries(model: Any, encoded: Sequence[EncodedExample], tokenizer: Sub
 
 def bart_system(run: Run) -> tuple[dict, list[Example], list[str]]:
     """The BART system on the flat system's data: its training record, the validation examples scored (the
-    first ``run.eval_examples``, every system's) and its summaries of them."""
+    first ``run.eval_examples``, every system's) and its summaries of them (also in ``OUT/bart/predictions.jsonl``,
+    beside the model: ``OUT/bart/model``)."""
     cpu_start = time.process_time()
     recipe = composed_recipe([*run.recipe_overrides(), *FLAT_OVERRIDES])
     tokenizer = prepare_tokenizer(run_tokenizer_config(recipe.tokenizer, recipe.model), recipe.data)
@@ -345,6 +348,12 @@ def bart_system(run: Run) -> tuple[dict, list[Example], list[str]]:
     examples, encoded = splits.evaluation_split("validation")
     summaries = bart_summaries(model, encoded, tokenizer, layout, recipe.decode)
     done["cpu_minutes_total"] = round((time.process_time() - cpu_start) / 60, 3)
+    model.save_pretrained(run.out / "bart" / "model")
+    lines = [{"id": example.id, "summary": summary, "reference": example.references[0]}
+             for example, summary in zip(examples, summaries, strict=True)]
+    predictions = run.out / "bart" / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    done.update(run_dir=str(run.out / "bart"), predictions=str(predictions))
     return done, examples, summaries
 
 

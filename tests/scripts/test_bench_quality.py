@@ -93,6 +93,8 @@ def test_each_system_trains_for_the_budget_and_is_scored_on_the_same_articles(tm
         assert row["train_minutes_cpu"] >= minutes and row["train_minutes_wall"] > 0
         assert row["cpu_minutes_total"] >= row["train_minutes_cpu"]
         assert isinstance(row["steps"], int) and row["steps"] >= 1
+        predictions = [json.loads(line) for line in Path(row["predictions"]).read_text().splitlines()]
+        assert [p["id"] for p in predictions] == [f"validation-00000{i}" for i in range(1, 5)]
         assert isinstance(row["articles_seen"], int) and row["steps"] <= row["articles_seen"] <= 8 * row["steps"]
         for column in ("R1", "R2", "RL", "Lsum"):
             assert isinstance(row[column], float) and 0 <= row[column] <= 100
