@@ -73,7 +73,8 @@ test-python: $(STAMP)
 
 # so that no test skips for a reason CI can fix (only the CUDA tests skip on a CPU): Debian's chromium for the
 # serve page's browser test (apt-get: root, or sudo), and the ci extra of pyproject.toml (Playwright for Python,
-# which drives that browser, the all-MiniLM-L6-v2 package, MLflow's client and W&B for the trackers' test)
+# which drives that browser, the all-MiniLM-L6-v2 package, MLflow's client and W&B for the trackers' test, and
+# accelerate, which BART's Seq2SeqTrainer in scripts/bench_quality.py needs: the bench extra)
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell test "$$(id -u)" = 0 || echo sudo)
 CI_STAMP := $(VENV)/.ci-installed

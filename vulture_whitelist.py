@@ -10,12 +10,15 @@ _.ValidationRouge  # conf/callbacks/val_rouge.yaml
 _.RunProbe  # tests/helpers/probes.py: +callbacks.probe._target_=tests.helpers.probes.RunProbe
 _.StopAt  # tests/helpers/probes.py: +callbacks.stop._target_=tests.helpers.probes.StopAt (tests/commands/test_train_stopped.py)
 _.DataProbe  # tests/helpers/probes.py: +callbacks.data_probe._target_=tests.helpers.probes.DataProbe (tests/commands/test_train_multi_node.py)
+_.TrainingBudget  # scripts/bench_quality.py: +callbacks.training_budget._target_=bench_quality.TrainingBudget
 _.StartingLoss  # tests/helpers/probes.py: +callbacks.starting_loss._target_=tests.helpers.probes.StartingLoss (tests/commands/test_train_init_from.py)
 
 # hooks pytest calls by name
 _.pytest_report_header  # tests/conftest.py: the venv's lost bytecode (tests/helpers/bytecode.py)
 
 # attributes a library reads
+_.should_stop  # pytorch_lightning.Trainer: a callback stops the fit (scripts/bench_quality.py TrainingBudget)
+_.should_training_stop  # transformers.TrainerControl: a callback stops training (scripts/bench_quality.py BartBudget)
 _.flops_per_batch  # Lightning's ThroughputMonitor reads it from the LightningModule (hiersum/training/module.py)
 _.normalizer  # tokenizers.Tokenizer (hiersum/data/tokenizer.py, tests/pretrained_testkit.py)
 _.pre_tokenizer  # tokenizers.Tokenizer
