@@ -5,7 +5,7 @@
 * the baselines' source sentences: lead-3, the oracle, LexRank (:mod:`hiersum.evaluation.baselines`);
 * ROUGE-Lsum, whose texts are given one sentence a line (:func:`one_sentence_a_line`,
   :mod:`hiersum.evaluation.metrics`), as Hugging Face's ``run_summarization.py`` prepares them
-  (``"\\n".join(nltk.sent_tokenize(text))``).
+  (``"\\n".join(nltk.sent_tokenize(text))``), line breaks kept (below).
 
 The splitter is :class:`nltk.tokenize.punkt.PunktSentenceTokenizer` with its default parameters: it needs no
 downloaded model (``nltk.sent_tokenize`` loads NLTK's English ``punkt_tab`` data, which is not installed and
@@ -18,24 +18,30 @@ with the lower-case word after it (``5. in``) and keeps a closing quote or brack
 
 NLTK comes with rouge-score (its Porter stemmer), so the splitter adds no dependency. Splitters that look for
 capitals (BlingFire, syntok) find almost no sentence in lower-cased text; pysbd splits it well but is much slower.
-In PTB-tokenized text an initial such as ``l.l.`` ends a sentence, and a spaced closing quote (``" gim me
-shelter . "``) goes to the next one.
+In PTB-tokenized text an initial such as ``l.l.`` ends a sentence, and a spaced quote after a sentence's period
+goes with that sentence, even one that opens the next (``discrimination . "`` | ``we want ...``).
 
-A line break is whitespace, as in ``nltk.sent_tokenize``: a line without end punctuation joins the next one into
-a sentence, and a hard-wrapped paragraph is split at its sentence ends, not at its lines.
+A line break always ends a sentence, as it did for the regular expression hiersum used before and as it does for
+rouge-score, whose ROUGE-Lsum reads a sentence a line: a text that already gives its sentences a line each
+(CNN/DailyMail's highlights, of which some do not end in punctuation) keeps them. Within a line Punkt decides, as
+``nltk.sent_tokenize`` does on the one-line texts Hugging Face's example scores (its decoded predictions and labels).
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 
+_LINE = re.compile(r"[^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]+")
+"""A line: what lies between the line boundaries of :meth:`str.splitlines`."""
+
 SENTENCE_SPLITTER = "nltk.punkt"
 """What the reports record as their sentence splitter (``metrics.json``'s ``sentence_splitter``): NLTK's Punkt
-with its default parameters."""
+with its default parameters, within each line."""
 
 
 @cache
@@ -47,13 +53,14 @@ def _punkt() -> PunktSentenceTokenizer:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of ``text`` (Punkt, default parameters)."""
-    return list(_punkt().span_tokenize(text))
+    """(start, end) of each sentence of ``text``: each line split by Punkt (default parameters)."""
+    return [(line.start() + start, line.start() + end) for line in _LINE.finditer(text)
+            for start, end in _punkt().span_tokenize(line.group())]
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (Punkt, default parameters), whitespace inside each (line breaks included)
-    normalised to single spaces; none for blank text."""
+    """The sentences of ``text`` (:func:`sentence_spans`), whitespace inside each normalised to single spaces; none
+    for blank text."""
     return [" ".join(text[start:end].split()) for start, end in sentence_spans(text) if text[start:end].strip()]
 
 

@@ -17,23 +17,24 @@ from hiersum.evaluation.metrics import rouge_reference_scores
 
 TRICKY = ('J. Smith went to Washington. He arrived at 5. in the morning. She said "We won." Then it rained.\n'
           "a line without an end\nand the next one.")
-"""Where a regular expression on ``.``, ``!`` and ``?`` (hiersum's earlier ROUGE-Lsum and lead-3 splitter) and at
-line breaks splits wrongly: an initial, a number before a lower-case word, a closing quote, a line break."""
+"""Where a regular expression on ``.``, ``!`` and ``?`` (hiersum's earlier ROUGE-Lsum and lead-3 splitter) splits
+wrongly: an initial, a number before a lower-case word, a closing quote; a line break ends a sentence for both."""
 TRICKY_SENTENCES = ["J. Smith went to Washington.", "He arrived at 5. in the morning.", 'She said "We won."',
-                    "Then it rained.", "a line without an end and the next one."]
+                    "Then it rained.", "a line without an end", "and the next one."]
 REGEX_SENTENCES = ["J.", "Smith went to Washington.", "He arrived at 5.", "in the morning.",
                    'She said "We won." Then it rained.', "a line without an end", "and the next one."]
 """What that regular expression gave for ``TRICKY``."""
 PACKAGE = Path(__file__).resolve().parents[2] / "hiersum"
 
 
-def test_punkt_keeps_initials_numbers_and_quotes_with_their_sentence_and_reads_a_line_break_as_a_space() -> None:
+def test_punkt_keeps_initials_numbers_and_quotes_with_their_sentence_and_a_line_break_ends_one() -> None:
     assert split_sentences(TRICKY) == TRICKY_SENTENCES
     assert SENTENCE_SPLITTER == "nltk.punkt"
 
 
 def test_sentences_are_whitespace_normalised_and_blank_text_has_none() -> None:
-    assert split_sentences("  One   here.\tTwo\n\nthere!  ") == ["One here.", "Two there!"]
+    assert split_sentences("  One   here.\tTwo  there!  ") == ["One here.", "Two there!"]
+    assert split_sentences("no end\r\nhere\n\n next. one") == ["no end", "here", "next.", "one"]
     assert split_sentences("") == split_sentences(" \n ") == []
     assert one_sentence_a_line("One here. Two there!") == "One here.\nTwo there!"
     assert one_sentence_a_line("") == ""
