@@ -29,6 +29,7 @@ from hiersum.data.formats.registry import format_spec
 from hiersum.data.output_lock import output_lock
 from hiersum.data.overwrite import refuse_overwriting_inputs
 from hiersum.data.schema import EncodedExample, Example
+from hiersum.data.sentences import SENTENCE_SPLITTER
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
@@ -246,7 +247,8 @@ def _evaluate_into(cfg: EvaluateConfig, scoring: ScoringConfig, data_given: Coll
     metrics = {
         cfg.split: scored.systems, "n_examples": len(system.examples), **system.metrics, "split": cfg.split,
         "data_path": system.data.path, "data_format": system.data.format,
-        "bootstrap": config_dict(cfg.bootstrap), "versions": library_versions(), "machine": machine_description(),
+        "bootstrap": config_dict(cfg.bootstrap), "sentence_splitter": SENTENCE_SPLITTER, "versions": library_versions(),
+        "machine": machine_description(),
     }
     if scored.comparisons:
         metrics["significance"] = {cfg.split: scored.comparisons}

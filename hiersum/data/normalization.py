@@ -7,7 +7,7 @@ before the paragraph rule and the subword tokenizer read it, and its summaries m
 ``ptb``
     Penn-Treebank-style word tokens joined by single spaces, as CNN/DailyMail's tokenized release has them
     (``../shared/data/cnn-dailymail``: ``( cnn )``, ``did n't``, ``bpa 's``, ``" gim me shelter , "``). Each line is
-    split into sentences by the paragraph rule's splitter (Punkt, :func:`hiersum.data.paragraphs.sentence_spans`),
+    split into sentences by hiersum's one splitter (Punkt, :func:`hiersum.data.sentences.sentence_spans`),
     each sentence into words by NLTK's :class:`~nltk.tokenize.NLTKWordTokenizer` (the Treebank tokenizer's
     successor, what ``nltk.word_tokenize`` runs), then three conventions of the release, which Stanford CoreNLP
     tokenized, are kept: a double quote is ``"`` (not the Treebank's ``````/``''``); brackets stay ``(`` and ``)``
@@ -37,8 +37,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from hiersum.config.choices import TextNormalization
-from hiersum.data.paragraphs import sentence_spans
 from hiersum.data.schema import Example
+from hiersum.data.sentences import sentence_spans
 
 if TYPE_CHECKING:
     from nltk.tokenize import NLTKWordTokenizer

@@ -7,18 +7,14 @@ from and the encoder reads as rows of its [P, T] grid.
 ``sentences``
     For text without paragraph breaks (a CNN/DailyMail article is one line of 30-40 sentences, so under ``given``
     it is one paragraph and the inter-paragraph layers have nothing to work across). Each given paragraph is split
-    into sentences by NLTK's Punkt sentence tokenizer (:class:`nltk.tokenize.punkt.PunktSentenceTokenizer` with its
-    default parameters: it needs no downloaded model, and it splits lower-cased, PTB-tokenized text such as
-    CNN/DailyMail's, where capitalisation-based splitters find one sentence an article); then consecutive
+    into sentences by hiersum's one sentence splitter (NLTK's Punkt, :func:`hiersum.data.sentences.split_sentences`,
+    which lead-3, the oracle, LexRank and ROUGE-Lsum split with too); then consecutive
     sentences are grouped, in order, into paragraphs of at most ``budget`` subword tokens (``data.max_paragraph_
     tokens``, the grid's T, so that a paragraph fills its row and nothing of it is cut), counted with the model's
     tokenizer. A sentence longer than the budget is a paragraph of its own (cut to T when encoded). Sentences never
     join across given paragraphs or documents.
 
-NLTK comes with rouge-score (its Porter stemmer), so the rule adds no dependency. Splitters that look for
-capitals (BlingFire, syntok) find almost no sentence in lower-cased text; pysbd splits it well but is much slower.
-Punkt's errors (an initial such as ``l.l.`` ends a sentence; a closing quote goes to
-the next sentence) matter little once sentences are grouped into paragraphs.
+Punkt's errors (:mod:`hiersum.data.sentences`) matter little once sentences are grouped into paragraphs.
 
 The rule is applied by :func:`hiersum.data.selection.encode_examples`, which every path from text to ids goes
 through (``hiersum prepare`` and so train and evaluate, ``hiersum summarize``, ``hiersum serve`` and the Python
@@ -29,33 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import cache
-from typing import TYPE_CHECKING
 
 from hiersum.config.choices import Paragraphs
 from hiersum.data.schema import Example
+from hiersum.data.sentences import split_sentences
 from hiersum.data.tokenizer import SubwordTokenizer
-
-if TYPE_CHECKING:
-    from nltk.tokenize.punkt import PunktSentenceTokenizer
-
-
-@cache
-def _punkt() -> PunktSentenceTokenizer:
-    # imported here: nltk's package imports scipy (1-2 s), which a command that splits no text never needs
-    from nltk.tokenize.punkt import PunktSentenceTokenizer
-
-    return PunktSentenceTokenizer()
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of ``text`` (Punkt, default parameters)."""
-    return list(_punkt().span_tokenize(text))
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (Punkt, default parameters), whitespace inside each normalised to single spaces."""
-    return [" ".join(text[start:end].split()) for start, end in sentence_spans(text) if text[start:end].strip()]
 
 
 def group_sentences(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[str]:

@@ -25,8 +25,8 @@
     ``lexrank`` package is unmaintained since 2018. networkx's ``pagerank`` computed the same ranks, but from a
     graph object of every sentence pair built in Python, most of LexRank's time on a large cluster.
 
-Source sentences: every paragraph of every document (the title left out) split with
-:func:`hiersum.evaluation.metrics.split_sentences`.
+Source sentences: every paragraph of every document (the title left out) split by hiersum's one sentence splitter
+(NLTK's Punkt, :func:`hiersum.data.sentences.split_sentences`, the paragraph rule's and ROUGE-Lsum's).
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from hiersum.data.schema import Example
+from hiersum.data.sentences import split_sentences
 from hiersum.data.similarity import tfidf_cosine
-from hiersum.evaluation.metrics import lead_baseline, rouge_tokenizer, split_sentences
+from hiersum.evaluation.metrics import lead_baseline, rouge_tokenizer
 from hiersum.private_apis import rouge_ngrams
 
 BASELINES = ("lead", "lead3", "oracle", "lexrank")

@@ -3,7 +3,8 @@
 No metric is reimplemented here. This module only
 
 * validates the inputs (one list of references per prediction, at least one each),
-* prepares text for ROUGE-Lsum (one sentence a line, see :func:`split_sentences`),
+* prepares text for ROUGE-Lsum (one sentence a line, split by hiersum's one sentence splitter, NLTK's Punkt:
+  :func:`hiersum.data.sentences.one_sentence_a_line`),
 * aggregates several references per example (ROUGE: the best-matching reference,
   ``max``, and the mean over the references, ``mean``; BLEU and chrF: sacrebleu's native
   multi-reference corpus score),
@@ -18,7 +19,6 @@ one: ``references[i]`` holds the references of ``predictions[i]``.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 
 from nltk.stem import porter
@@ -26,6 +26,7 @@ from rouge_score import rouge_scorer, scoring, tokenize, tokenizers
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.base import Metric
 
+from hiersum.data.sentences import one_sentence_a_line
 from hiersum.private_apis import rouge_ngrams
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -34,29 +35,6 @@ ROUGE_MEASURES = ("precision", "recall", "fmeasure")
 ``rouge1_precision`` and ``rouge1_recall``."""
 NGRAM_ORDERS = (1, 2, 3)
 """n of the novel and repeated n-gram ratios."""
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split ``text`` into sentences with a simple rule (no NLTK data needed offline).
-
-    A sentence ends after ``.``, ``!`` or ``?`` followed by whitespace, and at every
-    existing newline. Surrounding whitespace is stripped and empty pieces are dropped,
-    so ``"A b. C d!\\nE"`` gives ``["A b.", "C d!", "E"]``. Abbreviations such as
-    "e.g. this" are split too; that only affects ROUGE-Lsum, and it affects predictions
-    and references alike.
-    """
-    sentences: list[str] = []
-    for line in text.splitlines():
-        sentences.extend(piece for piece in _SENTENCE_END.split(line.strip()) if piece)
-    return sentences
-
-
-def _lsum_text(text: str) -> str:
-    """``text`` with one sentence a line: the form rouge-score expects for ROUGE-Lsum."""
-    return "\n".join(split_sentences(text))
-
 
 def _validate(predictions: Sequence[str], references: Sequence[Sequence[str]]) -> None:
     """Check that there is one non-empty list of reference strings per prediction."""
@@ -135,12 +113,14 @@ def rouge_reference_scores(
 ) -> list[list[dict[str, scoring.Score]]]:
     """rouge-score's scores of every (prediction, reference) pair: ``[example][reference][rouge type]``.
 
-    ``RougeScorer(ROUGE_TYPES, use_stemmer=True)``, texts one sentence a line (:func:`split_sentences`).
+    ``RougeScorer(ROUGE_TYPES, use_stemmer=True)``, texts one sentence a line
+    (:func:`hiersum.data.sentences.one_sentence_a_line`).
     """
     _validate(predictions, references)
     scorer = rouge_scorer_instance()
     return [
-        [scorer.score(target=_lsum_text(ref), prediction=_lsum_text(prediction)) for ref in refs]
+        [scorer.score(target=one_sentence_a_line(ref), prediction=one_sentence_a_line(prediction))
+         for ref in refs]
         for prediction, refs in zip(predictions, references, strict=True)
     ]
 
@@ -176,7 +156,7 @@ def rouge_per_example(
     """ROUGE F1 (0-100) of each prediction: per metric, the best over its references.
 
     Scores come from ``rouge_score.rouge_scorer.RougeScorer(ROUGE_TYPES, use_stemmer=True)``.
-    Texts are passed one sentence a line (:func:`split_sentences`), which rouge-score uses
+    Texts are passed one sentence a line (:func:`hiersum.data.sentences.one_sentence_a_line`), which rouge-score uses
     for ROUGE-Lsum; ROUGE-1/2/L tokenize on non-alphanumerics, so newlines do not change
     them. The maximum is taken separately for each metric, so two metrics of one example
     may come from different references.

@@ -11,6 +11,7 @@ The metrics dict handed to :func:`write_report` is laid out as::
         },
         "n_examples": 100,
         "checkpoint": "...", "split": "test", "decode": {...}, "versions": {...},
+        "sentence_splitter": "nltk.punkt",   # lead-3, the oracle, LexRank and ROUGE-Lsum's sentences
     }
 
 (every key of a system is listed in :mod:`hiersum.evaluation.scoring`: precision / recall, chrF,

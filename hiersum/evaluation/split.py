@@ -12,6 +12,7 @@ from torchmetrics.text import Perplexity
 
 from hiersum.config import DecodeConfig
 from hiersum.data.schema import IGNORE_INDEX, EncodedExample, Example
+from hiersum.data.sentences import SENTENCE_SPLITTER
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.report import library_versions
@@ -94,7 +95,8 @@ def evaluate_split(
     oracle, lexrank, 1000 bootstrap resamples).
 
     ``metrics`` = ``{split: {"model": {...}, "lead": {...}, "oracle": {...}, "lexrank": {...}},
-    "n_examples": N, "decode": {...}}`` (keys of a system: :mod:`hiersum.evaluation.scoring`).
+    "n_examples": N, "decode": {...}, "sentence_splitter": "nltk.punkt", ...}`` (keys of a system:
+    :mod:`hiersum.evaluation.scoring`).
     """
     predictions = decode_split(model, encoded, tokenizer, decode, split=split, batch_tokens=batch_tokens,
                                device=device)
@@ -106,6 +108,7 @@ def evaluate_split(
         split: scored.systems,
         "n_examples": len(encoded),
         "decode": asdict(decode),
+        "sentence_splitter": SENTENCE_SPLITTER,
         "versions": library_versions(),
         "machine": machine_description(),
     }

@@ -17,9 +17,10 @@ from rouge_score import rouge_scorer
 from hiersum.checkpoints.io import load_network
 from hiersum.cli import average_checkpoints
 from hiersum.commands.evaluate import evaluate
+from hiersum.data.sentences import one_sentence_a_line
 from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
-from hiersum.evaluation.metrics import ROUGE_TYPES, split_sentences
+from hiersum.evaluation.metrics import ROUGE_TYPES
 from tests.helpers.cli import alias, assert_usage_error, run_cli, run_in_process, run_main
 from tests.helpers.paths import SHARED_DIR
 
@@ -65,12 +66,14 @@ def test_predictions_mode_scores_given_outputs_against_the_split(run_evaluate, t
     scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
     predictions = data["_predictions"]
     for name in ROUGE_TYPES:
-        direct = [scorer.score("\n".join(split_sentences(data[i]["summary"])),
-                               "\n".join(split_sentences(p)))[name].fmeasure for i, p in predictions.items()]
+        direct = [scorer.score(one_sentence_a_line(data[i]["summary"]), one_sentence_a_line(p))[name].fmeasure
+                  for i, p in predictions.items()]
         assert metrics["validation"]["model"][name] == pytest.approx(100 * sum(direct) / len(direct))
     assert metrics["significance"]["validation"]["model vs same"]["rouge2"]["p_value"] == pytest.approx(1.0)
     assert "perplexity" not in metrics["validation"]["model"]
     assert {"rouge-score", "sacrebleu"} <= set(metrics["versions"])
+    assert metrics["sentence_splitter"] == "nltk.punkt"  # lead-3, the oracle, LexRank and ROUGE-Lsum's
+    assert "sentence_splitter: `nltk.punkt`" in (run_dir / "report.md").read_text()
     assert metrics["machine"] == machine_description()  # the CPU, its kernel flags, the GPU
     with open(run_dir / "scores.csv", newline="") as handle:
         assert len(list(csv.DictReader(handle))) == 8 * 6

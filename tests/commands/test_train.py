@@ -25,6 +25,7 @@ def test_train_writes_the_test_report_with_the_best_checkpoint(trained):
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics == json.loads(json.dumps(trained.metrics))
     assert metrics["n_examples"] == 4
+    assert metrics["sentence_splitter"] == "nltk.punkt"
     for system in ("model", "lead"):
         assert {"rouge1", "rouge2", "rougeL", "rougeLsum", "bleu"} <= set(metrics["test"][system])
     assert metrics["test"]["model"]["perplexity"] > 1.0 and math.isfinite(metrics["validation_loss"])

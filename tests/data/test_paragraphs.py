@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from hiersum.config import DataConfig
-from hiersum.data.paragraphs import apply_paragraph_rule, group_sentences, split_sentences
+from hiersum.data.paragraphs import apply_paragraph_rule, group_sentences
 from hiersum.data.schema import Example
 from hiersum.data.selection import encode_examples, encoding_config
+from hiersum.data.sentences import split_sentences
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
 from hiersum.inference import load_summarizer
 

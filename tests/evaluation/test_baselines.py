@@ -1,5 +1,5 @@
 """Tests of hiersum.evaluation.baselines: lead, greedy oracle, LexRank, and their outputs against those recorded
-from the implementation they replaced."""
+(tests/helpers/baseline_cases.py)."""
 
 import json
 from collections import Counter
@@ -144,17 +144,9 @@ def test_the_oracle_scores_are_rouge_scores_of_the_summed_counts():
             selection += sentence_grams[chosen]
 
 
-TIED_LEXRANK_SUMMARIES = {
-    "synthetic-5": "its word budget ends inside a tie between two copies of 'Records from the period are incomplete.' "
-                   "(sentences 5 and 23): the recorded code took the later copy (float64 noise), this one the earlier "
-                   "(source order)",
-}
-"""The recorded LexRank summaries that differ from today's only by which of tied sentences are taken."""
-
-
 def _differences(cases: dict[str, Example]) -> list[str]:
-    """What differs from the record: any summary (LexRank's of :data:`TIED_LEXRANK_SUMMARIES` aside), and LexRank's
-    order beyond a different order among sentences of equal centrality."""
+    """What differs from the record: any summary, and LexRank's order beyond a different order among sentences of
+    equal centrality."""
     recorded = json.loads(OUTPUTS.read_text(encoding="utf-8"))
     found = []
     for name, example in cases.items():
@@ -162,19 +154,14 @@ def _differences(cases: dict[str, Example]) -> list[str]:
         centrality = lexrank_centrality(source_sentences(example))
         if centrality[then["lexrank_order"]].tolist() != centrality[now["lexrank_order"]].tolist():
             found.append(f"{name}: lexrank_order")
-        found += [f"{name}: {key}" for key in BASELINES if now[key] != then[key]
-                  and not (key == "lexrank" and name in TIED_LEXRANK_SUMMARIES)]
+        found += [f"{name}: {key}" for key in BASELINES if now[key] != then[key]]
     return found
 
 
 def test_the_baselines_give_the_recorded_outputs():
-    """The outputs recorded from the implementation this one replaced (pair-by-pair similarities, networkx's PageRank,
-    a Counter per candidate sentence) on the cases of tests/helpers/baseline_cases.py that need no data."""
+    """The recorded outputs (tests/helpers/baseline_cases.py) on its cases that need no data."""
     cases = {name: example for name, example in all_cases().items() if not name.startswith(REAL_PREFIX)}
     assert len(cases) == 47 and _differences(cases) == []
-    recorded = json.loads(OUTPUTS.read_text(encoding="utf-8"))
-    for name in TIED_LEXRANK_SUMMARIES:  # the exception is still needed
-        assert lexrank(cases[name]) != recorded[name]["lexrank"]
 
 
 @pytest.mark.slow

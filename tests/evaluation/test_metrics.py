@@ -6,6 +6,7 @@ import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
 
+from hiersum.data.sentences import one_sentence_a_line
 from hiersum.evaluation.metrics import (
     ROUGE_KEYS,
     ROUGE_TYPES,
@@ -17,7 +18,6 @@ from hiersum.evaluation.metrics import (
     rouge_per_example,
     rouge_scores,
     sacrebleu_score,
-    split_sentences,
     text_statistics,
 )
 
@@ -35,17 +35,10 @@ bleu_score = functools.partial(sacrebleu_score, "bleu")
 chrf_score = functools.partial(sacrebleu_score, "chrf")
 
 
-def test_split_sentences_punctuation_and_newlines():
-    text = "First one. Second one!  Third?\nFourth line\n\n  Fifth. "
-    assert split_sentences(text) == ["First one.", "Second one!", "Third?", "Fourth line", "Fifth."]
-    assert split_sentences("") == []
-    assert split_sentences("3.5 percent rose") == ["3.5 percent rose"]
-
-
 def test_rouge_single_reference_equals_direct_rouge_score():
     scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
     direct = [
-        scorer.score("\n".join(split_sentences(ref)), "\n".join(split_sentences(pred)))
+        scorer.score(one_sentence_a_line(ref), one_sentence_a_line(pred))
         for pred, ref in zip(PREDICTIONS, REFERENCES, strict=True)
     ]
     ours = rouge_scores(PREDICTIONS, [[ref] for ref in REFERENCES])
@@ -174,7 +167,7 @@ def test_rouge_precision_recall_and_mean_equal_direct_rouge_score():
     references = [[a, b] for a, b in zip(REFERENCES, second, strict=True)]
     max_rows, mean_rows = rouge_max_and_mean(PREDICTIONS, references)
     for pred, refs, best, mean in zip(PREDICTIONS, references, max_rows, mean_rows, strict=True):
-        direct = [scorer.score("\n".join(split_sentences(r)), "\n".join(split_sentences(pred))) for r in refs]
+        direct = [scorer.score(one_sentence_a_line(r), one_sentence_a_line(pred)) for r in refs]
         for name in ROUGE_TYPES:
             top = max((d[name] for d in direct), key=lambda s: s.fmeasure)
             assert best[name] == pytest.approx(100 * top.fmeasure)

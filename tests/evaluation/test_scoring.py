@@ -5,8 +5,9 @@ import sacrebleu
 from rouge_score import rouge_scorer
 
 from hiersum.data.schema import Example
+from hiersum.data.sentences import one_sentence_a_line
 from hiersum.evaluation.baselines import lead
-from hiersum.evaluation.metrics import ROUGE_KEYS, ROUGE_TYPES, split_sentences
+from hiersum.evaluation.metrics import ROUGE_KEYS, ROUGE_TYPES
 from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
 
 EXAMPLES = [
@@ -24,7 +25,7 @@ def test_figures_equal_direct_library_calls():
     model = scored.systems["model"]
     scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
     for name in ROUGE_TYPES:
-        best = [max(scorer.score("\n".join(split_sentences(r)), "\n".join(split_sentences(o)))[name].fmeasure
+        best = [max(scorer.score(one_sentence_a_line(r), one_sentence_a_line(o))[name].fmeasure
                     for r in e.references) for o, e in zip(OUTPUTS, EXAMPLES, strict=True)]
         assert model[name] == pytest.approx(100 * sum(best) / len(best))
     streams = [[e.references[0] for e in EXAMPLES], [e.references[1] if len(e.references) > 1 else None
