@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import torch
 
+from hiersum.data.extended_vocabulary import hidden_word_table, through_table
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
 from hiersum.training.loss import teacher_forced_nll
@@ -36,6 +37,15 @@ def copy_targets(src: torch.Tensor) -> tuple[torch.Tensor, ...]:
     tgt_in = torch.cat([torch.full((size, 1), BOS), first], 1)
     labels = torch.cat([first, torch.full((size, 1), EOS)], 1)
     return torch.ones_like(src, dtype=torch.bool), tgt_in, labels
+
+
+def hide_copied_words(src: torch.Tensor, mask: torch.Tensor, tgt_in: torch.Tensor, labels: torch.Tensor,
+                      share: float = 0.3, generator: torch.Generator | None = None) -> tuple[torch.Tensor, ...]:
+    """The copy-task batch with a ``share`` of its copied ids hidden as extended ids (the training exposure of
+    ``model.copy_oov``: a :data:`BatchTransform`)."""
+    table = hidden_word_table(src, mask, labels, labels.ne(EOS), share=share, vocab_size=COPY_VOCAB,
+                              kept_ids=(PAD, BOS, EOS, UNK), generator=generator)  # (B, V)
+    return through_table(table, src), mask, through_table(table, tgt_in), through_table(table, labels)
 
 
 def train_on_copy_task(
