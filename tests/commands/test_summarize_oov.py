@@ -2,7 +2,7 @@
 encoded as its example's extended id (by its text), copied, and written back as its text.
 
 The checkpoint: the copy-task model (:mod:`tests.helpers.copy_task`, trained with copied words hidden as extended
-ids) under a word-level tokenizer whose ids are the task's (word ``wN`` is id N), so a record of the words it was
+ids) under its word-level tokenizer (word ``wN`` is id N: :func:`tests.helpers.copy_task.copy_task_tokenizer`), so a record of the words it was
 trained on is summarized by copying its first 8 words."""
 
 from __future__ import annotations
@@ -12,29 +12,21 @@ from pathlib import Path
 
 import pytest
 import torch
-from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
 
 from hiersum.commands.summarize import summarize
 from hiersum.config import DataConfig, OptimConfig
-from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.training.module import HierSumModule, module_hparams
-from tests.helpers.copy_task import COPY_K, COPY_P, COPY_T, COPY_VOCAB, UNK, hide_copied_words, train_on_copy_task
-from tests.helpers.model import BOS, EOS, PAD, tiny_config
+from tests.helpers.copy_task import (
+    COPY_K,
+    COPY_P,
+    COPY_T,
+    copy_task_tokenizer,
+    hide_copied_words,
+    train_on_copy_task,
+)
+from tests.helpers.model import tiny_config
 
 pytestmark = pytest.mark.slow  # trains the tiny copy model (~5 s on 2 cores)
-
-SPECIAL = {PAD: "<pad>", BOS: "<s>", EOS: "</s>", UNK: "<unk>", 0: "<p>"}
-
-
-def copy_task_tokenizer() -> SubwordTokenizer:
-    """Words split on spaces; id N is ``wN`` but for the special tokens (the copy task's ids); any other word is
-    ``<unk>``."""
-    vocab = {SPECIAL.get(i, f"w{i}"): i for i in range(COPY_VOCAB)}
-    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    backend.add_special_tokens([AddedToken(token, special=True) for token in SPECIAL.values()])
-    return SubwordTokenizer.detect(backend)
-
 
 def save_copy_checkpoint(path: Path) -> Path:
     """The copy-task model with ``copy_oov`` and its tokenizer as a training checkpoint (a source of 2 paragraphs
