@@ -127,7 +127,8 @@ class CorpusSplits:
         example (an empty file, or every record skipped) is a :class:`UsageError` naming its file."""
         if split not in self.prepared:
             try:
-                prepared = prepare_split(self.config, split, self.tokenizer, graph=self.model.graph)
+                prepared = prepare_split(self.config, split, self.tokenizer, graph=self.model.graph,
+                                         copy_oov=self.model.copy_oov)
             except FileNotFoundError as error:
                 raise UsageError(str(error)) from None
             if len(prepared) == 0:

@@ -73,6 +73,8 @@ def record_line(example: Example, encoded: EncodedExample, *, with_text: bool) -
                               "n_dropped_paragraphs": encoded.n_dropped_paragraphs}
     if encoded.graph is not None:
         record["graph"] = encoded.graph.tolist()
+    if encoded.oov_words:
+        record["oov_words"] = encoded.oov_words
     if with_text:
         record.update(title=example.title, documents=example.documents)
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")

@@ -115,11 +115,11 @@ def key_digest(value: Any) -> str:
 
 
 def split_manifest(
-    config: DataConfig, split: str, tokenizer: SubwordTokenizer, *, graph: str = "none"
+    config: DataConfig, split: str, tokenizer: SubwordTokenizer, *, graph: str = "none", copy_oov: bool = False
 ) -> dict[str, Any]:
     """What the prepared ``split`` depends on (its folder's name is a hash of it); a missing input file
-    raises FileNotFoundError."""
-    selection = replace(encoding_config(config, graph=str(graph), evaluation=split != "train"),
+    raises FileNotFoundError. ``graph`` and ``copy_oov``: the model's (``model.graph``, ``model.copy_oov``)."""
+    selection = replace(encoding_config(config, graph=str(graph), copy_oov=copy_oov, evaluation=split != "train"),
                         text_normalization=corpus_normalization(config))
     return {
         "version": PREPARED_VERSION,
@@ -138,11 +138,15 @@ def split_manifest(
 
 def _selection_key(selection: EncodingConfig) -> dict[str, Any]:
     """The selection settings of a prepared split's key, an Enum as its value; ``text_normalization`` only when it
-    normalizes (the keys of the corpora prepared before it existed unchanged)."""
+    normalizes and ``copy_oov`` only when on (the keys of the corpora prepared before they existed unchanged)."""
     key = {name: str(value) if isinstance(value, str) else value for name, value in asdict(selection).items()}
     if selection.text_normalization is TextNormalization.none:
         del key["text_normalization"]
+    if not selection.copy_oov:
+        del key["copy_oov"]
     return key
+
+
 def layout_key(config: DataConfig) -> dict[str, Any]:
     """``{"layout": ...}``: the values of the data fields the format's reader takes (the line-pair layout's
     separators, :func:`hiersum.data.formats.registry.format_options`), for a key; empty for the other formats, whose
@@ -374,14 +378,14 @@ def _write_split(
 
 
 def prepare_split(
-    config: DataConfig, split: str, tokenizer: SubwordTokenizer, *, graph: str = "none",
+    config: DataConfig, split: str, tokenizer: SubwordTokenizer, *, graph: str = "none", copy_oov: bool = False,
     shard_examples: int = SHARD_EXAMPLES,
 ) -> PreparedSplit:
     """The prepared ``split`` of ``config.path``: reused when its folder exists, else written (by the
     first process to ask; the others wait for it). With ``data.on_error=fail`` a malformed record raises
     its :class:`RecordError` (also when a folder prepared with ``skip`` recorded one); a missing input
-    file raises FileNotFoundError."""
-    manifest = split_manifest(config, split, tokenizer, graph=graph)
+    file raises FileNotFoundError. ``graph``, ``copy_oov``: the model's (:func:`split_manifest`)."""
+    manifest = split_manifest(config, split, tokenizer, graph=graph, copy_oov=copy_oov)
     folder = split_folder(config, manifest)
     if not (folder / MANIFEST).is_file():
         with _locked(folder):
@@ -440,6 +444,7 @@ class _Shard:
             provenance=[tuple(pair) for pair in record["provenance"]],
             n_dropped_paragraphs=record["n_dropped_paragraphs"],
             graph=np.asarray(record["graph"], dtype=np.float32) if "graph" in record else None,
+            oov_words=record.get("oov_words", []),
         )
 
     def close(self) -> None:

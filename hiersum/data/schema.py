@@ -69,7 +69,8 @@ class EncodedExample:
     ``paragraphs``: up to P lists of at most T ids. ``target``: summary ids without
     BOS/EOS (empty when there is no reference). ``provenance``: (document index,
     paragraph index) of each kept paragraph. ``graph``: the paragraph graph, float32 [len(paragraphs)]^2
-    (weights in [0, 1], see ``hiersum/data/graph.py``) when the model uses one, else None.
+    (weights in [0, 1], see ``hiersum/data/graph.py``) when the model uses one, else None. With ``model.copy_oov``
+    the ids may hold extended ids V + k, ``oov_words[k]`` their text.
 
     Not frozen: a :class:`Batch` carries its examples (``sources``), and Lightning's ``convert_input`` (under
     ``trainer.precision=bf16-true``) rebuilds every dataclass of a batch with ``apply_to_collection``, which sets
@@ -83,6 +84,9 @@ class EncodedExample:
     provenance: list[tuple[int, int]]
     n_dropped_paragraphs: int = 0
     graph: np.ndarray | None = None
+    oov_words: list[str] = field(default_factory=list)
+    """``model.copy_oov``: the text of the extended id V + k at position k (:mod:`hiersum.data.oov_words`); empty
+    without the option or without ``<unk>`` in the source."""
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, EncodedExample):

@@ -20,6 +20,7 @@ from hiersum.config import DataConfig
 from hiersum.config.selection import SELECTION_FIELDS, ParagraphSelection
 from hiersum.data.graph import paragraph_graph
 from hiersum.data.normalization import normalize_examples, normalize_text
+from hiersum.data.oov_words import cut, extended_ids
 from hiersum.data.paragraphs import apply_paragraph_rule
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -38,18 +39,23 @@ class EncodingConfig(ParagraphSelection):
     """Summary tokens kept (``data.max_target_tokens``)."""
     graph: str = "none"
     """Paragraph graph stored on each example (``model.graph``; see ``hiersum/data/graph.py``)."""
+    copy_oov: bool = False
+    """Each ``<unk>`` of the source as its text's extended id V + k, and each target ``<unk>`` whose text the source
+    holds as that id (``model.copy_oov``; :mod:`hiersum.data.oov_words`)."""
 
 
-def encoding_config(config: DataConfig, *, graph: str = "none", evaluation: bool = False) -> EncodingConfig:
+def encoding_config(config: DataConfig, *, graph: str = "none", copy_oov: bool = False,
+                    evaluation: bool = False) -> EncodingConfig:
     """The encoding of ``config``'s examples; ``graph``: the model's paragraph graph (``model.graph``);
-    ``evaluation``: for a validation or test split (``data.eval_max_paragraphs`` applies)."""
+    ``copy_oov``: the model's ``model.copy_oov``; ``evaluation``: for a validation or test split
+    (``data.eval_max_paragraphs`` applies)."""
     max_paragraphs = config.max_paragraphs
     if evaluation and config.eval_max_paragraphs:
         max_paragraphs = config.eval_max_paragraphs
     selection = {name: getattr(config, name) for name in SELECTION_FIELDS}
     return EncodingConfig(**{**selection, "max_paragraphs": max_paragraphs,
                              "ranker": config.ranker if config.selection == "ranker" else None},
-                          max_target_tokens=config.max_target_tokens, graph=graph)
+                          max_target_tokens=config.max_target_tokens, graph=graph, copy_oov=copy_oov)
 
 
 class ParagraphScorer(Protocol):
@@ -179,7 +185,8 @@ def encode_examples(
 
     With ``title_paragraph`` the title (when present) is the first paragraph, so the
     model knows which entity or topic the summary is about. With ``graph`` other than ``none``
-    each example carries the graph of its kept paragraphs, computed from their full text.
+    each example carries the graph of its kept paragraphs, computed from their full text. With ``copy_oov`` each
+    ``<unk>`` is its text's extended id and the example keeps those texts (:mod:`hiersum.data.oov_words`).
     """
     examples = paragraphed(examples, tokenizer, config)
     orders = select_paragraphs(examples, config.selection, paragraph_scorer(config))
@@ -199,16 +206,27 @@ def encode_examples(
     # one call for every text of every example: the tokenizer's batch encoding pays its fixed cost once
     targets = [[normalize_text(text, config.text_normalization) for text in example.references[:1]]
                for example in examples]
-    ids = iter(tokenizer.encode_batch([text for target, (_, texts, _) in zip(targets, selected, strict=True)
-                                       for text in (*texts, *target)]))
+    every_text = [text for target, (_, texts, _) in zip(targets, selected, strict=True) for text in (*texts, *target)]
+    if config.copy_oov:
+        spelled = iter(tokenizer.encode_batch_spelled(every_text))
+    else:
+        ids = iter(tokenizer.encode_batch(every_text))
     encoded = []
     for example, (provenance, texts, dropped) in zip(examples, selected, strict=True):
-        paragraphs = [next(ids)[: config.max_paragraph_tokens] for _ in texts]
-        target = next(ids)[: config.max_target_tokens] if example.references else []
+        oov_words: list[str] = []
+        if config.copy_oov:
+            extended = extended_ids([cut(next(spelled), config.max_paragraph_tokens) for _ in texts],
+                                    cut(next(spelled), config.max_target_tokens) if example.references else None,
+                                    vocab_size=tokenizer.vocab_size)
+            paragraphs, target, oov_words = extended.paragraphs, extended.target, extended.oov_words
+        else:
+            paragraphs = [next(ids)[: config.max_paragraph_tokens] for _ in texts]
+            target = next(ids)[: config.max_target_tokens] if example.references else []
         encoded.append(EncodedExample(
             id=example.id,
             paragraphs=paragraphs,
             target=target,
+            oov_words=oov_words,
             references=list(example.references),
             provenance=provenance,
             n_dropped_paragraphs=dropped,

@@ -17,7 +17,7 @@ tokens are ``<PAD>`` (6), ``<S>`` (4, BOS), ``</S>`` (5, EOS), ``<P>`` (7) and `
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,15 @@ class SpecialIds:
     pad: int
     bos: int
     eos: int
+
+
+@dataclass(frozen=True)
+class SpelledIds:
+    """A text's token ids and, at each position of the vocabulary's unknown token, the text it stands for."""
+
+    ids: list[int]
+    unknown: dict[int, str]
+    """Position in ``ids`` -> the characters of the text its unknown token covers (e.g. ``"ë"`` of ``"Zoë"``)."""
 
 
 class SubwordTokenizer:
@@ -100,14 +109,40 @@ class SubwordTokenizer:
             return []
         return [encoding.ids for encoding in self.backend.encode_batch(texts, add_special_tokens=False)]
 
-    def decode(self, ids: Iterable[int]) -> str:
-        """Text of ids, stopping at EOS and skipping special tokens."""
+    def encode_batch_spelled(self, texts: list[str]) -> list[SpelledIds]:
+        """Token ids of each text (as :meth:`encode_batch`) with the text each unknown token stands for: the
+        characters its offsets span in the text given (``model.copy_oov``: :mod:`hiersum.data.oov_words`)."""
+        if not texts:
+            return []
+        unknown = self.unknown_id
+        spelled = []
+        for text, encoding in zip(texts, self.backend.encode_batch(texts, add_special_tokens=False), strict=True):
+            ids = encoding.ids
+            if unknown not in ids:  # the common case: the offsets are not read (encode_batch's time)
+                spelled.append(SpelledIds(ids, {}))
+                continue
+            offsets = encoding.offsets
+            spelled.append(SpelledIds(ids, {position: text[slice(*offsets[position])]
+                                            for position, token_id in enumerate(ids) if token_id == unknown}))
+        return spelled
+
+    def decode(self, ids: Iterable[int], oov_words: Sequence[str] = ()) -> str:
+        """Text of ids, stopping at EOS and skipping special tokens; an extended id V + k (``model.copy_oov``) is
+        ``oov_words[k]``, joined to its neighbours as the tokenizer's decoder joins a token (an unknown word's text
+        carries no word-boundary marker of its own, as the ``<unk>`` it replaces did not)."""
         kept = []
         for token_id in ids:
             if token_id == self.special.eos:
                 break
             kept.append(int(token_id))
-        return self.backend.decode(kept, skip_special_tokens=True).strip()
+        V = self.vocab_size
+        if all(token_id < V for token_id in kept):
+            return self.backend.decode(kept, skip_special_tokens=True).strip()
+        special = {token_id for token_id, token in self.backend.get_added_tokens_decoder().items() if token.special}
+        tokens = [oov_words[token_id - V] if token_id >= V else self.backend.id_to_token(token_id)
+                  for token_id in kept if token_id not in special]
+        decoder = self.backend.decoder
+        return (decoder.decode(tokens) if decoder is not None else " ".join(tokens)).strip()
 
     def to_str(self) -> str:
         return self.backend.to_str()

@@ -41,10 +41,13 @@ def reference_token_scores(
 ) -> dict[str, float]:
     """Teacher-forced scores of the references (with EOS) under the model (torchmetrics):
     ``perplexity`` = exp(mean token NLL) and ``token_accuracy`` = % of reference tokens that are the
-    model's most probable next token."""
+    model's most probable next token. With ``model.copy_oov`` a batch's mixture is V + K wide (K: its own extended
+    ids); the accuracy counts over V plus the most extended ids of any example."""
     # computed by one process (rank 0 after a DDP fit, whose other ranks have returned): no sync on compute
     perplexity = Perplexity(ignore_index=IGNORE_INDEX, sync_on_compute=False).to(device)
-    accuracy = None
+    n_classes = model.vocab_size + max((len(example.oov_words) for example in encoded), default=0)
+    accuracy = MulticlassAccuracy(num_classes=n_classes, average="micro", ignore_index=IGNORE_INDEX,
+                                  sync_on_compute=False).to(device)
     model.eval().to(device)
     for _, batch in iter_batches(encoded, tokenizer, batch_tokens=batch_tokens, max_batch_size=64,
                                  flat=batch_layout(model.config, tokenizer)):
@@ -53,13 +56,9 @@ def reference_token_scores(
                           paragraph_graph=batch.paragraph_graph).log_probs  # (B, S, V)
         labels = batch.target_labels()
         perplexity.update(log_probs, labels)
-        if accuracy is None:
-            accuracy = MulticlassAccuracy(num_classes=log_probs.size(-1), average="micro", ignore_index=IGNORE_INDEX,
-                                          sync_on_compute=False)
-            accuracy = accuracy.to(device)
-        accuracy.update(log_probs.flatten(0, 1), labels.flatten())
+        accuracy.update(log_probs.argmax(-1).flatten(), labels.flatten())  # the most probable ids
     return {"perplexity": float(perplexity.compute()),
-            "token_accuracy": 100.0 * float(accuracy.compute()) if accuracy is not None else 0.0}
+            "token_accuracy": 100.0 * float(accuracy.compute()) if encoded else 0.0}
 
 
 def decode_split(

@@ -121,8 +121,10 @@ def summarize_encoded(
         )
         yield indices, [
             Summary(
-                id=batch.ids[i], summary=tokenizer.decode(hypotheses[0].tokens), score=float(hypotheses[0].score),
-                n_best=[(tokenizer.decode(h.tokens), float(h.score)) for h in hypotheses], top_paragraphs=ranked[i],
+                id=batch.ids[i], summary=tokenizer.decode(hypotheses[0].tokens, batch.sources[i].oov_words),
+                score=float(hypotheses[0].score),
+                n_best=[(tokenizer.decode(h.tokens, batch.sources[i].oov_words), float(h.score)) for h in hypotheses],
+                top_paragraphs=ranked[i],
             ) if hypotheses else None
             for i, hypotheses in enumerate(output.n_best)
         ]

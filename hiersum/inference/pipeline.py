@@ -119,7 +119,8 @@ class Summarizer:
         if "max_paragraphs" in given:
             given["eval_max_paragraphs"] = None  # the command line wins over the checkpoint's evaluation setting
         try:
-            return encoding_config(replace(data, **given), graph=self.network.model_config.graph, evaluation=True)
+            model = self.network.model_config
+            return encoding_config(replace(data, **given), graph=model.graph, copy_oov=model.copy_oov, evaluation=True)
         except ValueError as error:
             raise UsageError(str(error)) from None
 

@@ -21,19 +21,13 @@ from tests.helpers.copy_task import (
     beam_copies,
     copy_targets,
     copy_task_batch,
+    hide_copied_words,
     train_on_copy_task,
 )
 from tests.helpers.model import BOS, EOS, PAD, make_model, tiny_config
 
 NAME = 3
 """Tokens of the unseen "name" put into each test source."""
-
-
-def hide_copied_words(src, mask, tgt_in, labels, share: float = 0.3, generator=None):
-    """The copy-task batch with a ``share`` of its copied ids hidden as extended ids (the training exposure)."""
-    table = hidden_word_table(src, mask, labels, labels.ne(EOS), share=share, vocab_size=COPY_VOCAB,
-                              kept_ids=(PAD, BOS, EOS, UNK), generator=generator)  # (B, V)
-    return through_table(table, src), mask, through_table(table, tgt_in), through_table(table, labels)
 
 
 def sources_with_a_name(name_ids: list[int], n: int = 64) -> torch.Tensor:
