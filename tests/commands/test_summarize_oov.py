@@ -2,8 +2,8 @@
 encoded as its example's extended id (by its text), copied, and written back as its text.
 
 The checkpoint: the copy-task model (:mod:`tests.helpers.copy_task`, trained with copied words hidden as extended
-ids) under its word-level tokenizer (word ``wN`` is id N: :func:`tests.helpers.copy_task.copy_task_tokenizer`), so a record of the words it was
-trained on is summarized by copying its first 8 words."""
+ids) under its word-level tokenizer (word ``wN`` is id N: :func:`tests.helpers.copy_task.copy_task_tokenizer`), so a
+record of the words it was trained on is summarized by copying its first 8 words."""
 
 from __future__ import annotations
 
