@@ -100,6 +100,13 @@ class SubwordTokenizer:
             return []
         return [encoding.ids for encoding in self.backend.encode_batch(texts, add_special_tokens=False)]
 
+    def token_offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        """The (start, end) characters of each token of each text (without special tokens), as
+        :meth:`encode_batch` tokenizes it: where the text may be cut between tokens."""
+        if not texts:
+            return []
+        return [encoding.offsets for encoding in self.backend.encode_batch(texts, add_special_tokens=False)]
+
     def decode(self, ids: Iterable[int]) -> str:
         """Text of ids, stopping at EOS and skipping special tokens."""
         kept = []
