@@ -18,22 +18,34 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from hiersum.checkpoints.ranker import load_ranker_scorer
+from hiersum.checkpoints.ranker import RankerScorer, load_ranker_scorer
 from hiersum.commands.composed import command_config
-from hiersum.config import EvaluateSelectionConfig
-from hiersum.data.corpus_splits import read_text_split
+from hiersum.config import EvaluateSelectionConfig, Paragraphs
+from hiersum.data.corpus_splits import paragraphed_split
+from hiersum.data.prepared import prepare_tokenizer
+from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.selection import evaluate_selection, selection_json, selection_markdown
 
 USAGE = "hiersum evaluate-selection data=FORMAT data.path=DIR [strategies=[...]] [budgets=[...]]"
 
 
+def _rule_tokenizer(cfg: EvaluateSelectionConfig, ranker: RankerScorer | None) -> SubwordTokenizer | None:
+    """What counts the paragraph rule's tokens: the ranker's tokenizer (its paragraphs were counted with it), else
+    ``cfg.tokenizer`` under ``data.paragraphs=sentences``; None under ``given``, which counts none."""
+    if ranker is not None:
+        return ranker.tokenizer
+    return prepare_tokenizer(cfg.tokenizer, cfg.data) if cfg.data.paragraphs is Paragraphs.sentences else None
+
+
 def evaluate_selection_command(cfg: EvaluateSelectionConfig | DictConfig) -> dict[str, Any]:
-    """Evaluate ``cfg.strategies`` on ``cfg.split`` of ``cfg.data``; write and return the JSON report.
+    """Evaluate ``cfg.strategies`` on ``cfg.split`` of ``cfg.data``, its paragraphs made by the paragraph rule as
+    encoding makes them (every strategy, the oracle among them, ranks the same paragraphs); write and return the JSON
+    report.
     ``cfg``: the typed config, or the composed Hydra config it is converted from."""
     cfg = command_config(cfg, EvaluateSelectionConfig, usage=USAGE)
     # a file that is no ranker checkpoint: its CheckpointError (a UsageError, one line)
     ranker = load_ranker_scorer(cfg.ranker) if "ranker" in cfg.strategies else None
-    examples, _ = read_text_split(cfg.data, cfg.split)
+    examples = paragraphed_split(cfg.data, cfg.split, _rule_tokenizer(cfg, ranker))
     examples = examples[: cfg.limit_examples] if cfg.limit_examples else examples
     results = evaluate_selection(examples, cfg.strategies, cfg.budgets, ranker=ranker, bootstrap=cfg.bootstrap)
     report = {"data": cfg.data.path, "split": cfg.split, "examples": len(examples), "ranker": cfg.ranker,

@@ -26,7 +26,8 @@ from hiersum.atomic import write_text_atomically
 from hiersum.checkpoints.ranker import load_ranker_scorer
 from hiersum.commands.composed import command_config
 from hiersum.config import BootstrapConfig, RankerTrainConfig
-from hiersum.data.corpus_splits import read_text_split
+from hiersum.data.corpus_splits import paragraphed_split
+from hiersum.data.prepared import prepare_tokenizer
 from hiersum.evaluation.report import write_json_atomic
 from hiersum.evaluation.selection import Coverage, evaluate_selection, selection_json, selection_markdown
 from hiersum.training.ranker import fit_ranker
@@ -49,9 +50,11 @@ def below_document_order(results: dict[str, dict[int, dict[str, Coverage]]], bud
 
 
 def compare_on_validation(cfg: RankerTrainConfig, checkpoint: str) -> dict[str, dict[int, dict[str, Coverage]]]:
-    """The recall table of the ranker at ``checkpoint``, ``first`` and ``tfidf`` on the validation split (means,
-    no bootstrap) at ``cfg.report_budgets`` and ``cfg.top_k``."""
-    examples, _ = read_text_split(cfg.data, "validation")
+    """The recall table of the ranker at ``checkpoint``, ``first`` and ``tfidf`` on the validation split's
+    paragraphs as the ranker was trained on them (the paragraph rule; means, no bootstrap) at ``cfg.report_budgets``
+    and ``cfg.top_k``."""
+    tokenizer = prepare_tokenizer(cfg.tokenizer, cfg.data)  # the training's, found again in the cache
+    examples = paragraphed_split(cfg.data, "validation", tokenizer)
     budgets = sorted({*cfg.report_budgets, cfg.top_k})
     return evaluate_selection(examples, ["ranker", *BASELINES], budgets, ranker=load_ranker_scorer(checkpoint),
                               bootstrap=BootstrapConfig(samples=0))

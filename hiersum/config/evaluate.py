@@ -7,7 +7,7 @@ from typing import Any
 
 from hiersum.config.checks import MISSING, at_least_one
 from hiersum.config.choices import Baseline, SelectionStrategy
-from hiersum.config.data import DataConfig
+from hiersum.config.data import DataConfig, TokenizerConfig
 from hiersum.config.decode import DecodeConfig
 
 
@@ -101,7 +101,11 @@ class EvaluateSelectionConfig:
     bootstrap: BootstrapConfig = MISSING
     """The bootstrap intervals of the recalls."""
     data: DataConfig = MISSING
-    """The corpus, read as text (its paragraphs, titles and references)."""
+    """The corpus, read as text (its paragraphs, titles and references), its paragraphs made by the paragraph rule
+    (``data.paragraphs``) as encoding makes them."""
+    tokenizer: TokenizerConfig = MISSING
+    """What counts the tokens of ``data.paragraphs=sentences`` (give the model's: ``tokenizer.path=RUN/tokenizer``);
+    with a ranker, the ranker's tokenizer counts them; unused under ``given``."""
     paths: dict[str, Any] = MISSING
     """``output_dir`` (the run directory: ``selection.json``, ``selection.md``) and the project's folders."""
 

@@ -13,11 +13,13 @@ evaluation and scripts use :class:`CorpusSplits` directly, so scoring a split ne
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from hiersum.config import DataConfig, ModelConfig, OnError
-from hiersum.data.formats.registry import data_format, format_spec, text_format
+from hiersum.data.formats.registry import corpus_normalization, data_format, format_spec, text_format
 from hiersum.data.jsonl_output import write_jsonl_atomically
+from hiersum.data.paragraphs import paragraphed
 from hiersum.data.prepared import PreparedSplit, prepare_split
 from hiersum.data.schema import DATA_DOCS, EncodedExample, Example, RecordError
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -102,6 +104,23 @@ def read_text_split(config: DataConfig, split: str) -> tuple[list[Example], list
         raise UsageError(f"{spec.split_location(config.path, split)}: expected {split} examples, found none ({reason}; "
                          f"see {DATA_DOCS})")
     return examples, errors
+
+
+def corpus_selection(config: DataConfig) -> DataConfig:
+    """``config`` with the text normalization prepare applies to its corpus
+    (:func:`hiersum.data.formats.registry.corpus_normalization`: none where the release is so normalized)."""
+    return replace(config, text_normalization=corpus_normalization(config))
+
+
+def paragraphed_split(config: DataConfig, split: str, tokenizer: SubwordTokenizer | None) -> list[Example]:
+    """The examples of a text split (:func:`read_text_split`, its malformed records left out or raised) as encoding
+    reads them: normalized as prepare normalizes the corpus and their paragraphs made by the paragraph rule
+    (:func:`hiersum.data.paragraphs.paragraphed`, ``tokenizer`` counting the tokens of ``sentences``; None
+    only under ``given``). What the
+    ranker's labels and training examples and selection evaluation read, so that they rank the paragraphs encoding
+    ranks."""
+    examples, _ = read_text_split(config, split)
+    return paragraphed(examples, tokenizer, corpus_selection(config))
 
 
 class CorpusSplits:

@@ -54,7 +54,7 @@ from filelock import FileLock
 from torch.utils.data import Dataset
 
 from hiersum.atomic import publishing_directory
-from hiersum.config import DataConfig, OnError, TextNormalization, TokenizerConfig
+from hiersum.config import DataConfig, OnError, Paragraphs, TextNormalization, TokenizerConfig
 from hiersum.data.batching import LENGTH_FIELDS
 from hiersum.data.encoded_chunk import (
     OFFSET_DTYPE,
@@ -68,6 +68,7 @@ from hiersum.data.encoded_chunk import (
 )
 from hiersum.data.formats.registry import corpus_normalization, data_format, format_options, format_spec
 from hiersum.data.normalization import normalize_text
+from hiersum.data.paragraphs import LONG_SENTENCES
 from hiersum.data.sample_location import cache_root
 from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import EncodingConfig, encoding_config
@@ -128,6 +129,9 @@ def split_manifest(
         "split": split,
         "inputs": file_fingerprints(format_spec(config.format).input_files(config.path, split)),
         "selection": _selection_key(selection),
+        # under paragraphs=sentences, what the rule does with a long sentence: the corpora prepared when it cut one
+        # are not read again (the keys of the others unchanged)
+        **({"long_sentences": LONG_SENTENCES} if selection.paragraphs is Paragraphs.sentences else {}),
         "tokenizer": tokenizer_digest(tokenizer),
         "with_text": split != "train",
         # a ranker's checkpoint, only when one orders the paragraphs (the keys of other splits unchanged)

@@ -4,7 +4,8 @@ examples and their batches.
 A paragraph's label is its ROUGE-2 recall against the reference (the best-matching one when an example
 has several), computed as rouge-score computes it (its tokenizer, Porter stemming on): the ranker learns
 to predict how much of the summary's bigrams a paragraph holds. Labels of a split are computed once and
-cached beside the prepared corpora (:func:`split_labels`).
+cached beside the prepared corpora (:func:`split_labels`). The paragraphs labelled, and those the ranker is trained
+on, are those encoding ranks: made by the paragraph rule (:mod:`hiersum.data.paragraphs`).
 
 Dimension letters: E examples in a batch, N paragraphs in the batch (all examples), T tokens per
 paragraph, Q tokens of a title.
@@ -18,13 +19,22 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from hiersum.config import DataConfig
-from hiersum.data.corpus_splits import read_text_split
+from hiersum.config import DataConfig, Paragraphs
+from hiersum.data.corpus_splits import corpus_selection, paragraphed_split
 from hiersum.data.formats.registry import format_spec
-from hiersum.data.prepared import cached_text, file_fingerprints, key_digest, layout_key, prepared_root
+from hiersum.data.paragraphs import paragraph_rule_key
+from hiersum.data.prepared import (
+    cached_text,
+    file_fingerprints,
+    key_digest,
+    layout_key,
+    prepared_root,
+    tokenizer_digest,
+)
 from hiersum.data.schema import Example
 from hiersum.data.selection import TfidfScorer, words
 from hiersum.data.tokenizer import SubwordTokenizer
@@ -68,17 +78,30 @@ class Rouge2Recall:
         return labels
 
 
-def split_labels(config: DataConfig, split: str) -> list[tuple[Example, list[float]]]:
-    """The examples of ``split`` with their paragraph labels (:meth:`Rouge2Recall.labels`), computed once
-    and kept in ``<prepared root>/ranker-labels-<corpus>-<split>-<key>.json``, the key made of the input
-    files (path, size, mtime) and the format. A malformed record raises its :class:`RecordError`
-    (``data.on_error=fail``) or is left out (``skip``)."""
+def labels_key(config: DataConfig, split: str, tokenizer: SubwordTokenizer) -> dict[str, Any]:
+    """What the labels of ``split`` depend on: the input files (path, size, mtime), the format and the paragraph rule
+    (:func:`hiersum.data.paragraphs.paragraph_rule_key`; under ``sentences`` also the tokenizer, which counts its
+    tokens). Under ``given`` without normalization the key is what it was before the rule was in it, so the labels
+    cached then stay valid."""
     spec = format_spec(config.format)
-    key = {"version": LABELS_VERSION, "format": config.format, **layout_key(config), "split": split,
-           "inputs": file_fingerprints(spec.input_files(config.path, split))}
+    selection = corpus_selection(config)
+    rule = paragraph_rule_key(selection)
+    if selection.paragraphs is Paragraphs.sentences:
+        rule["tokenizer"] = tokenizer_digest(tokenizer)
+    return {"version": LABELS_VERSION, "format": config.format, **layout_key(config), "split": split,
+            "inputs": file_fingerprints(spec.input_files(config.path, split)), **rule}
+
+
+def split_labels(config: DataConfig, split: str, tokenizer: SubwordTokenizer) -> list[tuple[Example, list[float]]]:
+    """The examples of ``split``, their paragraphs those encoding ranks (:func:`hiersum.data.corpus_splits.
+    paragraphed_split`: the paragraph rule, ``tokenizer`` counting its tokens), with their paragraph labels
+    (:meth:`Rouge2Recall.labels`), computed once and kept in ``<prepared root>/ranker-labels-<corpus>-<split>-<key>``
+    (:func:`labels_key`). A malformed record raises its :class:`RecordError` (``data.on_error=fail``) or is left out
+    (``skip``)."""
+    key = labels_key(config, split, tokenizer)
     corpus = Path(config.path).resolve().name or "corpus"
     folder = prepared_root(config) / f"ranker-labels-{corpus}-{split}-{key_digest(key)}"
-    examples, _ = read_text_split(config, split)
+    examples = paragraphed_split(config, split, tokenizer)
 
     def label() -> str:
         scorer = Rouge2Recall()

@@ -19,9 +19,9 @@ from typing import Protocol
 from hiersum.config import DataConfig
 from hiersum.config.selection import SELECTION_FIELDS, ParagraphSelection
 from hiersum.data.graph import paragraph_graph
-from hiersum.data.normalization import normalize_examples, normalize_text
+from hiersum.data.normalization import normalize_text
 from hiersum.data.oov_words import cut, extended_ids
-from hiersum.data.paragraphs import apply_paragraph_rule
+from hiersum.data.paragraphs import paragraphed
 from hiersum.data.schema import EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.registry import Registry
@@ -166,29 +166,30 @@ def order_paragraphs(documents: Sequence[Sequence[str]], rule: str) -> list[tupl
     raise ValueError(f"unknown positional paragraph selection rule {rule!r}: expected 'first' or 'round_robin'")
 
 
-def paragraphed(examples: Sequence[Example], tokenizer: SubwordTokenizer, config: EncodingConfig) -> list[Example]:
-    """``examples`` with their text normalized (``config.text_normalization``; :mod:`hiersum.data.normalization`)
-    and the paragraphs of ``config``'s paragraph rule (unchanged under ``given``): the paragraphs
-    :func:`encode_examples` selects from, which an encoded example's ``provenance`` indexes."""
-    normalized = normalize_examples(examples, config.text_normalization)
-    return apply_paragraph_rule(normalized, tokenizer, config.paragraphs, config.max_paragraph_tokens)
-
-
 def encode_examples(
+    examples: Sequence[Example], tokenizer: SubwordTokenizer, config: EncodingConfig
+) -> list[EncodedExample]:
+    """The examples' text normalized and their paragraphs made by the paragraph rule (``config.text_normalization``,
+    ``config.paragraphs``: :func:`hiersum.data.paragraphs.paragraphed`), then encoded (:func:`encode_paragraphed`);
+    ``provenance`` indexes the paragraphs that rule made. A caller that also needs those paragraphs (the attended
+    paragraphs of a summary) makes them once and calls :func:`encode_paragraphed`."""
+    return encode_paragraphed(paragraphed(examples, tokenizer, config), tokenizer, config)
+
+
+def encode_paragraphed(
     examples: Sequence[Example], tokenizer: SubwordTokenizer, config: EncodingConfig
 ) -> list[EncodedExample]:
     """Select up to P paragraphs per example (``config.selection``), tokenize them and cut each to T tokens.
 
-    The examples' text is first normalized (``config.text_normalization``: the title, the paragraphs and the
-    target, not the references kept for scoring) and their paragraphs made by the paragraph rule
-    (``config.paragraphs``, :func:`paragraphed`), so ``provenance`` indexes the paragraphs that rule made.
+    ``examples``: the output of :func:`hiersum.data.paragraphs.paragraphed` under ``config`` (normalized, their
+    paragraphs the rule's); the target is normalized here (``config.text_normalization``; the references kept for
+    scoring never are).
 
     With ``title_paragraph`` the title (when present) is the first paragraph, so the
     model knows which entity or topic the summary is about. With ``graph`` other than ``none``
     each example carries the graph of its kept paragraphs, computed from their full text. With ``copy_oov`` each
     ``<unk>`` is its text's extended id and the example keeps those texts (:mod:`hiersum.data.oov_words`).
     """
-    examples = paragraphed(examples, tokenizer, config)
     orders = select_paragraphs(examples, config.selection, paragraph_scorer(config))
     selected: list[tuple[list[tuple[int, int]], list[str], int]] = []  # provenance, texts, dropped count
     for example, order in zip(examples, orders, strict=True):

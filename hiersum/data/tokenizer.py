@@ -109,6 +109,13 @@ class SubwordTokenizer:
             return []
         return [encoding.ids for encoding in self.backend.encode_batch(texts, add_special_tokens=False)]
 
+    def token_offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        """The (start, end) characters of each token of each text (without special tokens), as
+        :meth:`encode_batch` tokenizes it: where the text may be cut between tokens."""
+        if not texts:
+            return []
+        return [encoding.offsets for encoding in self.backend.encode_batch(texts, add_special_tokens=False)]
+
     def encode_batch_spelled(self, texts: list[str]) -> list[SpelledIds]:
         """Token ids of each text (as :meth:`encode_batch`) with the text each unknown token stands for: the
         characters its offsets span in the text given (``model.copy_oov``: :mod:`hiersum.data.oov_words`)."""

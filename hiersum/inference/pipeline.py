@@ -27,8 +27,9 @@ import hiersum.checkpoints.ranker  # noqa: F401  (registers SCORERS["ranker"]: a
 from hiersum.checkpoints.contents import checkpoint_tokenizer, effective_decode_config
 from hiersum.checkpoints.io import TrainedNetwork, load_network
 from hiersum.config import SELECTION_FIELDS, DataConfig, DecodeConfig, SelectionOverrides
+from hiersum.data.paragraphs import paragraphed
 from hiersum.data.schema import Example
-from hiersum.data.selection import EncodingConfig, encode_examples, encoding_config, paragraphed
+from hiersum.data.selection import EncodingConfig, encode_paragraphed, encoding_config
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.errors import UsageError
 from hiersum.inference.batched import summarize_encoded
@@ -144,9 +145,8 @@ class Summarizer:
         ``paragraphs``: each line also gets them with their text (``paragraphs``, :func:`attended_paragraphs`);
         ``deadlines``: per example, a ``time.monotonic()`` past which its decoding stops and it has no line
         (``hiersum serve``'s timeout)."""
-        encoded = encode_examples(examples, self.tokenizer, selection)
-        if paragraphs and attention_top_k:  # the paragraphs as the paragraph rule made them: provenance indexes them
-            examples = paragraphed(examples, self.tokenizer, selection)
+        examples = paragraphed(examples, self.tokenizer, selection)  # once: what is encoded and what lines quote
+        encoded = encode_paragraphed(examples, self.tokenizer, selection)
         for indices, summaries in summarize_encoded(
             self.model, encoded, self.tokenizer, decode, batch_tokens=self.batch_tokens, device=self.device,
             precision=self.precision, attention_top_k=attention_top_k, deadlines=deadlines,

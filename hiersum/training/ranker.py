@@ -90,8 +90,10 @@ class SaveBestRanker(pl.Callback):
 
 def ranker_examples(data: DataConfig, split: str, tokenizer: SubwordTokenizer, model: RankerModelConfig,
                     *, max_paragraphs: int | None) -> list[RankerExample]:
-    """The examples of ``split`` with their labels, each cut to its first ``max_paragraphs`` paragraphs."""
-    pairs = split_labels(data, split)
+    """The examples of ``split`` with their labels, each cut to its first ``max_paragraphs`` paragraphs: the
+    paragraphs of the paragraph rule (``data.paragraphs``, its tokens counted with ``tokenizer``), those encoding
+    ranks (:func:`hiersum.data.ranker_data.split_labels`)."""
+    pairs = split_labels(data, split, tokenizer)
     examples, labels = [example for example, _ in pairs], [labels[:max_paragraphs] for _, labels in pairs]
     encoded = encode_ranker_examples(examples, tokenizer, max_tokens=model.max_paragraph_tokens,
                                      max_title_tokens=model.max_title_tokens, labels=labels,

@@ -46,7 +46,7 @@ def selection_config(corpus: Path | str, run_dir: Path | str, **changes: Any) ->
     """``hiersum evaluate-selection`` on ``corpus``'s validation split, first and tf-idf order, 1 and 3 paragraphs."""
     values = dict(task_name="evaluate_selection", split="validation", strategies=["first", "tfidf"], ranker=None,
                   budgets=[1, 3], limit_examples=4, bootstrap=BootstrapConfig(samples=0),
-                  data=DataConfig(path=str(corpus)), paths={"output_dir": str(run_dir)})
+                  data=DataConfig(path=str(corpus)), tokenizer=TokenizerConfig(), paths={"output_dir": str(run_dir)})
     return EvaluateSelectionConfig(**{**values, **changes})
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from hiersum.config import DataConfig
-from hiersum.data.paragraphs import apply_paragraph_rule, group_sentences
+from hiersum.config import DataConfig, SelectionOverrides
+from hiersum.data import paragraphs as paragraphs_module
+from hiersum.data.paragraphs import apply_paragraph_rule, group_sentences, paragraph_rule_key, split_to_budget
 from hiersum.data.schema import Example
 from hiersum.data.selection import encode_examples, encoding_config
 from hiersum.data.sentences import split_sentences
@@ -103,3 +104,94 @@ def test_a_checkpoint_trained_on_sentences_splits_text_so_in_the_python_call(che
         assert paragraph["text"] in " ".join(ARTICLE.split())
         assert paragraph["text"] != " ".join(ARTICLE.split())
     json.dumps(line)
+
+
+def single_token_words(tokenizer: SubwordTokenizer) -> list[str]:
+    """The words of ``ARTICLE`` that are one token each (so a text of N of them is N tokens)."""
+    words = sorted(set(ARTICLE.split()))
+    return [word for word, ids in zip(words, tokenizer.encode_batch(words), strict=True) if len(ids) == 1]
+
+
+def test_a_sentence_over_the_budget_is_split_into_pieces_of_the_budget_that_lose_no_token(
+        tokenizer: SubwordTokenizer) -> None:
+    words = single_token_words(tokenizer)
+    assert len(words) >= 10
+    sentence = " ".join(words[index % len(words)] for index in range(150))  # one sentence: no full stop
+    (tokens,) = tokenizer.encode_batch([sentence])
+    assert len(tokens) == 150
+    example = Example(id="x", title="", documents=[[sentence]], references=["r"])
+    (result,) = apply_paragraph_rule([example], tokenizer, "sentences", 64)
+    (paragraphs,) = result.documents
+    pieces = tokenizer.encode_batch(paragraphs)
+    assert [len(piece) for piece in pieces] == [64, 64, 22]
+    assert [token for piece in pieces for token in piece] == tokens  # no token lost, none changed
+    assert " ".join(paragraphs) == sentence
+    # and encoding keeps them whole: the grid's rows hold every token of the sentence
+    data = DataConfig(path="", max_paragraphs=10, max_paragraph_tokens=64, title_paragraph=False,
+                      paragraphs="sentences")
+    (encoded,) = encode_examples([example], tokenizer, encoding_config(data))
+    assert [token for row in encoded.paragraphs for token in row] == tokens
+
+
+def test_the_pieces_of_a_long_sentence_join_the_sentences_around_it(tokenizer: SubwordTokenizer) -> None:
+    words = single_token_words(tokenizer)
+    long = " ".join(words[index % len(words)] for index in range(20))
+    text = f"{long} . dimapur town has been placed under a curfew ."
+    (result,) = apply_paragraph_rule([Example(id="x", title="", documents=[[text]], references=[])], tokenizer,
+                                     "sentences", 8)
+    lengths = [len(ids) for ids in tokenizer.encode_batch(result.documents[0])]
+    assert max(lengths) <= 8 and sum(lengths) >= n_tokens(tokenizer, text) - 1  # the full stop may merge
+    assert " ".join(result.documents[0]) == text
+
+
+def test_a_word_longer_than_the_budget_is_cut_at_token_boundaries(tokenizer: SubwordTokenizer) -> None:
+    word = "qzxv" * 12  # letters the tokenizer has seen one by one only: many tokens, no word start inside
+    assert n_tokens(tokenizer, word) > 8
+    pieces = split_to_budget(word, tokenizer, 8)
+    assert len(pieces) > 1 and "".join(text for text, _ in pieces) == word
+    assert all(length == n_tokens(tokenizer, text) <= 8 for text, length in pieces)
+    assert split_to_budget("dimapur town", tokenizer, 8) == [("dimapur town", n_tokens(tokenizer, "dimapur town"))]
+
+
+def test_the_rule_sentences_without_a_tokenizer_says_what_it_needs() -> None:
+    example = Example(id="x", title="", documents=[[ARTICLE]], references=[])
+    assert apply_paragraph_rule([example], None, "given", 8) == [example]
+    with pytest.raises(ValueError, match="data.paragraphs=sentences .* needs the model's tokenizer, found none"):
+        apply_paragraph_rule([example], None, "sentences", 8)
+
+
+def test_the_rule_key_is_empty_under_given_and_names_the_rule_and_budget_under_sentences() -> None:
+    assert paragraph_rule_key(DataConfig(path="")) == {}  # the labels cached before the rule was keyed stay valid
+    assert paragraph_rule_key(DataConfig(path="", text_normalization="ptb")) == {"text_normalization": "ptb"}
+    assert paragraph_rule_key(DataConfig(path="", paragraphs="sentences", max_paragraph_tokens=64)) == {
+        "paragraphs": "sentences", "max_paragraph_tokens": 64, "long_sentences": "split"}
+
+
+def test_the_summarizer_quotes_the_paragraphs_it_encoded_made_once_per_record(
+        checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    saved = torch.load(checkpoint, weights_only=True, map_location="cpu")
+    saved["hyper_parameters"]["data"]["paragraphs"] = "sentences"
+    saved["hyper_parameters"]["data"]["max_paragraph_tokens"] = 24
+    sentences_checkpoint = tmp_path / "sentences.ckpt"
+    torch.save(saved, sentences_checkpoint)
+    summarizer = load_summarizer(sentences_checkpoint)
+    texts = [ARTICLE, "dimapur town has been placed under a curfew . " + ARTICLE]
+    calls: list[int] = []
+
+    def counted(examples, *args, **kwargs):
+        calls.append(len(examples))
+        return apply_paragraph_rule(examples, *args, **kwargs)
+
+    monkeypatch.setattr(paragraphs_module, "apply_paragraph_rule", counted)
+    lines = summarizer.summarize(texts, min_length=1, max_length=4, attention_top_k=3)
+    assert sum(calls) == len(texts)  # the rule ran once per record, for encoding and the quoted paragraphs alike
+    monkeypatch.undo()
+    selection = summarizer.selection(SelectionOverrides())
+    encoded = encode_examples([Example(id=str(i), title="", documents=[[t]], references=[]) for i, t in
+                               enumerate(texts)], summarizer.tokenizer, selection)
+    for line, example in zip(lines, encoded, strict=True):
+        assert line["paragraphs"]
+        for quoted in line["paragraphs"]:  # the quoted text is the row the model read
+            row = example.paragraphs[example.provenance.index((quoted["document"], quoted["paragraph"]))]
+            (ids,) = summarizer.tokenizer.encode_batch([quoted["text"]])
+            assert ids[: selection.max_paragraph_tokens] == row

@@ -15,7 +15,7 @@ from hiersum.config import DataConfig, TokenizerConfig
 from hiersum.data import prepared as prepared_module
 from hiersum.data.batching import TokenBudgetBatchSampler, example_lengths, make_token_budget_batches
 from hiersum.data.corpus_splits import CorpusSplits, read_split
-from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split
+from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split, split_manifest
 from hiersum.data.schema import RecordError
 from hiersum.data.selection import encode_examples, encoding_config
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
@@ -98,6 +98,15 @@ def test_a_prepared_split_is_reused_and_its_key_follows_inputs_selection_and_tok
     assert touched[0] == first[0] and other_selection[0] != first[0]
     # a batch size is not part of the key: the same folder serves any batching
     assert prepare_split(replace(data, batch_tokens=999), "validation", tokenizer).folder == touched.folder
+
+
+def test_a_split_prepared_under_sentences_is_keyed_by_what_the_rule_does_with_a_long_sentence(
+        tiny_corpus, tokenizer, tmp_path):
+    given = split_manifest(data_config(tiny_corpus, tmp_path), "validation", tokenizer)
+    assert "long_sentences" not in given  # the corpora prepared under given keep their folder
+    sentences = split_manifest(data_config(tiny_corpus, tmp_path, paragraphs="sentences"), "validation", tokenizer)
+    assert sentences["long_sentences"] == "split"  # those prepared when a long sentence was cut are not read again
+    assert prepare_split(data_config(tiny_corpus, tmp_path, paragraphs="sentences"), "validation", tokenizer)[0]
 
 
 @pytest.mark.slow  # spawned tokenizing processes

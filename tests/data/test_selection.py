@@ -135,7 +135,7 @@ def test_labels_are_rouge_score_rouge2_recall_against_the_best_reference():
 
 def test_split_labels_are_computed_once_and_cached(tiny_corpus, tmp_path, monkeypatch):
     data = DataConfig(path=str(tiny_corpus), cache_dir=str(tmp_path))
-    first = split_labels(data, "validation")
+    first = split_labels(data, "validation", WordTokenizer())
     assert len(first) == len(read_split(tiny_corpus / "validation.jsonl"))
     example, labels = first[0]
     assert len(labels) == sum(len(d) for d in example.documents) and max(labels) > 0
@@ -144,7 +144,7 @@ def test_split_labels_are_computed_once_and_cached(tiny_corpus, tmp_path, monkey
         raise AssertionError("labels recomputed")
 
     monkeypatch.setattr(ranker_data.Rouge2Recall, "labels", fail)
-    assert split_labels(data, "validation") == first
+    assert split_labels(data, "validation", WordTokenizer()) == first
     (cached,) = tmp_path.glob("ranker-labels-*/labels.json")
     assert json.loads(cached.read_text()) == [labels for _, labels in first]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rouge_score import rouge_scorer
 
-from hiersum.data.paragraphs import apply_paragraph_rule
+from hiersum.data import paragraphs
 from hiersum.data.schema import Example
 from hiersum.data.sentences import SENTENCE_SPLITTER, one_sentence_a_line, sentence_spans, split_sentences
 from hiersum.data.tokenizer import train_tokenizer
@@ -45,13 +45,17 @@ def test_spans_index_the_text() -> None:
     assert [text[start:end] for start, end in sentence_spans(text)] == ["First one.", "Second one!"]
 
 
-def test_paragraph_rule_baselines_and_rouge_lsum_read_the_one_splitter() -> None:
+def test_paragraph_rule_baselines_and_rouge_lsum_read_the_one_splitter(monkeypatch) -> None:
     reference = "Smith arrived at 5. in the morning."
     example = Example(id="x", title="", documents=[[TRICKY]], references=[reference])
-    # the paragraph rule: a budget of one token puts each sentence in a paragraph of its own
+    # the paragraph rule: the sentences it groups into paragraphs (a budget no sentence exceeds: none is split)
     tokenizer = train_tokenizer([TRICKY] * 4, vocab_size=120)
-    (by_sentence,) = apply_paragraph_rule([example], tokenizer, "sentences", 1)
-    assert by_sentence.documents == [TRICKY_SENTENCES]
+    grouped = []
+    group = paragraphs.group_sentences
+    monkeypatch.setattr(paragraphs, "group_sentences",
+                        lambda units, lengths, budget: grouped.extend(units) or group(units, lengths, budget))
+    (by_sentence,) = paragraphs.apply_paragraph_rule([example], tokenizer, "sentences", 1000)
+    assert grouped == TRICKY_SENTENCES and by_sentence.documents == [[" ".join(TRICKY_SENTENCES)]]
     # lead-3, the oracle and LexRank take the same sentences
     assert source_sentences(example) == TRICKY_SENTENCES
     assert lead3(example).splitlines() == TRICKY_SENTENCES[:3]

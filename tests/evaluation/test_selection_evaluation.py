@@ -7,8 +7,13 @@ import json
 import pytest
 from rouge_score import rouge_scorer
 
+from hiersum.commands.composed import command_config
 from hiersum.commands.evaluate_selection import evaluate_selection_command
-from hiersum.config import BootstrapConfig
+from hiersum.config import BootstrapConfig, EvaluateSelectionConfig
+from hiersum.data.corpus_splits import read_text_split
+from hiersum.data.paragraphs import paragraphed
+from hiersum.data.prepared import prepare_tokenizer
+from hiersum.data.ranker_data import Rouge2Recall
 from hiersum.data.schema import Example
 from hiersum.errors import UsageError
 from hiersum.evaluation.selection import coverage_recall, evaluate_selection, strategy_orders
@@ -58,3 +63,26 @@ def test_the_command_writes_json_and_markdown(tiny_corpus, tmp_path, capsys):
     assert "| round_robin |" in markdown and "L'=3" in markdown and markdown in capsys.readouterr().out
     with pytest.raises(UsageError, match="give ranker=PATH"):
         evaluate_selection_command(compose_config("evaluate_selection", [f"data.path={tiny_corpus}"], tmp_path))
+
+
+def test_under_sentences_every_strategy_and_the_oracle_rank_the_paragraphs_encoding_ranks(
+        tiny_corpus, tmp_path, monkeypatch):
+    ranked: list[list[list[str]]] = []
+    labels = Rouge2Recall.labels
+
+    def recorded(self, example):
+        ranked.append(example.documents)
+        return labels(self, example)
+
+    monkeypatch.setattr(Rouge2Recall, "labels", recorded)
+    overrides = [f"data.path={tiny_corpus}", f"data.cache_dir={tmp_path / 'cache'}", "split=validation",
+                 "strategies=[first,oracle]", "budgets=[1]", "bootstrap.samples=0", "limit_examples=3",
+                 "data.paragraphs=sentences", "data.max_paragraph_tokens=16", "tokenizer.vocab_size=300"]
+    cfg = compose_config("evaluate_selection", overrides, tmp_path / "run")
+    evaluate_selection_command(cfg)
+    typed = command_config(cfg, EvaluateSelectionConfig, usage="")
+    examples, _ = read_text_split(typed.data, "validation")
+    tokenizer = prepare_tokenizer(typed.tokenizer, typed.data)  # the one the command trained, found in the cache
+    expected = [example.documents for example in paragraphed(examples[:3], tokenizer, typed.data)]
+    assert ranked == expected
+    assert any(len(document) > 1 for documents in expected for document in documents)
