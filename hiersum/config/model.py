@@ -114,9 +114,6 @@ class ModelConfig:
             raise ValueError("model.coverage=true is the copy attention's coverage: set model.copy_attention=true")
         if self.copy_oov and not self.copy_attention:
             raise ValueError("model.copy_oov=true copies through the copy attention: set model.copy_attention=true")
-        if self.copy_oov and self.encoder == "pretrained":
-            raise ValueError("model.copy_oov=true needs an encoder that embeds with the shared table (hierarchical, "
-                             "flat), found model.encoder=pretrained")
         check(self.coverage_loss_weight >= 0, "model.coverage_loss_weight", ">= 0", self.coverage_loss_weight)
         if self.flat_max_tokens < 1:
             raise ValueError(f"model.flat_max_tokens must be >= 1, found {self.flat_max_tokens}")

@@ -66,6 +66,8 @@ class EncoderSpec:
     """Completes a config from what it names (e.g. a pretrained directory); None: complete as given."""
     tokenizer_path: Callable[[ModelConfig], str | None] | None = None
     """The tokenizer (a local file or directory) the encoder of a config comes with; None: none."""
+    shared_embeddings: bool = True
+    """Embeds the source with the model's shared table (what ``model.copy_oov``'s extended ids are read through)."""
 
 
 ENCODERS: Registry[EncoderSpec] = Registry("model.encoder", "encoder")
@@ -89,6 +91,10 @@ def validate_encoder(config: ModelConfig) -> EncoderSpec:
             f"model.graph=none and model.pooling_penalty=0 (found {list(config.inter_layers)}, {graph!r}, "
             f"{config.pooling_penalty})"
         )
+    if config.copy_oov and not spec.shared_embeddings:
+        names = ", ".join(name for name, entry in ENCODERS.items() if entry.shared_embeddings)
+        raise ValueError(f"model.copy_oov=true needs an encoder that embeds with the shared table ({names}), found "
+                         f"model.encoder={config.encoder}")
     return spec
 
 
@@ -158,4 +164,5 @@ register_encoder("pretrained", EncoderSpec(
     PretrainedEncoder, source_layout=SourceLayout.GRID, inter_paragraph=True, official_hier=None,
     description="a local Hugging Face BERT-family encoder per paragraph, then inter-paragraph layers over [B, P, T]",
     resolve_config=resolve_pretrained_config, tokenizer_path=lambda config: config.pretrained_encoder,
+    shared_embeddings=False,
 ))

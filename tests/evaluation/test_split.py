@@ -24,14 +24,14 @@ def example(name: str, n_oov: int) -> EncodedExample:
                           provenance=[], oov_words=[f"word{k}" for k in range(n_oov)])
 
 
-def test_examples_with_different_numbers_of_extended_ids_score_as_each_alone_weighted_by_its_tokens():
+def test_examples_with_different_numbers_of_extended_ids_score_as_each_alone_weighted_by_its_tokens(device):
     torch.manual_seed(0)
     model = HierSum(tiny_config(copy_attention=True, copy_oov=True), vocab_size=V, pad_id=PAD, bos_id=BOS,
-                    eos_id=EOS, unk_id=UNK).eval()
+                    eos_id=EOS, unk_id=UNK).eval().to(device)
     tokenizer = copy_task_tokenizer()
     encoded = [example("none", 0), example("one", 1), example("two", 2)]
-    together = reference_token_scores(model, encoded, tokenizer, batch_tokens=1)  # a batch each
-    alone = [reference_token_scores(model, [one], tokenizer, batch_tokens=1) for one in encoded]
+    together = reference_token_scores(model, encoded, tokenizer, batch_tokens=1, device=device)  # a batch each
+    alone = [reference_token_scores(model, [one], tokenizer, batch_tokens=1, device=device) for one in encoded]
     tokens = [len(one.target) + 1 for one in encoded]  # with EOS
     nll = sum(n * math.log(scores["perplexity"]) for n, scores in zip(tokens, alone, strict=True)) / sum(tokens)
     accuracy = sum(n * scores["token_accuracy"] for n, scores in zip(tokens, alone, strict=True)) / sum(tokens)

@@ -12,6 +12,7 @@ from hiersum.config import ModelConfig, OptimConfig, config_dict
 from hiersum.data.extended_vocabulary import hidden_word_table, through_table
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
+from hiersum.model.encoder_registry import validate_encoder
 from hiersum.model.extended_embedding import ExtendedEmbedding
 from tests.helpers.copy_task import (
     COPY_K,
@@ -54,19 +55,19 @@ def test_a_name_outside_the_vocabulary_is_copied_only_with_copy_oov():
     assert copied_oov >= 60 and copied_plain <= 4, (copied_oov, copied_plain)
 
 
-def copy_oov_model(seed: int = 0, **changes) -> HierSum:
-    """A tiny copy-task model with ``copy_oov`` (untrained, eval mode)."""
+def copy_oov_model(seed: int = 0, device: torch.device | str = "cpu", **changes) -> HierSum:
+    """A tiny copy-task model with ``copy_oov`` (untrained, eval mode) on ``device``."""
     torch.manual_seed(seed)
     config = tiny_config(copy_attention=True, copy_oov=True, **changes)
-    return HierSum(config, vocab_size=COPY_VOCAB, pad_id=PAD, bos_id=BOS, eos_id=EOS, unk_id=UNK).eval()
+    return HierSum(config, vocab_size=COPY_VOCAB, pad_id=PAD, bos_id=BOS, eos_id=EOS, unk_id=UNK).eval().to(device)
 
 
-def test_extended_ids_embed_as_unk_everywhere_and_the_table_is_an_embeddings():
-    model = copy_oov_model()
+def test_extended_ids_embed_as_unk_everywhere_and_the_table_is_an_embeddings(device):
+    model = copy_oov_model(device=device)
     table = model.decoder.embeddings
     assert isinstance(table, ExtendedEmbedding) and table is model.encoder.embeddings
     assert table.weight is model.generator.weight
-    ids = torch.tensor([[UNK, COPY_VOCAB, COPY_VOCAB + 5, 9]])
+    ids = torch.tensor([[UNK, COPY_VOCAB, COPY_VOCAB + 5, 9]], device=device)
     embedded = table(ids)  # (1, 4, D)
     for position in (1, 2):
         assert torch.equal(embedded[0, position], embedded[0, 0])
@@ -83,20 +84,21 @@ def plain_copy_state_keys():
                    unk_id=UNK).state_dict()
 
 
-def test_the_mixture_covers_the_extended_ids_and_the_loss_reads_their_copy_mass_alone():
+def test_the_mixture_covers_the_extended_ids_and_the_loss_reads_their_copy_mass_alone(device):
     """With extended ids V + k in the source the distribution has V + K entries, sums to 1, gives an extended id
     exactly its copy attention (nothing generated), and the loss's label probability equals the mixture's."""
-    model = copy_oov_model()
+    model = copy_oov_model(device=device)
     src, mask, tgt_in, labels = copy_task_batch(torch.Generator().manual_seed(3), 4)
     src.view(4, -1)[:, 1] = COPY_VOCAB + 2  # K = 3 for the batch (extended ids V .. V + 2)
     src.view(4, -1)[0, 2] = COPY_VOCAB
     src.view(4, -1)[1, 5] = UNK  # a plain <unk> in the source: never a copy target
     tgt_in, labels = copy_targets(src)[1:]
+    src, mask, tgt_in, labels = (tensor.to(device) for tensor in (src, mask, tgt_in, labels))
     with torch.no_grad():
         out = model(src, mask, tgt_in)
     log_probs = out.log_probs  # (B, S, V + K)
     assert log_probs.shape == (*labels.shape, COPY_VOCAB + 3)
-    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(labels.shape))
+    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(labels.shape, device=device))
     memory_ids, attention = out.encoded.memory_ids, out.copy.attention  # (B, M), (B, S, M)
     copy_mass = (1 - out.copy.generate_probability) * (attention * memory_ids.eq(COPY_VOCAB + 2).unsqueeze(1)).sum(-1)
     torch.testing.assert_close(log_probs[..., COPY_VOCAB + 2].exp(), copy_mass)
@@ -108,16 +110,17 @@ def test_the_mixture_covers_the_extended_ids_and_the_loss_reads_their_copy_mass_
 
 
 @pytest.mark.parametrize("greedy", [False, True], ids=["beam", "greedy"])
-def test_no_special_token_in_any_output_with_copy_oov(greedy):
+def test_no_special_token_in_any_output_with_copy_oov(greedy, device):
     """A model whose output layer puts nearly all its mass on padding, BOS and <unk>, over sources holding <unk> and
     extended ids, writes none of the three: an out-of-vocabulary word comes out as its extended id."""
-    model = copy_oov_model(seed=3)
+    model = copy_oov_model(seed=3, device=device)
     with torch.no_grad():
         for special in (PAD, BOS, UNK):
             model.generator.bias[special] += 50.0
     src, *_ = copy_task_batch(torch.Generator().manual_seed(5), 6)
     src.view(6, -1)[:, :4] = torch.tensor([UNK, COPY_VOCAB, UNK, COPY_VOCAB + 1])
     options = GenerationOptions(greedy=greedy, beam_size=3, max_length=10, min_length=4, n_best=1 if greedy else 3)
+    src = src.to(device)
     decoded = generate(model, src, torch.ones_like(src, dtype=torch.bool), options)
     tokens = [token for hypotheses in decoded.n_best for h in hypotheses for token in h.tokens]
     assert tokens and not set(tokens) & {PAD, BOS, UNK}, tokens
@@ -141,8 +144,8 @@ def test_hidden_words_occur_in_both_source_and_target_and_share_one_extended_id_
 def test_copy_oov_needs_copy_attention_an_embedding_encoder_and_unk_and_checkpoints_record_unk():
     with pytest.raises(ValueError, match="model.copy_oov=true copies through the copy attention"):
         ModelConfig(copy_oov=True)
-    with pytest.raises(ValueError, match="found model.encoder=pretrained"):
-        ModelConfig(copy_attention=True, copy_oov=True, encoder="pretrained")
+    with pytest.raises(ValueError, match=r"shared table \(hierarchical, flat\), found model.encoder=pretrained"):
+        validate_encoder(ModelConfig(copy_attention=True, copy_oov=True, encoder="pretrained"))
     with pytest.raises(ValueError, match="needs the vocabulary's <unk> id"):
         HierSum(tiny_config(copy_attention=True, copy_oov=True), vocab_size=COPY_VOCAB, pad_id=PAD, bos_id=BOS,
                 eos_id=EOS)

@@ -51,7 +51,7 @@ def test_the_copy_agrees(project: Path) -> None:
 
 
 def test_a_requirement_no_lock_pins_is_reported_for_each_lock(project: Path) -> None:
-    edit(project / "pyproject.toml", '"uv>=0.5"]', '"uv>=0.5", "not-a-locked-package>=1"]')
+    edit(project / "pyproject.toml", '"mypy>=2.4"]', '"mypy>=2.4", "not-a-locked-package>=1"]')
     problems = check_lock.disagreements(project)
     locks = sorted(p.name for p in (project / "requirements").glob("lock-py*.txt"))
     assert problems == [f"requirements/{lock} pins no not-a-locked-package, which extra dev requires "
@@ -72,7 +72,7 @@ def test_a_pin_of_lock_in_is_checked_too(project: Path) -> None:
 
 
 def test_a_requirement_for_another_python_only_is_not_asked_of_this_lock(project: Path) -> None:
-    edit(project / "pyproject.toml", '"uv>=0.5"]', '"uv>=0.5", "not-a-locked-package>=1; python_version < \'3.0\'"]')
+    edit(project / "pyproject.toml", '"mypy>=2.4"]', '"mypy>=2.4", "not-a-locked-package>=1; python_version < \'3.0\'"]')
     assert check_lock.disagreements(project) == []
 
 
