@@ -72,7 +72,8 @@ def test_a_pin_of_lock_in_is_checked_too(project: Path) -> None:
 
 
 def test_a_requirement_for_another_python_only_is_not_asked_of_this_lock(project: Path) -> None:
-    edit(project / "pyproject.toml", '"mypy>=2.4"]', '"mypy>=2.4", "not-a-locked-package>=1; python_version < \'3.0\'"]')
+    edit(project / "pyproject.toml", '"mypy>=2.4"]',
+         '"mypy>=2.4", "not-a-locked-package>=1; python_version < \'3.0\'"]')
     assert check_lock.disagreements(project) == []
 
 
