@@ -14,8 +14,8 @@ articles cut the same way, with the same tokenizer, and are scored by the same s
 - ``flat``: the same with ``model=flat_small`` (the paper's FT baseline: the selected paragraphs joined into one
   sequence of at most ``flat_max_tokens`` = 500 tokens, then EOS; the same decoder and copy attention).
   The recipe's BPE tokenizer is trained once on the train split and cached with the prepared corpus
-  (:func:`hiersum.data.prepared.prepare_tokenizer`): the three read that one (checked: the two runs saved the same
-  ``tokenizer.json``), and the articles it prepared once.
+  (:func:`hiersum.data.corpus_tokenizer.prepare_tokenizer`): the three read that one (checked: the two runs saved the
+  same ``tokenizer.json``), and the articles it prepared once.
 - ``bart``: what a user would pick instead: ``transformers.BartForConditionalGeneration`` built from a
   ``BartConfig`` of the same sizes as the recipe's model (width, heads, feed-forward, encoder layers = the
   hierarchical encoder's total, decoder layers; no pretrained weights), reading the flat system's source ids (so
@@ -71,7 +71,7 @@ import hiersum
 from hiersum.config import BootstrapConfig, DataConfig, DecodeConfig, ModelConfig, OptimConfig, TokenizerConfig
 from hiersum.data.batching import FlatLayout, SourceLayout, collate, flat_layout
 from hiersum.data.corpus_splits import CorpusSplits
-from hiersum.data.prepared import prepare_tokenizer
+from hiersum.data.corpus_tokenizer import prepare_tokenizer
 from hiersum.data.schema import IGNORE_INDEX, EncodedExample, Example
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.machine import machine_description

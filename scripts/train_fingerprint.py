@@ -45,7 +45,7 @@ from hiersum.config import DataConfig, ModelConfig, TokenizerConfig  # noqa: E40
 from hiersum.config.optim import OptimConfig  # noqa: E402
 from hiersum.data.batching import collate, make_token_budget_batches  # noqa: E402
 from hiersum.data.corpus_splits import read_split  # noqa: E402
-from hiersum.data.prepared import prepare_tokenizer  # noqa: E402
+from hiersum.data.corpus_tokenizer import prepare_tokenizer  # noqa: E402
 from hiersum.data.sample_location import sample_dir  # noqa: E402
 from hiersum.data.schema import Batch  # noqa: E402
 from hiersum.data.selection import encode_examples, encoding_config  # noqa: E402

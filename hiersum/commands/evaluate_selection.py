@@ -22,7 +22,7 @@ from hiersum.checkpoints.ranker import RankerScorer, load_ranker_scorer
 from hiersum.commands.composed import command_config
 from hiersum.config import EvaluateSelectionConfig, Paragraphs
 from hiersum.data.corpus_splits import paragraphed_split
-from hiersum.data.prepared import prepare_tokenizer
+from hiersum.data.corpus_tokenizer import prepare_tokenizer
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.evaluation.selection import evaluate_selection, selection_json, selection_markdown
 

@@ -24,8 +24,8 @@ from hiersum.commands.common import count_skipped
 from hiersum.commands.composed import command_config
 from hiersum.config import PrepareConfig
 from hiersum.data.corpus_splits import DATA_ERRORS, CorpusSplits, existing_split_files
+from hiersum.data.corpus_tokenizer import prepare_tokenizer
 from hiersum.data.overwrite import refuse_overwriting_inputs
-from hiersum.data.prepared import prepare_tokenizer
 from hiersum.model.encoder_registry import run_tokenizer_config
 
 USAGE = "hiersum prepare [data=FORMAT data.path=DIR] [splits=[train,validation,test]]"

@@ -27,7 +27,7 @@ from hiersum.checkpoints.ranker import load_ranker_scorer
 from hiersum.commands.composed import command_config
 from hiersum.config import BootstrapConfig, RankerTrainConfig
 from hiersum.data.corpus_splits import paragraphed_split
-from hiersum.data.prepared import prepare_tokenizer
+from hiersum.data.corpus_tokenizer import prepare_tokenizer
 from hiersum.evaluation.report import write_json_atomic
 from hiersum.evaluation.selection import Coverage, evaluate_selection, selection_json, selection_markdown
 from hiersum.training.ranker import fit_ranker

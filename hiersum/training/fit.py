@@ -25,8 +25,8 @@ from hiersum.checkpoints.contents import checkpoint_tokenizer
 from hiersum.checkpoints.io import check_weights, read_training_checkpoint
 from hiersum.checkpoints.kinds import RESUME
 from hiersum.config import DataConfig, TokenizerConfig, TrainConfig, config_dict
+from hiersum.data.corpus_tokenizer import prepare_tokenizer
 from hiersum.data.datamodule import SummarizationDataModule
-from hiersum.data.prepared import prepare_tokenizer
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.inference.batched import is_out_of_memory
 from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
@@ -72,7 +72,7 @@ class FitResult:
 
 def build_tokenizer(config: TokenizerConfig, data: DataConfig, run_dir: Path) -> SubwordTokenizer:
     """Load ``config.path`` or train a tokenizer on the train split (once: it is cached with the prepared
-    corpus, :func:`hiersum.data.prepared.prepare_tokenizer`); save it in the run directory."""
+    corpus, :func:`hiersum.data.corpus_tokenizer.prepare_tokenizer`); save it in the run directory."""
     tokenizer = prepare_tokenizer(config, data)
     tokenizer.save(run_dir / "tokenizer")
     return tokenizer

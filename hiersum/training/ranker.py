@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader
 
 from hiersum.checkpoints.ranker import save_ranker
 from hiersum.config import DataConfig, RankerModelConfig, RankerTrainConfig, config_dict
-from hiersum.data.prepared import prepare_tokenizer
+from hiersum.data.corpus_tokenizer import prepare_tokenizer
 from hiersum.data.ranker_data import RankerBatch, RankerExample, collate_ranker, encode_ranker_examples, split_labels
 from hiersum.data.tokenizer import SubwordTokenizer
 from hiersum.model.ranker import ParagraphRanker

@@ -11,6 +11,7 @@ import pytest
 from hiersum.commands.evaluate import evaluate
 from hiersum.commands.prepare import prepare
 from hiersum.commands.train import train
+from hiersum.data import corpus_tokenizer as corpus_tokenizer_module
 from hiersum.data import prepared as prepared_module
 from hiersum.data.schema import RecordError
 from tests.helpers.cli import assert_usage_error, run_cli, run_in_process, train_args
@@ -35,7 +36,7 @@ def test_train_on_a_prepared_corpus_reads_no_split_and_trains_no_tokenizer(
         raise AssertionError("read and encoded again")
 
     monkeypatch.setattr(prepared_module, "_write_split", refuse)
-    monkeypatch.setattr(prepared_module, "train_tokenizer", refuse)
+    monkeypatch.setattr(corpus_tokenizer_module, "train_tokenizer", refuse)
     cfg = compose_config("train", train_overrides(tiny_corpus, f"data.cache_dir={cache}", "debug=fast_dev_run"),
                          tmp_path / "run")
     metrics = train(cfg)

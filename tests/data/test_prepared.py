@@ -12,10 +12,12 @@ import pytest
 import torch
 
 from hiersum.config import DataConfig, TokenizerConfig
+from hiersum.data import corpus_tokenizer as corpus_tokenizer_module
 from hiersum.data import prepared as prepared_module
 from hiersum.data.batching import TokenBudgetBatchSampler, example_lengths, make_token_budget_batches
 from hiersum.data.corpus_splits import CorpusSplits, read_split
-from hiersum.data.prepared import PreparedSplit, corpus_tokenizer, prepare_split, split_manifest
+from hiersum.data.corpus_tokenizer import corpus_tokenizer
+from hiersum.data.prepared import PreparedSplit, prepare_split, split_manifest
 from hiersum.data.schema import RecordError
 from hiersum.data.selection import encode_examples, encoding_config
 from hiersum.data.tokenizer import SubwordTokenizer, train_tokenizer
@@ -138,7 +140,7 @@ def test_the_trained_tokenizer_is_cached_and_equals_a_fresh_training(tiny_corpus
         (t for e in read_split(tiny_corpus / "train.jsonl") for t in
          [e.title, *e.references, *(p for d in e.documents for p in d)] if t), vocab_size=300)
     assert tokenizer.to_str() == SubwordTokenizer.from_str(fresh.to_str()).to_str()
-    monkeypatch.setattr(prepared_module, "train_tokenizer", lambda *a, **k: pytest.fail("trained again"))
+    monkeypatch.setattr(corpus_tokenizer_module, "train_tokenizer", lambda *a, **k: pytest.fail("trained again"))
     assert corpus_tokenizer(config, data).to_str() == tokenizer.to_str()
     digest = prepared_module.tokenizer_digest
     assert digest(corpus_tokenizer(config, data)) == digest(tokenizer)

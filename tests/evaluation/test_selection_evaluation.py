@@ -11,8 +11,8 @@ from hiersum.commands.composed import command_config
 from hiersum.commands.evaluate_selection import evaluate_selection_command
 from hiersum.config import BootstrapConfig, EvaluateSelectionConfig
 from hiersum.data.corpus_splits import read_text_split
+from hiersum.data.corpus_tokenizer import prepare_tokenizer
 from hiersum.data.paragraphs import paragraphed
-from hiersum.data.prepared import prepare_tokenizer
 from hiersum.data.ranker_data import Rouge2Recall
 from hiersum.data.schema import Example
 from hiersum.errors import UsageError
