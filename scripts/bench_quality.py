@@ -9,8 +9,9 @@ articles cut the same way, with the same tokenizer, and are scored by the same s
 ``--eval-examples`` articles of the validation split:
 
 - ``hierarchical``: ``hiersum train experiment=cnndm_cpu`` (``--experiment``; ``model=small`` with copy attention),
-  the recipe as it is, in a child process, then ``hiersum evaluate`` of the network it ends with (the recipe's
-  beam search, recorded in the checkpoint) in another.
+  the recipe as it is but for its schedule (``optim=noam`` for all three: a budget of CPU time has no step count
+  for the recipe's cosine decay to end at), in a child process, then ``hiersum evaluate`` of the network it ends
+  with (the recipe's beam search, recorded in the checkpoint) in another.
 - ``flat``: the same with ``model=flat_small`` (the paper's FT baseline: the selected paragraphs joined into one
   sequence of at most ``flat_max_tokens`` = 500 tokens, then EOS; the same decoder and copy attention).
   The recipe's BPE tokenizer is trained once on the train split and cached with the prepared corpus
@@ -162,6 +163,11 @@ class Recipe:
     seed: int
 
 
+BUDGET_SCHEDULE = ("optim=noam",)
+"""The schedule of every system: a run bounded by CPU time has no last step for a decay to zero (the recipe's
+``optim=cosine``) to aim at; noam's inverse square root needs none, and BART's ``inverse_sqrt`` follows it."""
+
+
 def composed_recipe(overrides: Sequence[str]) -> Recipe:
     """``hiersum train``'s config composed with ``overrides`` (as its command line would give them)."""
     from hydra import compose, initialize_config_dir
@@ -193,7 +199,7 @@ class Run:
     commands: dict[str, str] = field(default_factory=dict)
 
     def recipe_overrides(self) -> list[str]:
-        return [f"experiment={self.experiment}", f"data.path={self.data}", *self.overrides]
+        return [f"experiment={self.experiment}", f"data.path={self.data}", *BUDGET_SCHEDULE, *self.overrides]
 
 
 def run_child(run: Run, name: str, arguments: list[str]) -> float:

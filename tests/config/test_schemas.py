@@ -397,18 +397,21 @@ def test_wikisum_paper_experiment_has_the_papers_settings(tmp_path):
     assert OmegaConf.to_object(flat.model).encoder == "flat"
 
 
-@pytest.mark.parametrize("experiment, data_format", [("cnndm_cpu", "cnndm"), ("aeslc_cpu", "aeslc")])
-def test_the_real_text_cpu_recipes_copy_count_steps_train_their_tokenizer_and_keep_the_best_validation_rouge(
-        experiment, data_format, tmp_path):
+@pytest.mark.parametrize("experiment, data_format, keep_by", [
+    ("cnndm_cpu", "cnndm", ("val/loss", "min")), ("aeslc_cpu", "aeslc", ("val/rougeL", "max"))])
+def test_the_real_text_cpu_recipes_copy_count_steps_train_their_tokenizer_and_keep_the_best_validation_checkpoint(
+        experiment, data_format, keep_by, tmp_path):
     cfg = compose_config("train", [f"experiment={experiment}", "data.path=/data/x"], tmp_path)
     typed = OmegaConf.to_object(cfg)
     assert (typed.model.copy_attention, typed.data.format, typed.tokenizer.path) == (True, data_format, None)
     assert typed.trainer.max_steps > 0 and typed.trainer.max_time is None  # bounded by steps, not wall time
     assert (typed.eval_split, cfg.callbacks.model_checkpoint.monitor, cfg.callbacks.model_checkpoint.mode) == (
-        "test", "val/rougeL", "max")
+        "test", *keep_by)
     assert cfg.callbacks.val_rouge.n_examples >= 100
     if data_format == "cnndm":
         assert (typed.data.paragraphs, typed.decode.no_repeat_ngram_size) == ("sentences", 3)
+        # the cosine decay ends at the recipe's last step
+        assert typed.optim.scheduler["num_training_steps"] == typed.trainer.max_steps
 
 
 def test_the_neus_recipe_fine_tunes_a_given_checkpoint_on_ptb_text_and_keeps_the_lowest_validation_loss(tmp_path):
