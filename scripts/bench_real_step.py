@@ -13,7 +13,8 @@ Everything is built as :func:`hiersum.training.fit.fit` builds it, from ``conf/t
 positional Hydra overrides (default ``experiment=cnndm_cpu data.path=../shared/data/cnn-dailymail``): the tokenizer
 (:func:`~hiersum.training.fit.build_tokenizer`), the ``SummarizationDataModule`` with its splits prepared on disk,
 the ``HierSumModule`` of :func:`~hiersum.training.module.module_hparams`, its optimizer and schedule
-(``configure_optimizers``: Adam and noam). The run directory ``paths.output_dir`` is ``--work-dir`` (default
+(``configure_optimizers``: the recipe's, AdamW and cosine decay for cnndm_cpu). The run directory
+``paths.output_dir`` is ``--work-dir`` (default
 ``outputs/bench_real_step``, git-ignored), and so are the prepared corpus and its tokenizer (``data.cache_dir`` =
 ``<work-dir>/prepared`` unless an override sets it): a second run reuses them (the first trains the tokenizer and
 encodes the splits, a few minutes for CNN/DailyMail).
