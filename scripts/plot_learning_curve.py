@@ -7,7 +7,7 @@
     python scripts/plot_learning_curve.py outputs/train/cnndm --label "cnndm_cpu" --output docs/images/cnndm.png
     python scripts/plot_learning_curve.py RUN_A RUN_B --x steps --curves val/loss train/loss --output curves.png
 
-Prints the points as JSON (run, step, minutes, val/rougeL, val/loss), like the benchmarks.
+Prints the points as JSON (run, step, minutes and the plotted columns), like the benchmarks.
 """
 
 from __future__ import annotations
