@@ -8,7 +8,8 @@ and backward of a shape seen for the first time took ~150 ms with cuDNN and ~1.3
 again ~1.1 ms and ~1.3 ms. The paper-size model's first 200 bf16-mixed steps on the sample corpus trained in 66 s
 with cuDNN and 26 s without. So on CUDA, hiersum leaves cuDNN's backend out of its half-precision attention (flash
 attention where there is no mask, else the memory-efficient kernel, else the math one). fp32 on CUDA, which cuDNN's
-attention does not run, and every call on a CPU are PyTorch's own call, with no context around them.
+attention does not run, and every call on a CPU are PyTorch's own call, with no context around them, but for one: a
+CPU's bf16 attention that training differentiates runs in fp32 (:func:`fp32_attention` says why).
 """
 
 from __future__ import annotations
@@ -28,8 +29,23 @@ CUDNN_DTYPES = (torch.float16, torch.bfloat16)
 def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, dropout_p: float) -> Tensor:
     """``scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)``, q [N, H, L, E], k and v
     [N, H, M, E], attn_mask broadcastable to [N, H, L, M] (bool, True = may attend; or float, added); returns
-    [N, H, L, E]. On CUDA in fp16 or bf16 only :data:`RAGGED_SHAPE_BACKENDS` may run it (restored afterwards)."""
+    [N, H, L, E]. On CUDA in fp16 or bf16 only :data:`RAGGED_SHAPE_BACKENDS` may run it (restored afterwards). A
+    bf16 attention that training will differentiate runs on a CPU in fp32 (:func:`fp32_attention`)."""
+    if q.dtype == torch.bfloat16 and not q.is_cuda and torch.is_grad_enabled() and q.requires_grad:
+        return fp32_attention(q, k, v, attn_mask, dropout_p).to(q.dtype)
     if not (q.is_cuda and q.dtype in CUDNN_DTYPES):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
     with sdpa_kernel(list(RAGGED_SHAPE_BACKENDS)):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
+
+
+def fp32_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, dropout_p: float) -> Tensor:
+    """:func:`attention` of q, k and v cast to fp32, outside autocast (which would cast them back); a float mask
+    is cast too. Why: a CPU's bf16 flash-attention backward is slow. In a ``cnndm_cpu`` step under ``bf16-mixed``
+    (2026-11-29, 2 threads, ``scripts/bench_real_step.py``) it took 135-167 ms of the step against 45 ms for the
+    same attention's fp32 backward, so that the bf16 matrix products' gain (2.3x the fp32 roof) was lost: the step
+    took 1.0x fp32's; with the attention in fp32 it takes ~0.8x. Decoding (no gradient) keeps bf16 attention."""
+    if attn_mask is not None and attn_mask.is_floating_point():
+        attn_mask = attn_mask.float()
+    with torch.autocast(q.device.type, enabled=False):
+        return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=attn_mask, dropout_p=dropout_p)

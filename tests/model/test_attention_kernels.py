@@ -106,3 +106,36 @@ def test_the_cuda_branch_compiles_in_one_graph():
         out = compiled(torch.empty(3, 2, 5, 4, device="cuda", dtype=torch.bfloat16),
                        torch.ones(3, 1, 1, 5, dtype=torch.bool, device="cuda"))
     assert out.shape == (3, 2, 5, 4) and out.is_cuda
+
+
+def test_a_cpus_bf16_attention_that_training_differentiates_runs_in_fp32():
+    """Under CPU bf16 autocast with a gradient wanted: PyTorch's fp32 attention of the bf16 inputs, rounded to bf16
+    (the bf16 flash-attention backward of a CPU is ~3x fp32's), and a gradient reaches the bf16 queries."""
+    q, k, v, mask = ragged_inputs(torch.device("cpu"), torch.bfloat16)
+    q.requires_grad_(True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = attention(q, k, v, mask, 0.0)
+    expected = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask).to(torch.bfloat16)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    got.float().sum().backward()
+    assert q.grad is not None and q.grad.dtype == torch.bfloat16 and q.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("wants_grad", [False, True])
+def test_a_cpus_bf16_attention_without_a_gradient_stays_bf16(wants_grad):
+    """Decoding (no_grad, or inputs that need none) keeps PyTorch's own bf16 call: the same summaries as before."""
+    q, k, v, mask = ragged_inputs(torch.device("cpu"), torch.bfloat16)
+    with torch.set_grad_enabled(wants_grad), torch.autocast("cpu", dtype=torch.bfloat16):
+        got = attention(q, k, v, mask, 0.0)
+    torch.testing.assert_close(got, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), rtol=0, atol=0)
+
+
+def test_a_float_mask_is_cast_with_the_inputs():
+    """An additive bf16 mask with fp32 attention: the mask is cast too (SDPA refuses mixed dtypes)."""
+    q, k, v, mask = ragged_inputs(torch.device("cpu"), torch.bfloat16)
+    additive = torch.zeros(mask.shape, dtype=torch.bfloat16).masked_fill(~mask, float("-inf"))
+    q.requires_grad_(True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = attention(q, k, v, additive, 0.0)
+    torch.testing.assert_close(got, attention(q.detach(), k, v, mask, 0.0).to(got.dtype), rtol=2e-2, atol=2e-2)
