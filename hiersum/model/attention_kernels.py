@@ -44,7 +44,7 @@ def fp32_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, dr
     is cast too. Why: a CPU's bf16 flash-attention backward is slow. In a ``cnndm_cpu`` step under ``bf16-mixed``
     (2026-11-29, 2 threads, ``scripts/bench_real_step.py``) it took 135-167 ms of the step against 45 ms for the
     same attention's fp32 backward, so that the bf16 matrix products' gain (2.3x the fp32 roof) was lost: the step
-    took 1.0x fp32's; with the attention in fp32 it takes ~0.8x. Decoding (no gradient) keeps bf16 attention."""
+    took 1.0x fp32's; with the attention in fp32 it takes ~0.85x. Decoding (no gradient) keeps bf16 attention."""
     if attn_mask is not None and attn_mask.is_floating_point():
         attn_mask = attn_mask.float()
     with torch.autocast(q.device.type, enabled=False):
