@@ -14,6 +14,9 @@ CPU's bf16 attention that training differentiates runs in fp32 (:func:`fp32_atte
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -24,6 +27,21 @@ RAGGED_SHAPE_BACKENDS = (SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENT
 whose first call on each new shape costs ~140x a call of a shape it has seen (the module's docstring)."""
 CUDNN_DTYPES = (torch.float16, torch.bfloat16)
 """The dtypes cuDNN's attention runs: only these need its backend left out."""
+cpu_bf16_training_in_fp32 = True
+"""Whether a CPU's bf16 attention that training differentiates runs in fp32 (:func:`fp32_attention`); off only
+inside :func:`attention_as_on_a_gpu`."""
+
+
+@contextlib.contextmanager
+def attention_as_on_a_gpu() -> Iterator[None]:
+    """Inside, a CPU's bf16 attention stays bf16 in training too, as on a GPU: for the dry run
+    (:mod:`hiersum.training.dry_run`), whose fake CPU tensors stand for a GPU's when it estimates a GPU's memory."""
+    global cpu_bf16_training_in_fp32
+    before, cpu_bf16_training_in_fp32 = cpu_bf16_training_in_fp32, False
+    try:
+        yield
+    finally:
+        cpu_bf16_training_in_fp32 = before
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, dropout_p: float) -> Tensor:
@@ -31,7 +49,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, dropout
     [N, H, M, E], attn_mask broadcastable to [N, H, L, M] (bool, True = may attend; or float, added); returns
     [N, H, L, E]. On CUDA in fp16 or bf16 only :data:`RAGGED_SHAPE_BACKENDS` may run it (restored afterwards). A
     bf16 attention that training will differentiate runs on a CPU in fp32 (:func:`fp32_attention`)."""
-    if q.dtype == torch.bfloat16 and not q.is_cuda and torch.is_grad_enabled() and q.requires_grad:
+    if (q.dtype == torch.bfloat16 and not q.is_cuda and torch.is_grad_enabled() and q.requires_grad
+            and cpu_bf16_training_in_fp32):
         return fp32_attention(q, k, v, attn_mask, dropout_p).to(q.dtype)
     if not (q.is_cuda and q.dtype in CUDNN_DTYPES):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)

@@ -168,6 +168,28 @@ def cpu_name() -> str:
     return platform.processor() or "unknown CPU"
 
 
+KERNEL_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16",
+                "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "asimdhp", "sve", "sve2", "bf16", "i8mm")
+"""The CPU flags (``/proc/cpuinfo``: ``flags`` on x86, ``Features`` on Arm) that decide which matrix-product and
+vector kernels oneDNN, MKL and PyTorch's own run."""
+
+
+def cpu_flags(cpuinfo: str | None = None) -> list[str]:
+    """The :data:`KERNEL_FLAGS` the CPU has, in that order (``cpuinfo``: the text of ``/proc/cpuinfo``, read when
+    None; an empty list where there is none)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+        except OSError:
+            return []
+    for line in cpuinfo.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in ("flags", "Features"):
+            present = set(value.split())
+            return [flag for flag in KERNEL_FLAGS if flag in present]
+    return []
+
+
 def cpu_roof(dtype: torch.dtype = torch.float32, *, remeasure: bool = False) -> Peak:
     """This machine's matrix-product roof for ``dtype`` at this process's thread count: measured once
     (:func:`measure_matmul_roof`) and cached in :func:`roof_file` under the machine's name, CPU, thread count

@@ -20,6 +20,6 @@ def cpu_precision(cpuinfo: str | None = None) -> str:
     """``bf16-mixed`` if the CPU has one of :data:`BF16_MATRIX_FLAGS`, else ``32-true`` (``cpuinfo``: the text of
     ``/proc/cpuinfo``, read when None; ``32-true`` where it cannot be read). Imported when called: the entry points
     register the resolver before ``--help``, which does not import torch."""
-    from hiersum.evaluation.machine import cpu_flags
+    from hiersum.model.flops import cpu_flags
 
     return "bf16-mixed" if set(BF16_MATRIX_FLAGS) & set(cpu_flags(cpuinfo)) else "32-true"

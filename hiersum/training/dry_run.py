@@ -38,6 +38,7 @@ from hiersum.data.batching import collate
 from hiersum.data.jsonl_output import write_json_atomically
 from hiersum.data.schema import Batch, EncodedExample
 from hiersum.data.tokenizer import SubwordTokenizer, load_tokenizer, train_tokenizer
+from hiersum.model.attention_kernels import attention_as_on_a_gpu
 from hiersum.model.encoder_registry import batch_layout, run_tokenizer_config
 from hiersum.private_apis import StepPeakOnly, compiling, fake_tensor_mode, mem_tracker_class
 from hiersum.training.module import HierSumModule, module_hparams
@@ -188,7 +189,7 @@ def step_memory(training: FakeTraining, batch: Batch, precision: str) -> tuple[i
     tracker = StepPeakTracker()
     tracker.track_external(module, optimizer)
     # traced as torch.compile traces: the model reads no tensor value into Python (there is none to read)
-    with training.fake, tracker, compiling():
+    with training.fake, tracker, compiling(), attention_as_on_a_gpu():  # its figures are for GPUs
         with plugin.forward_context():  # HierSumModule.loss, less its count of target tokens (a value)
             loss = module.smoothed_nll(step_batch, module.teacher_forced(step_batch))
         plugin.backward(loss, module, optimizer)

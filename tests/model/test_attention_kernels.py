@@ -139,3 +139,18 @@ def test_a_float_mask_is_cast_with_the_inputs():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         got = attention(q, k, v, additive, 0.0)
     torch.testing.assert_close(got, attention(q.detach(), k, v, mask, 0.0).to(got.dtype), rtol=2e-2, atol=2e-2)
+
+
+def test_as_on_a_gpu_a_cpus_bf16_training_attention_stays_bf16_inside_only():
+    """The dry run's fake CPU tensors stand for a GPU's: inside the context their attention is PyTorch's bf16 call,
+    after it fp32 again."""
+    q, k, v, mask = ragged_inputs(torch.device("cpu"), torch.bfloat16)
+    q.requires_grad_(True)
+    bf16 = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    fp32 = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask).to(torch.bfloat16)
+    assert not torch.equal(bf16, fp32)  # the two paths are told apart
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        with attention_kernels.attention_as_on_a_gpu():
+            inside = attention(q, k, v, mask, 0.0)
+        after = attention(q, k, v, mask, 0.0)
+    assert torch.equal(inside, bf16) and torch.equal(after, fp32)
