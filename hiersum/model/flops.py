@@ -29,6 +29,7 @@ count, which is the point of counting real tokens.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import logging
 import os
@@ -157,14 +158,21 @@ def roof_file() -> Path:
     return Path(os.environ.get(ROOF_FILE_VARIABLE) or cache_root() / "cpu_roof.json")
 
 
+@functools.cache
+def proc_cpuinfo() -> str:
+    """The text of ``/proc/cpuinfo``, read once a process ("" where there is none): what :func:`cpu_name` and
+    :func:`cpu_flags` read, the latter at every access of a config node that ``${hiersum.cpu_precision:}`` sets."""
+    try:
+        return Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
 def cpu_name() -> str:
     """The CPU's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    for line in proc_cpuinfo().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
     return platform.processor() or "unknown CPU"
 
 
@@ -177,12 +185,7 @@ vector kernels oneDNN, MKL and PyTorch's own run."""
 def cpu_flags(cpuinfo: str | None = None) -> list[str]:
     """The :data:`KERNEL_FLAGS` the CPU has, in that order (``cpuinfo``: the text of ``/proc/cpuinfo``, read when
     None; an empty list where there is none)."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-        except OSError:
-            return []
-    for line in cpuinfo.splitlines():
+    for line in (proc_cpuinfo() if cpuinfo is None else cpuinfo).splitlines():
         name, _, value = line.partition(":")
         if name.strip() in ("flags", "Features"):
             present = set(value.split())

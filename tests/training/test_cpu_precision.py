@@ -5,11 +5,10 @@ precision of the machine it runs on."""
 from __future__ import annotations
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from hiersum.cli.common import CONFIG_DIR
 from hiersum.config import Precision
 from hiersum.training.cpu_precision import cpu_precision
+from tests.helpers.config import compose_config
 
 
 def cpuinfo(field: str, flags: str) -> str:
@@ -32,7 +31,6 @@ def test_a_cpuinfo_without_flags_gives_fp32():
     assert cpu_precision("processor\t: 0\n") == "32-true"
 
 
-def test_the_cnndm_cpu_recipe_composes_to_this_machines_precision():
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose(config_name="train", overrides=["experiment=cnndm_cpu", "data.path=/nonexistent"])
+def test_the_cnndm_cpu_recipe_composes_to_this_machines_precision(tmp_path):
+    cfg = compose_config("train", ["experiment=cnndm_cpu", "data.path=/nonexistent"], tmp_path)
     assert cfg.trainer.precision == Precision(cpu_precision())
