@@ -12,6 +12,9 @@ validation epoch and logs its scores (``conf/callbacks/val_rouge.yaml``: ROUGE F
         callbacks.model_checkpoint.mode=max
 
 :class:`Throughput` logs examples/s, real tokens/s and MFU (``conf/callbacks/default.yaml``).
+
+:class:`ValidateLastStep` validates after a run's last step (``trainer.max_steps``), as Hugging Face's Trainer
+evaluates at its end: the checkpoint callbacks then weigh and save the network the run ends with.
 """
 
 from __future__ import annotations
@@ -57,6 +60,19 @@ class EpochSummary(pl.Callback):
         )
         log.info("epoch %d, step %d, %.0f s: %s", trainer.current_epoch, trainer.global_step,
                  time.monotonic() - self._start, figures)
+
+
+class ValidateLastStep(pl.Callback):
+    """Ends the run after step ``trainer.max_steps`` by ``trainer.should_stop``, on which Lightning validates before it
+    stops (as it does for a time limit or early stopping): without it a run validating every N steps whose
+    ``max_steps`` is not a multiple of N ends unvalidated, and ``model_checkpoint`` (best by ``val/loss``, and
+    ``last.ckpt``) never sees its last ``max_steps mod N`` steps. A last step that is a multiple of N is validated
+    once. Every rank stops at the same step."""
+
+    def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        if 0 < trainer.max_steps <= trainer.global_step:
+            trainer.should_stop = True
 
 
 Scorer = Callable[[Sequence[str], Sequence[Sequence[str]]], Mapping[str, float]]
