@@ -6,6 +6,7 @@ this file (``_`` stands for any object); nothing imports it."""
 # classes named by a config's _target_
 _.Throughput  # conf/callbacks/default.yaml
 _.EpochSummary  # conf/callbacks/default.yaml
+_.ValidateLastStep  # conf/callbacks/default.yaml
 _.ValidationRouge  # conf/callbacks/val_rouge.yaml
 _.RunProbe  # tests/helpers/probes.py: +callbacks.probe._target_=tests.helpers.probes.RunProbe
 _.StopAt  # tests/helpers/probes.py: +callbacks.stop._target_=tests.helpers.probes.StopAt (tests/commands/test_train_stopped.py)
