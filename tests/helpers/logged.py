@@ -7,10 +7,15 @@ import csv
 from pathlib import Path
 
 
+def csv_rows(run_dir: Path) -> list[dict[str, str]]:
+    """The rows of the run's ``csv/metrics.csv``, each ``{column: value}`` ("" where the row logged none)."""
+    with open(run_dir / "csv" / "metrics.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
 def train_rows(run_dir: Path) -> dict[int, tuple[str, ...]]:
     """step -> (train/loss, the learning rate of each parameter group) of the run's metrics.csv."""
-    with open(run_dir / "csv" / "metrics.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = csv_rows(run_dir)
     losses = {int(row["step"]): row["train/loss"] for row in rows if row.get("train/loss")}
     rates: dict[int, tuple[str, ...]] = {}
     for row in rows:

@@ -3,12 +3,11 @@ network it ends with (:class:`hiersum.training.callbacks.ValidateLastStep`, in `
 
 from __future__ import annotations
 
-import csv
-
 import pytest
 import torch
 
 from hiersum.commands.train import train
+from tests.helpers.logged import csv_rows
 
 
 @pytest.mark.parametrize(("max_steps", "validated_at"), [(5, [2, 4, 5]), (4, [2, 4])])
@@ -20,8 +19,6 @@ def test_the_last_step_is_validated_once_and_kept(max_steps, validated_at, tiny_
                    "trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0", "checkpoint_every_n_steps=2")
     train(cfg)
     run = tmp_path / "run"
-    with open(run / "csv" / "metrics.csv", newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    assert [int(row["step"]) + 1 for row in rows if row.get("val/loss")] == validated_at
+    assert [int(row["step"]) + 1 for row in csv_rows(run) if row.get("val/loss")] == validated_at
     last = torch.load(run / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=True)
     assert last["global_step"] == max_steps
