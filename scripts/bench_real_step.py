@@ -75,6 +75,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 from pytorch_lightning.plugins.precision import MixedPrecision
 
+from hiersum.allocator import keep_freed_memory
 from hiersum.cli.common import CONFIG_DIR
 from hiersum.commands.composed import command_config
 from hiersum.commands.train import USAGE
@@ -428,6 +429,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    kept = keep_freed_memory()  # as hiersum train does (hiersum.allocator)
     if args.threads:
         torch.set_num_threads(args.threads)
     with stdout_to_stderr():
@@ -435,7 +437,7 @@ def main(argv: list[str] | None = None) -> None:
         figures = measure(run, args.warmup, args.steps, args.val_batches)
     report = {
         "overrides": list(args.overrides), "work_dir": str(args.work_dir), "precision": precision(run.config),
-        "torch": torch.__version__, "threads": torch.get_num_threads(), "cpu": cpu_name(),
+        "torch": torch.__version__, "threads": torch.get_num_threads(), "cpu": cpu_name(), "keep_freed_memory": kept,
         "load_average": [round(load, 2) for load in os.getloadavg()],
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "parameters": sum(p.numel() for p in run.module.parameters()),

@@ -7,7 +7,7 @@ and OmegaConf only by commands/, serving/ and cli/ (and Hydra's ``instantiate`` 
 checkpoints. ``private_apis`` (every private API of another library, fenced) sits below every stage and may import
 any library, each inside the function that uses it.
 Within a stage too, the imports draw no circle (:func:`test_the_imports_draw_no_circle`, which counts the imports
-inside functions as well). ``atomic`` and ``private_apis``, like ``errors``, import nothing of hiersum.
+inside functions as well). ``atomic``, ``allocator`` and ``private_apis``, like ``errors``, import nothing of hiersum.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "hiersum"
 
-STAGES = {"errors": -1, "atomic": -1, "private_apis": -1, "config": 0, "registry": 0, "data": 1,
+STAGES = {"errors": -1, "atomic": -1, "allocator": -1, "private_apis": -1, "config": 0, "registry": 0, "data": 1,
           "model": 2, "checkpoints": 3, "decoding": 4, "inference": 5, "training": 6, "evaluation": 6, "commands": 7,
           "serving": 8, "cli": 9}
 """Stage of each sub-package (or top-level module); a module may import stages <= its own."""

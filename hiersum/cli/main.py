@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from hiersum.allocator import keep_freed_memory
 from hiersum.cli.actions import ACTIONS
 
 PROG = "hiersum"
@@ -73,10 +74,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run_action(name: str, argv: list[str], *, prog: str) -> None:
-    """Run action ``name`` of :data:`ACTIONS` on ``argv`` as command ``prog`` (its messages start with it):
-    a Hydra action composes its config with ``argv`` (:func:`hiersum.cli.common.run_hydra_action`), another
-    parses ``argv`` itself."""
+    """Run action ``name`` of :data:`ACTIONS` on ``argv`` as command ``prog`` (its messages start with it), glibc's
+    malloc first set to keep freed memory (:func:`hiersum.allocator.keep_freed_memory`): a Hydra action composes its
+    config with ``argv`` (:func:`hiersum.cli.common.run_hydra_action`), another parses ``argv`` itself."""
     action = ACTIONS[name]
+    keep_freed_memory()  # malloc keeps what tensors free for the next step (hiersum.allocator)
     saved = os.environ.get(ACTION_VARIABLE)
     os.environ[ACTION_VARIABLE] = name  # for the processes the action starts, and for them only
     try:
