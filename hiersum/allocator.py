@@ -11,8 +11,9 @@ of a real-text step and half of a 100,000-token one (docs/benchmarks.md, "Memory
 ``mallopt(M_TRIM_THRESHOLD, -1)`` (the heap is never trimmed), as ``MALLOC_MMAP_MAX_=0
 MALLOC_TRIM_THRESHOLD_=-1`` would at a process's start, so freed blocks stay mapped and are reused. The price is
 the peak: the process keeps its high-water mark, and blocks of many sizes fragment the heap (peak RSS 1.4-1.8x on
-those benchmarks, 2.0x over a whole timed ``cnndm_cpu`` run: 5.6 -> 11.1 GB). PyTorch's performance guide reaches the same end by preloading jemalloc or tcmalloc
-(``LD_PRELOAD``); that needs a library this module cannot install, and is left alone where a user preloads one.
+those benchmarks, 2.0x over a whole timed ``cnndm_cpu`` run: 5.6 -> 11.1 GB). PyTorch's performance guide reaches
+the same end by preloading jemalloc or tcmalloc (``LD_PRELOAD``); that needs a library this module cannot install,
+and is left alone where a user preloads one.
 
 ``hiersum <action>`` calls it before the action runs (:mod:`hiersum.cli.main`), unless ``HIERSUM_KEEP_FREED_MEMORY=0``,
 the process's malloc is already tuned (a ``MALLOC_*_`` variable, ``GLIBC_TUNABLES`` naming malloc, an ``LD_PRELOAD``
