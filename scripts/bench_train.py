@@ -79,6 +79,7 @@ import torch._dynamo
 from pytorch_lightning.plugins.precision import MixedPrecision
 from torch._dynamo.utils import counters
 
+from hiersum.allocator import keep_freed_memory
 from hiersum.config import DataConfig
 from hiersum.data.batching import collate, make_token_budget_batches
 from hiersum.data.corpus_splits import read_split
@@ -439,6 +440,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    kept = keep_freed_memory()  # as hiersum train does (hiersum.allocator)
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -467,7 +469,7 @@ def main(argv: list[str] | None = None) -> None:
         "settings": {"part": args.part, "models": args.models, "vocab": args.vocab, "repeats": args.repeats,
                      "device": args.device, "precision": args.precision, "compile": args.compile,
                      "device_name": torch.cuda.get_device_name() if args.device == "cuda" else None,
-                     "torch": torch.__version__, "threads": torch.get_num_threads(),
+                     "torch": torch.__version__, "threads": torch.get_num_threads(), "keep_freed_memory": kept,
                      "weights": "random (Xavier, seed 0)", "multinews_batches": args.multinews_batches,
                      "peak_gflop_per_s": None if peak is None else round(peak / 1e9, 1),
                      "peak": "the GPU's data-sheet peak" if args.device == "cuda" and args.peak_tflops is None
