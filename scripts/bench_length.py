@@ -68,7 +68,7 @@ from statistics import median
 
 import torch
 
-from hiersum.allocator import keep_freed_memory, why_not_kept
+from hiersum.allocator import keep_freed_memory
 from hiersum.config import ModelConfig
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.model import HierSum
@@ -289,7 +289,6 @@ def run_cases(args: argparse.Namespace, peer: dict | None = None) -> dict:
                                                      "copy", "activation_checkpointing", "max_positions",
                                                      "memory_limit_gb")}
     settings["official"] = peer
-    settings["keep_freed_memory"] = why_not_kept(os.environ) is None  # hiersum's cases; the official code's untouched
     return {"settings": {**settings, "model": "small (ModelConfig defaults), random weights (seed 0)",
                          "torch": torch.__version__, "threads": args.threads or torch.get_num_threads()},
             "results": results, "exponents": exponents(results)}
@@ -325,10 +324,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.case:
-        keep_freed_memory()  # as hiersum train and summarize do (hiersum.allocator)
+        kept = keep_freed_memory()  # as hiersum train and summarize do (hiersum.allocator)
         name, part, paragraphs = args.case.split(":")
         measured, call = run_case(args, name, part, int(paragraphs))
-        print(json.dumps(measured), flush=True)
+        print(json.dumps({**measured, "keep_freed_memory": kept}), flush=True)
         print(json.dumps({"gflop": count_gflop(call)}), flush=True)
         return
     peer = None
