@@ -111,18 +111,17 @@ class CopyOutput:
         probs.view(B, -1, probs.size(-1)).scatter_add_(2, index, copying)  # in place: mul's backward keeps its inputs
         return (probs + torch.finfo(probs.dtype).tiny).log()
 
-    def label_log_probs(self, labels: Tensor, generator_log_normalizer: Tensor) -> Tensor:
-        """[N, L] fp32 log P(label) under the mixture, for ``labels`` [N, L] (long, every entry a vocabulary id), the
-        generator's softmax read through ``generator_log_normalizer`` [N, L] (``logits.float().logsumexp(-1)``, which
-        the loss's smoothing reads too): p_gen q(label) + (1 - p_gen) x the copy attention on the memory positions
-        holding the label. Equal to ``log_probs().gather(-1, labels)`` up to float rounding, without the [N, L, V]
-        passes (softmax, product, scatter, log and their backward). With :attr:`extended` a label may be an extended
-        id (>= V), which only copying gives."""
+    def label_log_probs(self, labels: Tensor, generated_log_probs: Tensor) -> Tensor:
+        """[N, L] fp32 log P(label) under the mixture, for ``labels`` [N, L] (long), given ``generated_log_probs``
+        [N, L] fp32, log q(label) of the generator's softmax at each label (the training loss reads it of the logits
+        with its other statistics: :func:`hiersum.training.logit_statistics.logit_statistics`; for an extended label,
+        any value): p_gen q(label) + (1 - p_gen) x the copy attention on the memory positions holding the label.
+        Equal to ``log_probs().gather(-1, labels)`` up to float rounding, without the [N, L, V] passes (softmax,
+        product, scatter, log and their backward). With :attr:`extended` a label may be an extended id (>= V), which
+        only copying gives."""
         N, L, M = self.attention.shape
         B, V = self.ids.size(0), self.logits.size(-1)
-        in_vocabulary = labels.clamp(max=V - 1) if self.extended else labels  # (N, L)
-        label_logit = self.logits.gather(-1, in_vocabulary.unsqueeze(-1)).squeeze(-1).float()  # (N, L)
-        generated = (label_logit - generator_log_normalizer).exp()  # (N, L) q(label)
+        generated = generated_log_probs.exp()  # (N, L) q(label)
         if self.extended:
             generated = generated.masked_fill(labels >= V, 0.0)  # an extended id is never generated
         holds_label = self.ids.unsqueeze(1).eq(labels.reshape(B, -1, 1))  # (B', G*L, M)

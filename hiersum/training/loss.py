@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from hiersum.data.schema import IGNORE_INDEX
 from hiersum.model.copy_attention import CopyOutput
 from hiersum.model.summarizer import TeacherForcedOutput
+from hiersum.training.logit_statistics import logit_statistics
 
 __all__ = ["copy_nll", "coverage_loss", "label_smoothed_nll", "teacher_forced_nll"]
 
@@ -36,14 +37,17 @@ def copy_nll(copy: CopyOutput, labels: torch.Tensor, smoothing: float) -> torch.
     ``copy`` (:meth:`CopyOutput.label_log_probs`: the label's probability alone, never the [B, S, V] mixture), plus
     ``smoothing x mean_v -log q(v)``, q the generator's softmax of ``copy.logits`` (the uniform part of label
     smoothing, on the generator alone). ``labels`` [B, S] (IGNORE_INDEX at padding). With ``smoothing=0``: the
-    mixture's NLL."""
+    mixture's NLL. What it reads of the [B, S, V] logits comes from :func:`logit_statistics` (fp32, a block of rows
+    at a time)."""
     real = labels.ne(IGNORE_INDEX)  # (B, S)
     n_tokens = real.sum().clamp(min=1)
-    logits = copy.logits.float()
-    normalizer = logits.logsumexp(-1)  # (B, S)
-    per_token = -(1 - smoothing) * copy.label_log_probs(labels.clamp(min=0), normalizer)  # (B, S)
+    labels = labels.clamp(min=0)
+    V = copy.logits.size(-1)
+    stats = logit_statistics(copy.logits, labels.clamp(max=V - 1))  # an extended label: copying alone gives it
+    generated_log_probs = stats.label_logit - stats.log_normalizer  # (B, S) log q(label)
+    per_token = -(1 - smoothing) * copy.label_log_probs(labels, generated_log_probs)  # (B, S)
     if smoothing:
-        per_token = per_token + smoothing * (normalizer - logits.mean(-1))  # mean_v -log softmax(logits)_v
+        per_token = per_token + smoothing * (stats.log_normalizer - stats.mean_logit)  # mean_v -log q(v)
     return per_token.masked_fill(~real, 0.0).sum() / n_tokens
 
 
