@@ -35,7 +35,7 @@ from hiersum.errors import UsageError
 from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.report import Attention, library_versions, write_report
 from hiersum.evaluation.report_files import report_outputs
-from hiersum.evaluation.scoring import ScoringConfig, score_split
+from hiersum.evaluation.scoring import ScoringConfig, score_split, with_corpus_text
 from hiersum.evaluation.split import decode_split, reference_token_scores
 from hiersum.inference.pipeline import load_summarizer
 from hiersum.model.encoder_registry import encoder_spec, validate_choices
@@ -242,7 +242,7 @@ def _evaluate_into(cfg: EvaluateConfig, scoring: ScoringConfig, data_given: Coll
         other = _system_name(cfg.compare, [cfg.name, *scoring.baselines])
         systems[other] = _matched(cfg.compare, system.examples, system.data)
         compare.append((cfg.name, other))
-    scored = score_split(system.examples, systems, scoring, compare=compare)
+    scored = score_split(system.examples, systems, with_corpus_text(scoring, system.data), compare=compare)
     scored.systems[cfg.name].update(system.token_scores)
     metrics = {
         cfg.split: scored.systems, "n_examples": len(system.examples), **system.metrics, "split": cfg.split,

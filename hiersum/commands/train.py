@@ -77,6 +77,7 @@ def train(cfg: TrainConfig | DictConfig, model_given: Collection[str] = (),
     if cfg.eval_split and fitted.is_global_zero:
         # imported here: the other ranks, and runs that score nothing, start without rouge-score and nltk
         from hiersum.evaluation.report import write_report
+        from hiersum.evaluation.scoring import ScoringConfig, with_corpus_text
         from hiersum.evaluation.split import evaluate_split
 
         # in float32 (a checkpoint loads so; the fitted network is bfloat16 after trainer.precision=bf16-true)
@@ -87,6 +88,7 @@ def train(cfg: TrainConfig | DictConfig, model_given: Collection[str] = (),
         evaluation = evaluate_split(
             model, examples, encoded, fitted.tokenizer, cfg.decode, split=cfg.eval_split,
             batch_tokens=fitted.datamodule.config.batch_tokens, device=fitted.device,
+            scoring=with_corpus_text(ScoringConfig(), fitted.datamodule.config),
         )
         metrics.update(evaluation.metrics)
         written = write_report(run_dir, metrics, evaluation.predictions, rows=evaluation.rows)

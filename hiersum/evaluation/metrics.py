@@ -191,13 +191,23 @@ SACREBLEU_METRICS = {"bleu": BLEU, "chrf": CHRF}
 exponential smoothing; chrF: character 6-grams, beta 2)."""
 
 
+def sacrebleu_metric_of(name: str, *, tokenized_text: bool = False) -> Metric:
+    """sacrebleu's metric ``name`` (:data:`SACREBLEU_METRICS`) with its default settings. ``tokenized_text``: the
+    outputs are the tokens of a corpus released tokenized (``data.text_normalization=ptb``, as CNN/DailyMail's
+    release is), so BLEU's warning that outputs ending in a tokenized period look undetokenized is expected, and
+    silenced (``force=True``, which changes no figure and no signature)."""
+    if name == "bleu":
+        return BLEU(force=tokenized_text)
+    return SACREBLEU_METRICS[name]()
+
+
 def sacrebleu_score(
     name: str, predictions: Sequence[str], references: Sequence[Sequence[str]]
 ) -> tuple[float, str]:
     """Corpus ``name`` (``bleu`` or ``chrf``, 0-100) with every reference, and sacrebleu's signature
     string (references padded as in :func:`reference_streams`)."""
     _validate(predictions, references)
-    metric: Metric = SACREBLEU_METRICS[name]()
+    metric = sacrebleu_metric_of(name)
     result = metric.corpus_score(list(predictions), reference_streams(references))
     return result.score, str(metric.get_signature())
 

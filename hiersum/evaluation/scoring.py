@@ -23,10 +23,10 @@ import contextlib
 import multiprocessing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hiersum.config import BootstrapConfig
+from hiersum.config import BootstrapConfig, DataConfig, TextNormalization
 from hiersum.data.schema import Example
 from hiersum.evaluation.baselines import BASELINES, baseline_summaries
 from hiersum.evaluation.metrics import (
@@ -35,6 +35,7 @@ from hiersum.evaluation.metrics import (
     SACREBLEU_METRICS,
     reference_streams,
     rouge_max_and_mean,
+    sacrebleu_metric_of,
     text_statistics,
 )
 from hiersum.evaluation.stats import (
@@ -62,6 +63,11 @@ class ScoringConfig:
     workers: int = 1
     """Processes that compute the per-example figures (ROUGE, BLEU and chrF statistics, text statistics) and the
     baselines, each a part of the examples; the figures and intervals are the same for any number."""
+    tokenized_text: bool = False
+    """The texts are the tokens of a corpus released tokenized (``data.text_normalization=ptb``): sacrebleu's
+    warning about outputs that end in a tokenized period is expected and silenced
+    (:func:`hiersum.evaluation.metrics.sacrebleu_metric_of`); BLEU and chrF are then of tokenized text, not
+    comparable with figures over detokenized text."""
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -82,6 +88,12 @@ class ScoredSplit:
     systems: dict[str, dict[str, Any]]
     rows: list[dict[str, Any]]
     comparisons: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+
+def with_corpus_text(scoring: ScoringConfig, data: DataConfig) -> ScoringConfig:
+    """``scoring`` with :attr:`ScoringConfig.tokenized_text` as ``data`` reads its corpus: True where the corpus's text
+    is PTB tokens (``data.text_normalization=ptb``)."""
+    return replace(scoring, tokenized_text=TextNormalization(data.text_normalization) is TextNormalization.ptb)
 
 
 def example_source(example: Example) -> str:
@@ -107,16 +119,17 @@ class _PerExample:
                    {name: [row for part in parts for row in part.sacrebleu[name]] for name in SACREBLEU_METRICS})
 
 
-def _per_example(part: tuple[Sequence[str], Sequence[str], list[list[str]]]) -> _PerExample:
-    """ROUGE, text statistics and sacrebleu statistics of each (output, source, references) of ``part``; each
-    example's figures depend on that example alone."""
-    outputs, sources, references = part
+def _per_example(part: tuple[Sequence[str], Sequence[str], list[list[str]], bool]) -> _PerExample:
+    """ROUGE, text statistics and sacrebleu statistics of each (output, source, references) of ``part`` (and whether
+    the texts are tokenized: :attr:`ScoringConfig.tokenized_text`); each example's figures depend on that example
+    alone."""
+    outputs, sources, references, tokenized_text = part
     max_rows, mean_rows = rouge_max_and_mean(outputs, references)
     text_rows = [text_statistics(output, source, refs) for output, source, refs in zip(outputs, sources, references,
                                                                                        strict=True)]
     streams = reference_streams(references)
-    statistics = {name: sacrebleu_statistics(metric_class(), outputs, streams)
-                  for name, metric_class in SACREBLEU_METRICS.items()}
+    statistics = {name: sacrebleu_statistics(sacrebleu_metric_of(name, tokenized_text=tokenized_text), outputs, streams)
+                  for name in SACREBLEU_METRICS}
     return _PerExample(max_rows, mean_rows, text_rows, statistics)
 
 
@@ -211,7 +224,8 @@ def score_split(
                 outputs[name] = [summary for part in summaries for summary in part]
         for name, texts in outputs.items():
             per_example[name] = _PerExample.joined(
-                in_parts(_per_example, [(texts[part], sources[part], references[part]) for part in parts]))
+                in_parts(_per_example, [(texts[part], sources[part], references[part], config.tokenized_text)
+                                       for part in parts]))
 
     scored: dict[str, dict[str, Any]] = {}
     rows: list[dict[str, Any]] = []

@@ -1,14 +1,17 @@
 """Tests of hiersum.evaluation.scoring: every figure of a system agrees with its library, rows and tests."""
 
+import logging
+
 import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
 
+from hiersum.config import DataConfig, TextNormalization
 from hiersum.data.schema import Example
 from hiersum.data.sentences import one_sentence_a_line
 from hiersum.evaluation.baselines import lead
 from hiersum.evaluation.metrics import ROUGE_KEYS, ROUGE_TYPES
-from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split
+from hiersum.evaluation.scoring import BootstrapConfig, ScoringConfig, score_split, with_corpus_text
 
 EXAMPLES = [
     Example(id=f"e{i}", title="", documents=[[f"Sentence one about topic {i}. The cat sat on the mat {i} times.",
@@ -89,3 +92,27 @@ def test_the_figures_and_intervals_are_the_same_for_any_number_of_workers():
 def test_workers_must_be_at_least_one():
     with pytest.raises(ValueError, match="workers must be >= 1, found 0"):
         ScoringConfig(workers=0)
+
+
+def test_tokenized_outputs_are_expected_only_of_a_tokenized_corpus(caplog):
+    """400 outputs ending in a tokenized period (at least 100 in each of the 4 parts scored apart): sacrebleu warns
+    that they look undetokenized unless the corpus is PTB tokens (``data.text_normalization=ptb``:
+    ``with_corpus_text``), where they are what the model was trained to write; BLEU and its signature are the same
+    either way."""
+    examples = [Example(id=f"e{i}", title="", documents=[["a line ."]], references=[f"the cat sat {i} times ."])
+                for i in range(400)]
+    outputs = [f"the cat sat on {i} mats ." for i in range(400)]
+    figures, warned = {}, {}
+    for normalization in TextNormalization:
+        scoring = with_corpus_text(ScoringConfig(baselines=[], bootstrap=BootstrapConfig(samples=0)),
+                                   DataConfig(text_normalization=normalization))
+        assert scoring.tokenized_text is (normalization is TextNormalization.ptb)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="sacrebleu"):
+            figures[normalization] = score_split(examples, {"model": outputs}, scoring).systems["model"]
+        warned[normalization] = any("tokenized period" in record.getMessage() for record in caplog.records)
+    assert warned == {TextNormalization.none: True, TextNormalization.ptb: False}
+    expected = sacrebleu.corpus_bleu(outputs, [[example.references[0] for example in examples]]).score
+    for model in figures.values():
+        assert model["bleu"] == pytest.approx(expected)
+    assert figures[TextNormalization.none]["bleu_signature"] == figures[TextNormalization.ptb]["bleu_signature"]
