@@ -64,7 +64,10 @@ def test_a_peak_below_what_the_run_reaches_logs_no_mfu_and_says_why(tiny_cfg, tm
     assert len(warnings) == 1 and "callbacks.throughput.available_flops" in warnings[0]
 
 
-@pytest.mark.parametrize(("load", "warned"), [(0.0, False), (float(os.cpu_count() or 1) + 1, True)])
+CORES = float(os.cpu_count() or 1)
+
+
+@pytest.mark.parametrize(("load", "warned"), [(0.0, False), (CORES + 0.1, False), (CORES + 1, True)])
 def test_a_run_on_a_busy_cpu_says_its_mfu_measured_its_share(tiny_cfg, caplog, monkeypatch, device, load, warned):
     if device.type != "cpu":
         pytest.skip("the load average is read on a CPU run only")
