@@ -191,12 +191,14 @@ class Throughput(ThroughputMonitorHooks, ThroughputMonitor):
 
     def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Warn when the machine was busy while the run trained (module docstring of the class)."""
+        if not self._load_averages or not trainer.is_global_zero:
+            return
         cores = os.cpu_count() or 1
-        busy = cores + BUSY_LOAD_MARGIN
-        if self._load_averages and trainer.is_global_zero and statistics.median(self._load_averages) > busy:
+        load = statistics.median(self._load_averages)
+        if load > cores + BUSY_LOAD_MARGIN:
             log.warning("throughput: the machine was busy while this run trained (median load average %.1f on %d "
                         "cores): its MFU measures the share of the CPU it got; compare the MFU of runs on an idle "
-                        "machine", statistics.median(self._load_averages), cores)
+                        "machine", load, cores)
 
     def _device_peak(self, trainer: pl.Trainer, dtype: torch.dtype) -> Peak | None:
         """:func:`device_peak`; CPU processes of one machine do not measure its roof at once (they would slow each
