@@ -64,6 +64,32 @@ def test_bart_takes_the_recipes_sizes_and_the_tokenizers_ids():
     assert config.decoder_start_token_id == special.bos and config.forced_eos_token_id is None
 
 
+def test_barts_logits_read_the_source_of_the_scripts_batch_and_not_its_padding(device: torch.device):
+    # BART's 500 summaries of the 60-minute table are one text: its input must still reach it through the batch
+    from transformers import BartForConditionalGeneration
+
+    bench = load_script("bench_quality")
+    tokenizer = train_tokenizer(["the cat sat on the mat", "a dog ran in the park"] * 20, vocab_size=80)
+    torch.manual_seed(0)
+    model = BartForConditionalGeneration(bench.bart_config(tiny_model_config(), tokenizer, 64)).to(device).eval()
+    layout = FlatLayout(max_tokens=6, separator_id=tokenizer.paragraph_separator_id)
+
+    def logits(first_source_token: int, padding_id: int) -> torch.Tensor:
+        examples = [EncodedExample(id="a", paragraphs=[[first_source_token, 8, 9, 10]], target=[12, 13],
+                                   references=["x"], provenance=[(0, 0)]),
+                    EncodedExample(id="b", paragraphs=[[7]], target=[15], references=["y"], provenance=[(0, 0)])]
+        batch = bench.bart_batch(examples, tokenizer=tokenizer, layout=layout)
+        padding = ~batch["attention_mask"]
+        assert padding[1].any()  # the second source is padded
+        batch["input_ids"] = batch["input_ids"].masked_fill(padding, padding_id)
+        with torch.no_grad():
+            return model(**{name: value.to(device) for name, value in batch.items()}).logits
+
+    base = logits(7, tokenizer.special.pad)
+    assert not torch.allclose(logits(20, tokenizer.special.pad)[0], base[0])  # a source token changes the logits
+    torch.testing.assert_close(logits(7, 30), base)  # what stands in the padding changes none
+
+
 def test_the_budget_is_spent_once_its_cpu_seconds_are():
     clock = load_script("bench_quality").BudgetClock(cpu_seconds=0.05)
     clock.start()
