@@ -129,28 +129,54 @@ warning. On
 the project's 2-core machine, under a load average of 4-10, the roof came out 20-40 GFLOP/s instead of ~187."""
 
 
+ROOF_PROBE_SIZE = 256
+"""The size of the products that time a dtype before its roof is measured (:func:`roof_matrix_size`)."""
+
+
+def roof_matrix_size(probe_seconds: float, size: int, seconds: float) -> int:
+    """The largest of ``size``, ``size / 2``, ... (down to :data:`ROOF_PROBE_SIZE`) whose product, predicted from
+    one of [ROOF_PROBE_SIZE, ROOF_PROBE_SIZE] taking ``probe_seconds`` as growing with the cube of the size, takes
+    at most a third of a round of ``seconds``. A dtype the CPU has no matrix instructions for is slow: bf16 without
+    AVX-512 BF16 or AMX ran at ~1 GFLOP/s on the project's AVX2 host, 19 s a [2048, 2048] product at one thread, so
+    its 16 products took 5 minutes; at [512, 512] the measurement takes 11 s, at about the same GFLOP/s."""
+    while size > ROOF_PROBE_SIZE and probe_seconds * (size / ROOF_PROBE_SIZE) ** 3 > seconds / 3:
+        size //= 2
+    return size
+
+
 def measure_matmul_roof(
     device: torch.device | str, *, dtype: torch.dtype = torch.float32, size: int = ROOF_SIZE,
     rounds: int = ROOF_ROUNDS, seconds: float = ROOF_SECONDS,
 ) -> RoofMeasurement:
     """GFLOP/s of the fastest product of two [size, size] matrices of ``dtype`` on ``device`` (at this process's
-    thread count) in each of ``rounds`` rounds of ``seconds`` (at least 3 products a round, after one warm-up)."""
+    thread count) in each of ``rounds`` rounds of ``seconds`` (at least 3 products a round, after one warm-up);
+    ``size`` is smaller where the product would take over a third of a round (:func:`roof_matrix_size`, from the
+    second of two products of [256, 256])."""
     device = torch.device(device)
     # its own generator: a run that measures the roof draws the same dropout as one that reads it from the cache
     generator = torch.Generator(device=device).manual_seed(0)
+    if size > ROOF_PROBE_SIZE:
+        p, q = (torch.randn(ROOF_PROBE_SIZE, ROOF_PROBE_SIZE, device=device, dtype=dtype, generator=generator)
+                for _ in range(2))
+        size = roof_matrix_size(min(_product_seconds(p, q, device) for _ in range(2)), size, seconds)
     a, b = (torch.randn(size, size, device=device, dtype=dtype, generator=generator) for _ in range(2))
     a @ b  # warm-up
     results = []
     for _ in range(rounds):
         best, count, end = float("inf"), 0, time.perf_counter() + seconds
         while count < 3 or time.perf_counter() < end:
-            _synchronize(device)
-            start = time.perf_counter()
-            a @ b
-            _synchronize(device)
-            best, count = min(best, time.perf_counter() - start), count + 1
+            best, count = min(best, _product_seconds(a, b, device)), count + 1
         results.append(2 * size**3 / best / 1e9)
     return RoofMeasurement(results)
+
+
+def _product_seconds(a: torch.Tensor, b: torch.Tensor, device: torch.device) -> float:
+    """Wall seconds of ``a @ b`` on ``device``, its queue drained before and after."""
+    _synchronize(device)
+    start = time.perf_counter()
+    a @ b
+    _synchronize(device)
+    return time.perf_counter() - start
 
 
 def roof_file() -> Path:

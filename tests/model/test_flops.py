@@ -21,6 +21,7 @@ from hiersum.model.flops import (
     flop_counter,
     measure_matmul_roof,
     peak_flops,
+    roof_matrix_size,
     training_flops,
 )
 from hiersum.model.summarizer import HierSum
@@ -97,6 +98,28 @@ def test_a_roof_measurement_times_each_round_and_its_spread_compares_them():
     assert len(measured.rounds) == 3 and all(value > 0.1 for value in measured.rounds)  # GFLOP/s
     assert measured.gflops == max(measured.rounds) and 0 <= measured.spread < 1
     assert RoofMeasurement([100.0, 80.0, 90.0]).spread == pytest.approx(0.2)
+
+
+def test_the_roof_is_measured_on_products_that_fit_a_third_of_a_round():
+    # the product's time grows with the cube of the size: a [256, 256] product of 26 ms (bf16 on a CPU without
+    # bf16 matrix instructions) predicts 13.3 s at 2048, 1.7 s at 1024 and 0.21 s at 512: rounds of 2 s take 512
+    assert roof_matrix_size(0.026, 2048, 2.0) == 512
+    assert roof_matrix_size(0.0006, 2048, 2.0) == 2048  # fp32 there: 0.31 s predicted, measured at full size
+    assert roof_matrix_size(0.0006, 2048, 0.2) == 1024  # shorter rounds, smaller products
+    assert roof_matrix_size(5.0, 2048, 2.0) == 256 and roof_matrix_size(5.0, 128, 2.0) == 128  # never under the probe
+
+
+def test_a_slow_dtype_is_measured_at_the_size_its_probe_allows(monkeypatch):
+    timed = []
+
+    def product_seconds(a, b, device):  # a slow machine: 5 ms for [256, 256], growing as the cube of the size
+        timed.append(a.shape[0])
+        return 0.005 * (a.shape[0] / 256) ** 3
+
+    monkeypatch.setattr(flops, "_product_seconds", product_seconds)
+    measured = measure_matmul_roof("cpu", rounds=2, seconds=0.2)  # 40 ms predicted at 512, 320 ms at 1024
+    assert timed[:2] == [256, 256] and set(timed[2:]) == {512}  # 2 probes, then the rounds' products at 512
+    assert measured.rounds == pytest.approx([2 * 512**3 / 0.04 / 1e9] * 2)
 
 
 def test_a_roof_measurement_draws_no_number_from_the_global_generator():
