@@ -2,7 +2,8 @@
 
 A checkpoint records the paragraph selection and the search settings of its training run; the commands that
 decode with it (evaluate, summarize, serve) take those, except the fields the command line sets. A fine-tuning run
-(``hiersum train init_from=``) takes the trained network's model settings the same way.
+(``hiersum train init_from=``) takes the trained network's model settings the same way, except the fields the
+command line or its experiment file sets (:func:`experiment_model_fields`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,26 @@ def given_model_fields(overrides: Sequence[str]) -> frozenset[str]:
     from hiersum.config import ModelConfig  # the config package loads when the task starts, not for --help
 
     return given_fields(overrides, "model", preset={field.name for field in fields(ModelConfig)})
+
+
+def experiment_model_fields() -> frozenset[str]:
+    """The ``model`` fields the running task's experiment file sets (``experiment=neus_cpu`` and the ``model:`` block
+    of ``conf/experiment/neus_cpu.yaml``), found by Hydra's ``compose``: the task's config composed with the
+    experiment against the same composed without it, both with the task's model preset (the experiment's own
+    ``override /model:``, or the command line's ``model=``) and search path. The experiment's choice of model preset
+    is not a field it sets; nor is a field it sets to its preset's own value (the two composes do not tell it apart).
+    Empty without an experiment."""
+    from hydra import compose
+
+    task = HydraConfig.get()
+    experiment = task.runtime.choices.get("experiment")
+    if experiment is None:
+        return frozenset()
+    searchpath = [override for override in task.overrides.hydra if override.startswith("hydra.searchpath")]
+    common = [f"model={task.runtime.choices['model']}", *searchpath]
+    with_file, without = (compose(task.job.config_name, overrides=overrides).model
+                          for overrides in ([*common, f"experiment={experiment}"], common))
+    return frozenset(str(name) for name in with_file if with_file[name] != without[name])
 
 
 def given_tokenizer_fields(overrides: Sequence[str]) -> frozenset[str]:

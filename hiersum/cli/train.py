@@ -14,7 +14,7 @@ import sys
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from hiersum.cli.overrides import given_model_fields, given_tokenizer_fields
+from hiersum.cli.overrides import experiment_model_fields, given_model_fields, given_tokenizer_fields
 from hiersum.errors import TrainingDiverged
 
 PROG = "hiersum-train"
@@ -23,14 +23,17 @@ EXIT_DIVERGED = 1
 
 
 def run(cfg: DictConfig) -> None:
-    """Train on the composed config, told which model and tokenizer options the command line gave (what a
-    fine-tuning run, ``init_from``, compares with the trained network's); exit :data:`EXIT_DIVERGED` with one line
-    when training diverged."""
+    """Train on the composed config, told which model options the command line or the experiment file gave and
+    which tokenizer options the command line gave (what a fine-tuning run, ``init_from``, compares with the trained
+    network's); exit :data:`EXIT_DIVERGED` with one line when training diverged."""
     from hiersum.commands.train import train
 
     overrides = HydraConfig.get().overrides.task
+    model_given = given_model_fields(overrides)
+    if cfg.get("init_from") is not None:
+        model_given |= experiment_model_fields()
     try:
-        train(cfg, given_model_fields(overrides), given_tokenizer_fields(overrides))
+        train(cfg, model_given, given_tokenizer_fields(overrides))
     except TrainingDiverged as error:  # one line per run, from rank 0
         if error.rank == 0:
             print(f"{PROG}: {error}", file=sys.stderr)

@@ -8,8 +8,9 @@ two are exclusive (:class:`hiersum.config.TrainConfig`). A fine-tuning run that 
 from it, with the same model settings (:func:`fine_tuning`), under ``ckpt_path=last`` (what a stopped run's resume
 command gives) or as a restarted torchrun or requeued SLURM job.
 
-The model settings are the checkpoint's, with the ``model.*`` options of the command line on top
-(:func:`fine_tuned_model_config`; ``model=PRESET`` gives all of them). Each field of
+The model settings are the checkpoint's, with the ``model.*`` options of the command line and of its experiment file
+on top (:func:`fine_tuned_model_config`; ``model=PRESET`` on the command line gives all of them, an experiment's
+``override /model:`` none: :func:`hiersum.cli.overrides.experiment_model_fields`). Each field of
 :class:`~hiersum.config.ModelConfig` is of one of three kinds (:mod:`hiersum.config.model_fields`):
 
 - ``SHAPE_FIELDS`` describe the network the weights are for (its widths, heads and layers, its encoder and
@@ -100,8 +101,8 @@ def fine_tuned_model_config(trained: ModelConfig, given: ModelConfig, model_give
         found = ", ".join(f"model.{name}={shown(changed[name])} (the checkpoint's: {shown(getattr(trained, name))})"
                           for name in refused)
         raise UsageError(f"init_from={source}: {found} would change the network the checkpoint holds; expected its "
-                         f"model settings: leave {'these options' if len(refused) > 1 else 'the option'} out, or "
-                         "train a new network without init_from")
+                         f"model settings: leave {'these options' if len(refused) > 1 else 'the option'} out of the "
+                         "command line and the experiment file, or train a new network without init_from")
     try:
         return replace(trained, **changed)
     except ValueError as error:  # ModelConfig's checks, e.g. coverage without copy_attention

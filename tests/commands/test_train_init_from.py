@@ -111,6 +111,45 @@ def test_what_a_fine_tuning_run_cannot_change_is_refused_in_one_line(options, ex
     assert not run_dir.exists()  # refused before anything was prepared or written
 
 
+def experiment_args(corpus: Path, run_dir: Path, model_fields: str, *extra: str) -> list[str]:
+    """:func:`cli_args` with the tiny model chosen by an experiment of the user's own, ``experiment=tuning``: a config
+    folder beside ``run_dir`` holding ``experiment/tuning.yaml``, which chooses ``override /model: tiny`` and sets
+    ``model_fields`` (a YAML flow mapping), added by ``hydra.searchpath``. The command line names no model preset
+    (``model=tiny`` would give every model field)."""
+    folder = run_dir.parent / "conf"
+    (folder / "experiment").mkdir(parents=True, exist_ok=True)
+    (folder / "experiment" / "tuning.yaml").write_text(
+        f"# @package _global_\ndefaults:\n  - override /model: tiny\nmodel: {model_fields}\n")
+    return [*(option for option in cli_args(corpus, run_dir) if option != "model=tiny"), "experiment=tuning",
+            f"hydra.searchpath=[file://{folder}]", *extra]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("command_line", "dropout"), [([], 0.25), (["model.dropout=0.05"], 0.05)])
+def test_an_experiment_files_model_fields_are_taken_under_the_command_lines(command_line, dropout, tiny_corpus,
+                                                                            tmp_path, monkeypatch, capsys):
+    source = save_summarizer_checkpoint(tmp_path / "source.ckpt")
+    run_dir = tmp_path / "tuned"
+    ran = run_in_process("hiersum-train", experiment_args(
+        tiny_corpus, run_dir, "{dropout: 0.25}", *SHORT, "eval_split=null", f"init_from={source}", *command_line),
+        monkeypatch, capsys)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    trained = torch.load(source, weights_only=True)["hyper_parameters"]["model"]
+    tuned = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)["hyper_parameters"]["model"]
+    assert trained["dropout"] == 0.0 and tuned == {**trained, "dropout": dropout}
+
+
+def test_a_shape_an_experiment_file_sets_is_refused_in_one_line(tiny_corpus, tmp_path, monkeypatch, capsys):
+    source = save_summarizer_checkpoint(tmp_path / "source.ckpt")
+    run_dir = tmp_path / "run"
+    ran = run_in_process("hiersum-train", experiment_args(tiny_corpus, run_dir, "{d_model: 32}", f"init_from={source}"),
+                         monkeypatch, capsys)
+    assert_usage_error(ran.returncode, ran.stderr, f"init_from={source}",
+                       "model.d_model=32 (the checkpoint's: 16) would change the network the checkpoint holds",
+                       "out of the command line and the experiment file")
+    assert not run_dir.exists()
+
+
 def test_a_path_that_is_no_starting_point_is_refused_in_one_line(tiny_corpus, tmp_path, monkeypatch, capsys):
     missing = tmp_path / "missing.ckpt"
     ran = run_in_process("hiersum-train", cli_args(tiny_corpus, tmp_path / "run", f"init_from={missing}"),

@@ -426,6 +426,7 @@ def test_the_neus_recipe_fine_tunes_a_given_checkpoint_on_ptb_text_and_keeps_the
     assert typed.optim.scheduler["num_training_steps"] == typed.trainer.max_steps
     assert (cfg.callbacks.model_checkpoint.monitor, cfg.callbacks.model_checkpoint.mode) == ("val/loss", "min")
     assert typed.decode.min_length <= typed.decode.max_length
+    assert typed.model.dropout == 0.1  # over the checkpoint's (tests/commands/test_train_init_from.py: taken)
 
 
 def test_the_cnndm_gpu_recipe_is_paper_size_bf16_for_ten_minutes(tmp_path):
