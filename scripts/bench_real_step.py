@@ -5,6 +5,7 @@ CPU by default), profiled with ``torch.profiler``.
     python scripts/bench_real_step.py --warmup 2 --steps 8 --val-batches 4 --threads 2
     python scripts/bench_real_step.py experiment=cnndm_cpu data.path=../shared/data/cnn-dailymail model.dropout=0
     python scripts/bench_real_step.py model=tiny data=sample --warmup 1 --steps 1 --val-batches 1
+    python scripts/bench_real_step.py experiment=cnndm_gpu data.path=gpu-data/cnn-dailymail --device cuda
 
 Run from the project root (relative paths resolve from the current directory, as ``hiersum train`` resolves them).
 Prints one JSON object on stdout; progress and logs go to stderr.
@@ -29,7 +30,9 @@ shuffle and seed). The warm-up steps run first, untimed; then the ``--steps`` st
 timed without it. A validation step is ``module.validation_step(batch)`` with its logging turned off
 (``module.teacher_forced``, the NLL and the perplexity update), the module in eval mode under
 ``torch.inference_mode`` as Lightning runs it (``torch.no_grad`` with ``trainer.inference_mode=false``), on the first
-``--val-batches`` batches of ``val_dataloader()``, profiled then timed.
+``--val-batches`` batches of ``val_dataloader()``, profiled then timed. ``--device cuda`` runs the module and the
+batches on the GPU: autocast on CUDA for a mixed precision, each timed step between two ``torch.cuda.synchronize``,
+MFU against the GPU's data-sheet peak; the operator tables stay the host's (on CUDA, the self CPU time of launching).
 
 Figures: ``step_seconds`` (``val_step_seconds``): the median wall seconds of the timed steps (``step_seconds_each``
 each of them, ``src_tokens`` and ``tgt_tokens`` their batches' real tokens); ``profiled_step_seconds`` the profiled
@@ -193,22 +196,23 @@ def precision(cfg: TrainConfig) -> str:
     return str(config_dict(cfg.trainer).get("precision") or "32-true")
 
 
-def autocast_context(cfg: TrainConfig) -> Callable[[], contextlib.AbstractContextManager]:
-    """What the forward runs under: Lightning's ``MixedPrecision`` autocast for a mixed precision, else nothing."""
+def autocast_context(cfg: TrainConfig, device: torch.device) -> Callable[[], contextlib.AbstractContextManager]:
+    """What the forward runs under: Lightning's ``MixedPrecision`` autocast on ``device`` for a mixed precision, else
+    nothing."""
     name = precision(cfg)
     if name in MIXED_PRECISIONS:
-        return MixedPrecision(name, "cpu").forward_context
+        return MixedPrecision(name, device.type).forward_context
     if name != "32-true":
         raise SystemExit(f"trainer.precision={name}: this benchmark runs 32-true, bf16-mixed and 16-mixed")
     return contextlib.nullcontext
 
 
-def step_peak(cfg: TrainConfig) -> Peak | None:
-    """The peak the ``Throughput`` callback measures MFU against on a CPU (its ``setup``)."""
+def step_peak(cfg: TrainConfig, device: torch.device) -> Peak | None:
+    """The peak the ``Throughput`` callback measures MFU against on ``device`` (its ``setup``)."""
     throughput = (cfg.callbacks or {}).get("throughput") or {}
     if throughput.get("available_flops") is not None:
         return Peak(float(throughput["available_flops"]), "callbacks.throughput.available_flops")
-    return device_peak("cpu", decoding_precision(precision(cfg)).computes)
+    return device_peak(device, decoding_precision(precision(cfg)).computes)
 
 
 def first_batches(loader: Iterable[Batch], count: int, what: str) -> list[Batch]:
@@ -228,14 +232,14 @@ def logging_off(module: HierSumModule) -> contextlib.AbstractContextManager:
     return mock.patch.object(module, "log", no_log)
 
 
-def training_step_fn(run: Run) -> Callable[[Batch], None]:
+def training_step_fn(run: Run, device: torch.device) -> Callable[[Batch], None]:
     """One training step on a batch (see the module docstring), with the optimizer and schedule of
     ``configure_optimizers``; the module put in train mode."""
     module = run.module.train()
     configured = run.module.configure_optimizers()
     optimizer = configured["optimizer"]
     scheduler = configured.get("lr_scheduler", {}).get("scheduler")
-    autocast = autocast_context(run.config)
+    autocast = autocast_context(run.config, device)
 
     def step(batch: Batch) -> None:
         with autocast(), logging_off(module):
@@ -252,10 +256,10 @@ def training_step_fn(run: Run) -> Callable[[Batch], None]:
     return step
 
 
-def validation_step_fn(run: Run) -> Callable[[Batch], None]:
+def validation_step_fn(run: Run, device: torch.device) -> Callable[[Batch], None]:
     """``HierSumModule.validation_step`` without its logging, under the trainer's no-grad mode, in eval mode."""
     module = run.module
-    autocast = autocast_context(run.config)
+    autocast = autocast_context(run.config, device)
     no_grad = torch.inference_mode if config_dict(run.config.trainer).get("inference_mode", True) else torch.no_grad
 
     def step(batch: Batch) -> None:
@@ -266,12 +270,20 @@ def validation_step_fn(run: Run) -> Callable[[Batch], None]:
     return step
 
 
-def timed_steps(step: Callable[[Batch], None], batches: list[Batch]) -> list[float]:
-    """Wall seconds of each step."""
+def synchronize(device: torch.device) -> None:
+    """Wait for the work queued on a CUDA ``device`` (a CPU runs each operator as it is called)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed_steps(step: Callable[[Batch], None], batches: list[Batch], device: torch.device) -> list[float]:
+    """Wall seconds of each step, the device's queue drained before and after."""
     seconds = []
     for batch in batches:
+        synchronize(device)
         start = time.perf_counter()
         step(batch)
+        synchronize(device)
         seconds.append(time.perf_counter() - start)
     return seconds
 
@@ -299,14 +311,17 @@ def scoped_totals(events: Iterable[Any]) -> list[OpTotal]:
     return list(totals.values())
 
 
-def profile_steps(step: Callable[[Batch], None], batches: list[Batch]) -> tuple[list[OpTotal], float]:
-    """One pass of ``step`` over ``batches`` under ``torch.profiler`` (CPU): the operators' totals
-    (:func:`scoped_totals`) and the pass's wall seconds."""
+def profile_steps(step: Callable[[Batch], None], batches: list[Batch],
+                  device: torch.device) -> tuple[list[OpTotal], float]:
+    """One pass of ``step`` over ``batches`` under ``torch.profiler`` (the host's operators: on CUDA their self CPU
+    time is what launching them cost): the operators' totals (:func:`scoped_totals`) and the pass's wall seconds."""
     activities = [torch.profiler.ProfilerActivity.CPU]
     with torch.profiler.profile(activities=activities) as profiler:
+        synchronize(device)
         start = time.perf_counter()
         for batch in batches:
             step(batch)
+        synchronize(device)
         seconds = time.perf_counter() - start
     return scoped_totals(profiler.events()), seconds
 
@@ -370,25 +385,28 @@ def batch_flops(module: HierSumModule, batch: Batch) -> int | None:
     return training_flops(module.model, *module.host_masks(batch))
 
 
-def measure(run: Run, warmup: int, steps: int, val_batches: int) -> dict[str, Any]:
-    """The warm-up, profiled and timed passes of the training and validation steps (module docstring)."""
+def measure(run: Run, warmup: int, steps: int, val_batches: int,
+            device: torch.device) -> dict[str, Any]:
+    """The warm-up, profiled and timed passes of the training and validation steps (module docstring), the module
+    and the batches on ``device``."""
     run.datamodule.setup("fit")
-    train = first_batches(run.datamodule.train_dataloader(), warmup + steps, "train")
-    val = first_batches(run.datamodule.val_dataloader(), val_batches, "validation")
-    train_step = training_step_fn(run)
+    run.module.to(device)
+    train = [batch.to(device) for batch in first_batches(run.datamodule.train_dataloader(), warmup + steps, "train")]
+    val = [batch.to(device) for batch in first_batches(run.datamodule.val_dataloader(), val_batches, "validation")]
+    train_step = training_step_fn(run, device)
     for batch in train[:warmup]:
         train_step(batch)
     timed = train[warmup:]
-    train_ops, profiled_seconds = profile_steps(train_step, timed)
-    seconds = timed_steps(train_step, timed)
-    val_step = validation_step_fn(run)
-    val_ops, _ = profile_steps(val_step, val)
-    val_seconds = timed_steps(val_step, val)
+    train_ops, profiled_seconds = profile_steps(train_step, timed, device)
+    seconds = timed_steps(train_step, timed, device)
+    val_step = validation_step_fn(run, device)
+    val_ops, _ = profile_steps(val_step, val, device)
+    val_seconds = timed_steps(val_step, val, device)
     run.module.val_perplexity.reset()
     flops = [batch_flops(run.module, batch) for batch in timed]
     step_seconds = statistics.median(seconds)
     step_flops = None if None in flops else statistics.fmean(flops)
-    peak = step_peak(run.config)
+    peak = step_peak(run.config, device)
     return {
         "step_seconds": round(step_seconds, 4), "step_seconds_each": [round(s, 4) for s in seconds],
         "profiled_step_seconds": round(profiled_seconds / steps, 4),
@@ -420,9 +438,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=4, help="training steps profiled, then timed")
     parser.add_argument("--val-batches", type=int, default=2, help="validation steps profiled, then timed")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--device", type=torch.device, default=torch.device("cpu"),
+                        help="where the steps run: cpu (default) or cuda[:N]")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.val_batches < 1 or args.warmup < 0:
         parser.error("--steps and --val-batches must be at least 1, --warmup at least 0")
+    if args.device.type not in ("cpu", "cuda") or (args.device.type == "cuda" and not torch.cuda.is_available()):
+        parser.error(f"--device {args.device}: expected cpu, or cuda where torch sees a CUDA device "
+                     f"(torch {torch.__version__} sees {torch.cuda.device_count()})")
     return args
 
 
@@ -434,10 +457,12 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.threads)
     with stdout_to_stderr():
         run = build_run(list(args.overrides), args.work_dir)
-        figures = measure(run, args.warmup, args.steps, args.val_batches)
+        figures = measure(run, args.warmup, args.steps, args.val_batches, args.device)
     report = {
         "overrides": list(args.overrides), "work_dir": str(args.work_dir), "precision": precision(run.config),
         "torch": torch.__version__, "threads": torch.get_num_threads(), "cpu": cpu_name(), "keep_freed_memory": kept,
+        "device": str(args.device),
+        "gpu": torch.cuda.get_device_name(args.device) if args.device.type == "cuda" else None,
         "load_average": [round(load, 2) for load in os.getloadavg()],
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "parameters": sum(p.numel() for p in run.module.parameters()),

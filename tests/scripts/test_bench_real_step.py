@@ -1,5 +1,6 @@
 """scripts/bench_real_step.py: the real training recipe's step profiled by operator, on the tiny model and the first
-lines of the sample corpus; and its grouping of the profiler's operators into buckets."""
+lines of the sample corpus, on the tests' device; a device it cannot run on refused; its grouping of the profiler's
+operators into buckets."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 from tests.helpers.config import TINY_OVERRIDES
 from tests.helpers.scripts import load_script
@@ -22,12 +24,15 @@ def op(key: str, microseconds: float, calls: int = 1) -> SimpleNamespace:
 
 
 @pytest.mark.slow
-def test_the_report_has_the_step_time_its_mfu_and_where_the_time_goes(capsys, tiny_corpus: Path, tmp_path: Path):
+def test_the_report_has_the_step_time_its_mfu_and_where_the_time_goes(capsys, tiny_corpus: Path, tmp_path: Path,
+                                                                       device: torch.device):
     capsys.readouterr()
     load_script("bench_real_step").main([*TINY_OVERRIDES, f"data.path={tiny_corpus}", "--work-dir", str(tmp_path),
-                                         "--warmup", "1", "--steps", "1", "--val-batches", "1"])
+                                         "--warmup", "1", "--steps", "1", "--val-batches", "1",
+                                         "--device", str(device)])
     report = json.loads(capsys.readouterr().out)
     assert FIELDS <= set(report)
+    assert report["device"] == str(device) and (report["gpu"] is None) == (device.type == "cpu")
     assert report["overrides"][-1] == f"data.path={tiny_corpus}" and report["threads"] == 1
     assert report["step_seconds"] > 0 and report["val_step_seconds"] > 0 and report["step_flops"] > 0
     assert 0 < report["mfu"] <= 1
@@ -38,6 +43,13 @@ def test_the_report_has_the_step_time_its_mfu_and_where_the_time_goes(capsys, ti
     assert 0 < len(report["train_ops"]) <= 25
     assert {"name", "self_cpu_ms", "share", "calls"} == set(report["train_ops"][0])
     assert (tmp_path / "tokenizer").exists() and (tmp_path / "prepared").is_dir()  # reused by the next run
+
+
+def test_a_device_it_cannot_run_on_is_refused_in_one_line(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        load_script("bench_real_step").parse_args(["--device", "meta"])
+    assert stopped.value.code == 2
+    assert "--device meta: expected cpu, or cuda where torch sees a CUDA device" in capsys.readouterr().err
 
 
 def test_each_operator_is_counted_in_its_bucket():
