@@ -87,7 +87,7 @@ from hiersum.data.datamodule import SummarizationDataModule
 from hiersum.data.schema import Batch
 from hiersum.inference.precision import decoding_precision
 from hiersum.model.encoder_registry import run_tokenizer_config, validate_choices
-from hiersum.model.flops import Peak, cpu_name, device_peak, training_flops
+from hiersum.model.flops import Peak, cpu_name, device_peak, synchronize, training_flops
 from hiersum.training.fit import build_module, build_tokenizer, prepared_datamodule
 from hiersum.training.module import HierSumModule
 
@@ -268,12 +268,6 @@ def validation_step_fn(run: Run, device: torch.device) -> Callable[[Batch], None
             module.validation_step(batch, 0)
 
     return step
-
-
-def synchronize(device: torch.device) -> None:
-    """Wait for the work queued on a CUDA ``device`` (a CPU runs each operator as it is called)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def timed_steps(step: Callable[[Batch], None], batches: list[Batch], device: torch.device) -> list[float]:

@@ -137,8 +137,9 @@ def roof_matrix_size(probe_seconds: float, size: int, seconds: float) -> int:
     """The largest of ``size``, ``size / 2``, ... (down to :data:`ROOF_PROBE_SIZE`) whose product, predicted from
     one of [ROOF_PROBE_SIZE, ROOF_PROBE_SIZE] taking ``probe_seconds`` as growing with the cube of the size, takes
     at most a third of a round of ``seconds``. A dtype the CPU has no matrix instructions for is slow: bf16 without
-    AVX-512 BF16 or AMX ran at ~1 GFLOP/s on the project's AVX2 host, 19 s a [2048, 2048] product at one thread, so
-    its 16 products took 5 minutes; at [512, 512] the measurement takes 11 s, at about the same GFLOP/s."""
+    AVX-512 BF16 or AMX ran at ~1 GFLOP/s on the project's AVX2 host (0.9 GFLOP/s at [1024, 1024], one thread), so a
+    [2048, 2048] product takes ~19 s and its 16 products ~5 minutes; at [512, 512] the measurement took 10.8 s at
+    1.32 GFLOP/s (docs/training.md, "Throughput and MFU", has the command)."""
     while size > ROOF_PROBE_SIZE and probe_seconds * (size / ROOF_PROBE_SIZE) ** 3 > seconds / 3:
         size //= 2
     return size
@@ -172,10 +173,10 @@ def measure_matmul_roof(
 
 def _product_seconds(a: torch.Tensor, b: torch.Tensor, device: torch.device) -> float:
     """Wall seconds of ``a @ b`` on ``device``, its queue drained before and after."""
-    _synchronize(device)
+    synchronize(device)
     start = time.perf_counter()
     a @ b
-    _synchronize(device)
+    synchronize(device)
     return time.perf_counter() - start
 
 
@@ -250,7 +251,9 @@ def cpu_roof(dtype: torch.dtype = torch.float32, *, remeasure: bool = False) -> 
                                        f"(spread {entry.get('spread', 0):.0%}{busy}), cached in {path}")
 
 
-def _synchronize(device: torch.device) -> None:
+def synchronize(device: torch.device) -> None:
+    """Wait for the work queued on a CUDA ``device`` (a CPU runs each operator as it is called): what a timing on
+    either device brackets its work with."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
