@@ -88,7 +88,7 @@ from hiersum.data.schema import IGNORE_INDEX, Batch
 from hiersum.data.selection import encode_examples, encoding_config
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model import HierSum
-from hiersum.model.flops import flop_counter, peak_flops, training_flops
+from hiersum.model.flops import flop_counter, peak_flops, synchronize, training_flops
 from hiersum.training.module import label_smoothed_nll
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -232,12 +232,6 @@ def peak_activation_bytes(
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
         training_step(model, optimizer, batch, part, precision)
     return peak
-
-
-def synchronize(device: torch.device) -> None:
-    """Wait for the device's queued work (CUDA); nothing to wait for on CPU."""
-    if device.type == "cuda":
-        torch.cuda.synchronize()
 
 
 MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm")

@@ -69,6 +69,10 @@ class DataConfig(ParagraphSelection):
     """``line_pairs``: a text dropped from the start of a target line (Multi-News ``–``, as ``multinews`` drops it)."""
     max_target_tokens: int = 96
     """Summary tokens kept for training (BOS and EOS excluded)."""
+    eos_after_truncation: bool = True
+    """A target cut at ``max_target_tokens`` still ends in EOS, as the official code and PreSumm train (the model
+    learns to stop where the cut fell, often mid-sentence); False: a cut target has no end, its loss covers its
+    tokens and no EOS (a target that fits ends in EOS either way)."""
     every_reference: bool = False
     """Train on every reference of an example, each a target of its own (the example repeated once per
     reference, ids ``<id>``, ``<id>#2``...), as the SciTLDR paper trains; False: the first reference only.

@@ -235,23 +235,28 @@ def pad_graphs(examples: Sequence[EncodedExample], n_paragraphs: int) -> torch.T
 
 def collate(
     examples: Sequence[EncodedExample], *, pad_id: int, bos_id: int, eos_id: int, flat: FlatLayout | None = None,
-    max_paragraph_tokens: int = 0,
+    max_paragraph_tokens: int = 0, eos_after_truncation: bool = True,
 ) -> Batch:
     """Pad examples into a :class:`Batch`: ``src`` [B, P, T] (or [B, L] with a ``flat`` layout, the one
     data pipeline serving both encoders), ``tgt_in``/``tgt_out`` [B, S], ``paragraph_graph`` [B, P, P], and
     the packed ``layout`` of a grid, with buckets up to the width of ``max_paragraph_tokens`` (the longest
     paragraph of the corpus: every batch gets the same buckets, see :mod:`hiersum.data.packing`).
+
+    A target reads ``BOS t1 .. tn`` and predicts ``t1 .. tn EOS``; one cut at ``data.max_target_tokens``
+    (``example.target_truncated``) without ``eos_after_truncation`` reads ``BOS t1 .. tn-1`` and predicts
+    ``t1 .. tn``: no EOS where the reference went on.
     """
     src, src_mask = pad_grid(examples, pad_id) if flat is None else pad_flat(examples, flat, pad_id, eos_id)
-    target_length = max(len(e.target) for e in examples) + 1
+    labels = [[*example.target, eos_id] if eos_after_truncation or not example.target_truncated else example.target
+              for example in examples]
+    target_length = max(len(row) for row in labels)
     tgt_in = torch.full((len(examples), target_length), pad_id, dtype=torch.long)
     tgt_out = torch.full((len(examples), target_length), pad_id, dtype=torch.long)
     tgt_mask = torch.zeros((len(examples), target_length), dtype=torch.bool)
-    for b, example in enumerate(examples):
-        length = len(example.target) + 1
-        tgt_in[b, :length] = torch.tensor([bos_id, *example.target], dtype=torch.long)
-        tgt_out[b, :length] = torch.tensor([*example.target, eos_id], dtype=torch.long)
-        tgt_mask[b, :length] = True
+    for b, row in enumerate(labels):
+        tgt_in[b, : len(row)] = torch.tensor([bos_id, *row[:-1]], dtype=torch.long)
+        tgt_out[b, : len(row)] = torch.tensor(row, dtype=torch.long)
+        tgt_mask[b, : len(row)] = True
     return Batch(
         ids=[e.id for e in examples],
         src=src,

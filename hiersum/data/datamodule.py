@@ -79,7 +79,8 @@ class SummarizationDataModule(pl.LightningDataModule):
             batch_sampler=sampler,
             collate_fn=partial(collate, pad_id=special.pad, bos_id=special.bos, eos_id=special.eos,
                                flat=flat_layout(self.layout, self.model, self.tokenizer),
-                               max_paragraph_tokens=self.config.max_paragraph_tokens),
+                               max_paragraph_tokens=self.config.max_paragraph_tokens,
+                               eos_after_truncation=self.config.eos_after_truncation),
             num_workers=self.config.num_workers,
             # its own generator: starting an epoch draws no number from the global RNG, whose state a
             # resumed run restores (hiersum.training.resume.RandomState)

@@ -75,6 +75,8 @@ def record_line(example: Example, encoded: EncodedExample, *, with_text: bool) -
         record["graph"] = encoded.graph.tolist()
     if encoded.oov_words:
         record["oov_words"] = encoded.oov_words
+    if encoded.target_truncated:
+        record["target_truncated"] = True
     if with_text:
         record.update(title=example.title, documents=example.documents)
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")

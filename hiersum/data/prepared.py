@@ -22,8 +22,9 @@ the same settings find the folder again and nothing is re-read. The folder holds
       example_paragraphs.bin  int64 [examples + 1]: each example's first paragraph
       target_tokens.bin       int32, target_offsets.bin int64 [examples + 1]: the targets, likewise
       records.jsonl           the rest of each example, one JSON object a line: id, references, provenance,
-                              dropped paragraph count, graph; and for validation / test its text
-                              (title, documents: the lead / oracle / LexRank baselines and the reports)
+                              dropped paragraph count, whether the target was cut, graph; and for validation /
+                              test its text (title, documents: the lead / oracle / LexRank baselines and the
+                              reports)
       record_offsets.bin      int64 [examples + 1]: the byte offset of each line of records.jsonl
 
 A split is written into a temporary folder, streamed (a chunk of :data:`ENCODE_CHUNK` examples, or one
@@ -73,7 +74,7 @@ from hiersum.data.schema import EncodedExample, Example, RecordError
 from hiersum.data.selection import EncodingConfig, encoding_config
 from hiersum.data.tokenizer import SubwordTokenizer
 
-PREPARED_VERSION = 1
+PREPARED_VERSION = 2
 """Version of the on-disk layout (part of every key: a new layout never reads an old folder)."""
 SHARD_EXAMPLES = 8192
 """Examples per shard folder."""
@@ -447,6 +448,7 @@ class _Shard:
             n_dropped_paragraphs=record["n_dropped_paragraphs"],
             graph=np.asarray(record["graph"], dtype=np.float32) if "graph" in record else None,
             oov_words=record.get("oov_words", []),
+            target_truncated=record.get("target_truncated", False),
         )
 
     def close(self) -> None:

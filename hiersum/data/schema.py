@@ -87,6 +87,8 @@ class EncodedExample:
     oov_words: list[str] = field(default_factory=list)
     """``model.copy_oov``: the text of the extended id V + k at position k (:mod:`hiersum.data.oov_words`); empty
     without the option or without ``<unk>`` in the source."""
+    target_truncated: bool = False
+    """The reference had more than ``data.max_target_tokens`` tokens: ``target`` holds its first ones."""
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, EncodedExample):

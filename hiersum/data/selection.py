@@ -216,13 +216,17 @@ def encode_paragraphed(
     for example, (provenance, texts, dropped) in zip(examples, selected, strict=True):
         oov_words: list[str] = []
         if config.copy_oov:
-            extended = extended_ids([cut(next(spelled), config.max_paragraph_tokens) for _ in texts],
-                                    cut(next(spelled), config.max_target_tokens) if example.references else None,
-                                    vocab_size=tokenizer.vocab_size)
+            spelled_paragraphs = [cut(next(spelled), config.max_paragraph_tokens) for _ in texts]
+            spelled_target = next(spelled) if example.references else None
+            target_length = 0 if spelled_target is None else len(spelled_target.ids)
+            extended = extended_ids(
+                spelled_paragraphs, None if spelled_target is None else cut(spelled_target, config.max_target_tokens),
+                vocab_size=tokenizer.vocab_size)
             paragraphs, target, oov_words = extended.paragraphs, extended.target, extended.oov_words
         else:
             paragraphs = [next(ids)[: config.max_paragraph_tokens] for _ in texts]
-            target = next(ids)[: config.max_target_tokens] if example.references else []
+            whole_target = next(ids) if example.references else []
+            target_length, target = len(whole_target), whole_target[: config.max_target_tokens]
         encoded.append(EncodedExample(
             id=example.id,
             paragraphs=paragraphs,
@@ -232,5 +236,6 @@ def encode_paragraphed(
             provenance=provenance,
             n_dropped_paragraphs=dropped,
             graph=paragraph_graph(texts, config.graph),
+            target_truncated=target_length > config.max_target_tokens,
         ))
     return encoded

@@ -142,6 +142,7 @@ def encode_record(
         provenance=[(0, rank) for rank in range(len(paragraphs))],
         n_dropped_paragraphs=len(record["src"]) - len(kept),
         graph=paragraph_graph(texts, config.graph),
+        target_truncated=len(target) > config.max_target_tokens,
     )
     return example, encoded
 
