@@ -29,6 +29,10 @@ class DecodeConfig:
     """GNMT length penalty exponent: score / ((5 + len) / 6) ** alpha."""
     min_length: int = 5
     max_length: int = 80
+    min_length_per_source_token: float = 0.0
+    """EOS is forbidden before ``min_length`` + this x the source tokens the model reads (each example's real
+    tokens, rounded, at most ``max_length``), as fairseq's ``max_len_a`` scales a maximum with the source: summaries
+    as long as their sources ask. 0: ``min_length`` for every example."""
     batch_size: int = 16
     """Examples per decoding batch (each expanded to beam_size rows)."""
     stopping: Stopping = Stopping.full
@@ -60,6 +64,9 @@ class DecodeConfig:
             )
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError(f"decode.max_steps must be >= 1 or null, found {self.max_steps}")
+        if self.min_length_per_source_token < 0:
+            raise ValueError(
+                f"decode.min_length_per_source_token must be >= 0, found {self.min_length_per_source_token}")
         if self.max_length < 1 or self.min_length < 0:
             raise ValueError(
                 f"decode.max_length must be >= 1 and decode.min_length >= 0; found {self.max_length}, {self.min_length}"

@@ -88,6 +88,11 @@ def generate(
     max_length, min_length = options.max_length, options.min_length
     if options.max_steps is not None:
         max_length, min_length = min(max_length, options.max_steps), min(min_length, options.max_steps)
+    min_lengths: int | list[int] = min_length
+    if options.min_length_per_source_token:
+        source_tokens = src_mask.flatten(1).sum(-1).double()  # (B,)
+        scaled = (min_length + options.min_length_per_source_token * source_tokens).round().clamp(max=max_length)
+        min_lengths = scaled.long().tolist()
     encoded = model.encode(src, src_mask, paragraph_graph=paragraph_graph)
     static = use_cache and options.compile_step
     capacity = None if not use_cache else max_length + 1 if static else max_length
@@ -102,7 +107,7 @@ def generate(
         state, step = PrefixState(empty, state), UncachedStep(model)
     common = dict(
         batch_size=src.size(0), bos_id=model.bos_id, eos_id=model.eos_id, alpha=options.alpha,
-        min_length=min_length, max_length=max_length, no_repeat_ngram_size=options.no_repeat_ngram_size,
+        min_length=min_lengths, max_length=max_length, no_repeat_ngram_size=options.no_repeat_ngram_size,
         device=src.device, give_up=give_up, forbidden_ids=model.forbidden_ids,
     )
     if options.greedy:

@@ -15,9 +15,9 @@ next-token log-probabilities [N, V] and the new state. The state implements
 decoder's memory keys/values) between beams without copying it at every step.
 
 Constraints applied to the log-probabilities before choosing: EOS is forbidden while fewer than
-``min_length`` tokens were generated; with ``no_repeat_ngram_size`` n > 0, a token that would
-complete an n-gram already present in the hypothesis is forbidden (trigram blocking of
-PreSumm / fairseq's ``NGramRepeatBlock`` with n = 3).
+``min_length`` tokens were generated (one length for every example, or one each); with
+``no_repeat_ngram_size`` n > 0, a token that would complete an n-gram already present in the
+hypothesis is forbidden (trigram blocking of PreSumm / fairseq's ``NGramRepeatBlock`` with n = 3).
 
 Scores are GNMT length-penalised: cumulative log-prob / ((5 + length) / 6) ** alpha, where
 length counts generated tokens (EOS included, BOS not).
@@ -125,11 +125,18 @@ def _cut_after_eos(tokens: list[int], eos_id: int) -> list[int]:
     return tokens[: tokens.index(eos_id) + 1] if eos_id in tokens else tokens
 
 
-def _check_lengths(min_length: int, max_length: int, no_repeat_ngram_size: int) -> None:
-    if max_length < 1 or min_length < 0:
+MinLength = int | Sequence[int]
+"""EOS forbidden before this many generated tokens: one length for every example, or one per example."""
+
+
+def _check_lengths(min_length: MinLength, max_length: int, no_repeat_ngram_size: int, batch_size: int) -> None:
+    lengths = [min_length] if isinstance(min_length, int) else list(min_length)
+    if max_length < 1 or min(lengths, default=0) < 0:
         raise ValueError(
             f"need max_length >= 1 and min_length >= 0; found {max_length}, {min_length}"
         )
+    if not isinstance(min_length, int) and len(lengths) != batch_size:
+        raise ValueError(f"need one min_length per example ({batch_size}), found {len(lengths)}")
     if no_repeat_ngram_size < 0:
         raise ValueError(f"no_repeat_ngram_size must be >= 0, found {no_repeat_ngram_size}")
 
@@ -149,14 +156,24 @@ def block_repeated_ngrams(log_probs: Tensor, generated: Tensor, n: int) -> None:
     log_probs[rows, windows[rows, starts, -1]] = float("-inf")
 
 
+def _row_min_lengths(min_length: MinLength, examples: list[int], beam_size: int, device: torch.device) -> int | Tensor:
+    """``min_length`` for the live rows: the one length, or long [N] (each live example's, once per beam)."""
+    if isinstance(min_length, int):
+        return min_length
+    return torch.tensor([min_length[e] for e in examples], device=device).repeat_interleave(beam_size)
+
+
 def _constrain(
-    log_probs: Tensor, alive: Tensor, *, t: int, eos_id: int, min_length: int, no_repeat_ngram_size: int,
+    log_probs: Tensor, alive: Tensor, *, t: int, eos_id: int, min_length: int | Tensor, no_repeat_ngram_size: int,
     forbidden_ids: Sequence[int],
 ) -> None:
-    """Apply the forbidden tokens, min_length and n-gram blocking in place; alive: [N, 1 + t] (BOS first)."""
+    """Apply the forbidden tokens, min_length (one, or long [N] a row) and n-gram blocking in place; alive:
+    [N, 1 + t] (BOS first)."""
     if forbidden_ids:
         log_probs[:, list(forbidden_ids)] = float("-inf")
-    if t < min_length:
+    if isinstance(min_length, Tensor):
+        log_probs[:, eos_id].masked_fill_(min_length > t, float("-inf"))
+    elif t < min_length:
         log_probs[:, eos_id] = float("-inf")
     if no_repeat_ngram_size:
         block_repeated_ngrams(log_probs, alive[:, 1:], no_repeat_ngram_size)
@@ -169,7 +186,7 @@ def greedy_search(
     batch_size: int,
     bos_id: int,
     eos_id: int,
-    min_length: int,
+    min_length: MinLength,
     max_length: int,
     alpha: float,
     no_repeat_ngram_size: int = 0,
@@ -184,7 +201,7 @@ def greedy_search(
     length-penalised with ``alpha`` like :func:`beam_search`. ``give_up``:
     see :data:`GiveUp` (an example given up has no hypothesis).
     """
-    _check_lengths(min_length, max_length, no_repeat_ngram_size)
+    _check_lengths(min_length, max_length, no_repeat_ngram_size, batch_size)
     examples = list(range(batch_size))  # original index of each live row
     alive = torch.full((batch_size, 1), bos_id, dtype=torch.long, device=device)  # (N, 1 + t)
     cumulative = torch.zeros(batch_size, device=device)  # (N,)
@@ -202,7 +219,8 @@ def greedy_search(
             state = state.select_examples(rows)
         out = step(alive[:, -1], state)
         log_probs = out.log_probs.float()  # (N, V)
-        _constrain(log_probs, alive, t=t, eos_id=eos_id, min_length=min_length,
+        _constrain(log_probs, alive, t=t, eos_id=eos_id,
+                   min_length=_row_min_lengths(min_length, examples, 1, alive.device),
                    no_repeat_ngram_size=no_repeat_ngram_size, forbidden_ids=forbidden_ids)
         best, tokens = log_probs.max(-1)  # (N,), (N,)
         cumulative = cumulative + best
@@ -236,7 +254,7 @@ def beam_search(
     bos_id: int,
     eos_id: int,
     alpha: float,
-    min_length: int,
+    min_length: MinLength,
     max_length: int,
     stopping: str,
     no_repeat_ngram_size: int = 0,
@@ -253,7 +271,7 @@ def beam_search(
     returned per example. ``give_up``: see :data:`GiveUp` (an example given up has no hypothesis).
     """
     stopping = Stopping.coerce(stopping, "stopping")
-    _check_lengths(min_length, max_length, no_repeat_ngram_size)
+    _check_lengths(min_length, max_length, no_repeat_ngram_size, batch_size)
     if not 1 <= n_best <= beam_size:
         raise ValueError(f"n_best must be in [1, beam_size={beam_size}], found {n_best}")
     B, K = batch_size, beam_size
@@ -284,7 +302,8 @@ def beam_search(
         out = step(alive[:, -1], state)
         log_probs = out.log_probs.float()  # (N, V)
         V = log_probs.size(-1)
-        _constrain(log_probs, alive, t=t, eos_id=eos_id, min_length=min_length,
+        _constrain(log_probs, alive, t=t, eos_id=eos_id,
+                   min_length=_row_min_lengths(min_length, examples, K, alive.device),
                    no_repeat_ngram_size=no_repeat_ngram_size, forbidden_ids=forbidden_ids)
         penalty = length_penalty(t + 1, alpha)
         # An example's K best continuations are among the k best tokens of each of its beams.

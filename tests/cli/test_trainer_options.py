@@ -52,6 +52,7 @@ REFUSED = [
     ("optim.scheduler.warmup_steps=-10", "optim.scheduler.warmup_steps must be an integer >= 1, found -10"),
     ("data.max_batch_size=0", "data.max_batch_size must be >= 1, found 0"),
     ("model.heads=0", "model.heads must be >= 1, found 0"),
+    ("decode.min_length_per_source_token=-0.5", "decode.min_length_per_source_token must be >= 0, found -0.5"),
 ]
 
 

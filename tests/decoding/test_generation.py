@@ -10,7 +10,7 @@ import torch
 from torch.testing import assert_close
 
 from hiersum.decoding.generation import GenerationOptions, generate
-from hiersum.decoding.search import greedy_search, length_penalty
+from hiersum.decoding.search import beam_search, greedy_search, length_penalty
 from tests.helpers.model import BOS, EOS, make_batch, make_flat_batch, make_model, repeated_ngrams
 
 official = GenerationOptions.official
@@ -78,6 +78,34 @@ def test_min_length_forbids_early_eos(batch, device, beam_size, stopping):
     for sequence in out.sequences:
         assert EOS not in sequence[:4]
         assert sequence[4] == EOS  # and then it ends as soon as it may
+
+
+@pytest.mark.parametrize("greedy_search_on", [False, True])
+def test_a_minimum_per_source_token_holds_each_example_to_its_own_length(batch, device, greedy_search_on):
+    model = eos_biased_model(30.0, device)  # EOS is by far the most likely token everywhere
+    src, mask, _ = batch
+    options = official(beam_size=3, greedy=greedy_search_on, max_length=12, min_length=1,
+                       min_length_per_source_token=0.25)
+    source_tokens = mask.flatten(1).sum(-1).tolist()
+    expected = [min(12, round(1 + 0.25 * n)) for n in source_tokens]
+    assert len(set(expected)) > 1  # the batch's examples differ in length
+    out = generate(model, src, mask, options)
+    assert [len(sequence) - 1 for sequence in out.sequences] == expected  # each ends as soon as it may
+    assert all(sequence[-1] == EOS and EOS not in sequence[:-1] for sequence in out.sequences)
+
+
+def test_one_minimum_per_example_equal_to_the_shared_one_gives_the_same_search(model, batch, device):
+    src, mask, _ = batch
+    state = model.init_decoder_state(model.encode(src, mask))
+    common = dict(batch_size=src.size(0), bos_id=BOS, eos_id=EOS, device=src.device, alpha=0.6, max_length=9)
+    with torch.no_grad():
+        shared = beam_search(model.step, state, beam_size=3, stopping="full", min_length=4, **common)
+        each = beam_search(model.step, state, beam_size=3, stopping="full", min_length=[4] * src.size(0), **common)
+        assert greedy(model, src, mask, min_length=[4] * src.size(0), max_length=9).sequences == greedy(
+            model, src, mask, min_length=4, max_length=9).sequences
+    assert each.sequences == shared.sequences and each.scores == shared.scores
+    with pytest.raises(ValueError, match="one min_length per example"):
+        beam_search(model.step, state, beam_size=3, stopping="full", min_length=[4], **common)
 
 
 def test_max_length_ends_every_hypothesis(batch, device):
