@@ -156,11 +156,16 @@ def block_repeated_ngrams(log_probs: Tensor, generated: Tensor, n: int) -> None:
     log_probs[rows, windows[rows, starts, -1]] = float("-inf")
 
 
-def _row_min_lengths(min_length: MinLength, examples: list[int], beam_size: int, device: torch.device) -> int | Tensor:
-    """``min_length`` for the live rows: the one length, or long [N] (each live example's, once per beam)."""
+def _row_min_lengths(min_length: MinLength, examples: list[int], beam_size: int, t: int,
+                     device: torch.device) -> int | Tensor:
+    """``min_length`` for the live rows at step ``t``: the one length, or long [N] (each live example's, once per
+    beam); 0 once ``t`` has passed every live example's minimum (no tensor made at the steps after it)."""
     if isinstance(min_length, int):
         return min_length
-    return torch.tensor([min_length[e] for e in examples], device=device).repeat_interleave(beam_size)
+    lengths = [min_length[e] for e in examples]
+    if t >= max(lengths, default=0):
+        return 0
+    return torch.tensor(lengths, device=device).repeat_interleave(beam_size)
 
 
 def _constrain(
@@ -220,7 +225,7 @@ def greedy_search(
         out = step(alive[:, -1], state)
         log_probs = out.log_probs.float()  # (N, V)
         _constrain(log_probs, alive, t=t, eos_id=eos_id,
-                   min_length=_row_min_lengths(min_length, examples, 1, alive.device),
+                   min_length=_row_min_lengths(min_length, examples, 1, t, alive.device),
                    no_repeat_ngram_size=no_repeat_ngram_size, forbidden_ids=forbidden_ids)
         best, tokens = log_probs.max(-1)  # (N,), (N,)
         cumulative = cumulative + best
@@ -303,7 +308,7 @@ def beam_search(
         log_probs = out.log_probs.float()  # (N, V)
         V = log_probs.size(-1)
         _constrain(log_probs, alive, t=t, eos_id=eos_id,
-                   min_length=_row_min_lengths(min_length, examples, K, alive.device),
+                   min_length=_row_min_lengths(min_length, examples, K, t, alive.device),
                    no_repeat_ngram_size=no_repeat_ngram_size, forbidden_ids=forbidden_ids)
         penalty = length_penalty(t + 1, alpha)
         # An example's K best continuations are among the k best tokens of each of its beams.
