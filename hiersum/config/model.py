@@ -28,6 +28,11 @@ class ModelConfig:
     """Transformer decoder layers."""
     dropout: float = 0.0
     """Dropout on embeddings, attention outputs and feed-forward blocks."""
+    attention_dropout: float | None = None
+    """Dropout on the attention probabilities (self, context and paragraph attention) and the pooling weights, as
+    fairseq's ``--attention-dropout`` and Hugging Face's ``attention_dropout``; None: ``dropout``'s value (the
+    official code's single rate). 0 lets a CPU run ``scaled_dot_product_attention``'s fused kernel in training,
+    which has no dropout (docs/benchmarks.md)."""
     max_positions: int = 5000
     """Length of the sinusoid tables (tokens per paragraph, paragraphs, summary length)."""
     encoder: str = "hierarchical"
@@ -136,3 +141,11 @@ class ModelConfig:
             raise ValueError(f"model.decoder_layers must be >= 1, found {self.decoder_layers}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"model.dropout must be in [0, 1), found {self.dropout}")
+        if self.attention_dropout is not None and not 0.0 <= self.attention_dropout < 1.0:
+            raise ValueError(f"model.attention_dropout must be in [0, 1) or null, found {self.attention_dropout}")
+
+    @property
+    def attention_dropout_rate(self) -> float:
+        """The dropout rate of the attention probabilities and pooling weights: ``attention_dropout``, or
+        ``dropout`` where it is None."""
+        return self.dropout if self.attention_dropout is None else self.attention_dropout

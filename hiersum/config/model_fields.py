@@ -27,8 +27,8 @@ PART_FIELDS: Mapping[str, Any] = {"copy_attention": False, "coverage": False, "g
 """The model settings that add a part with weights of its own, each with its value without the part: switched on for
 a network trained without it, the part starts fresh."""
 FREE_FIELDS = frozenset({
-    "dropout", "max_positions", "flat_max_tokens", "pooling_penalty", "coverage_loss_weight", "copy_oov",
-    "pretrained_frozen_layers", "pretrained_frozen_embeddings", "pretrained_cache_states",
+    "dropout", "attention_dropout", "max_positions", "flat_max_tokens", "pooling_penalty", "coverage_loss_weight",
+    "copy_oov", "pretrained_frozen_layers", "pretrained_frozen_embeddings", "pretrained_cache_states",
 })
 """The model settings that change how the network trains, not what it is: the command line's value is taken
 (``max_positions``: the sinusoid tables are computed, not trained; ``copy_oov``: no weights of its own, the extended

@@ -46,12 +46,14 @@ from hiersum.model.layers import (
 class DecoderLayer(nn.Module):
     """Pre-LN causal self-attention, context attention over the memory, then the feed-forward."""
 
-    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float):
+    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float,
+                 attention_dropout: float | None = None):
         super().__init__()
+        weights_dropout = dropout if attention_dropout is None else attention_dropout
         self.self_attn_norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
-        self.self_attn = MultiHeadAttention(d_model, heads=heads, dropout=dropout)
+        self.self_attn = MultiHeadAttention(d_model, heads=heads, dropout=weights_dropout)
         self.context_norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
-        self.context_attn = MultiHeadAttention(d_model, heads=heads, dropout=dropout)
+        self.context_attn = MultiHeadAttention(d_model, heads=heads, dropout=weights_dropout)
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
         self.dropout = nn.Dropout(dropout)
 
@@ -110,7 +112,8 @@ class TransformerDecoder(nn.Module):
     """Embeds target tokens (``emb * sqrt(D) + pos``), runs the decoder layers and a final LN.
 
     Args:
-        config: sizes (``d_model``, ``heads``, ``ff_size``, ``decoder_layers``, ``dropout``).
+        config: sizes (``d_model``, ``heads``, ``ff_size``, ``decoder_layers``) and rates (``dropout``,
+            ``attention_dropout``).
         embeddings: token embedding table [V, D], shared with the encoder and output layer.
     """
 
@@ -125,7 +128,8 @@ class TransformerDecoder(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.layers = nn.ModuleList(
             DecoderLayer(
-                config.d_model, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout
+                config.d_model, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout,
+                attention_dropout=config.attention_dropout_rate,
             )
             for _ in range(config.decoder_layers)
         )

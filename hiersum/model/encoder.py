@@ -93,10 +93,13 @@ class SelfAttentionBlock(nn.Module):
     """Pre-LN self-attention, residual, then the feed-forward (with its own pre-LN and residual): the sublayers
     of :class:`LocalLayer` and :class:`SequenceLayer`, which differ only in what the attention sees."""
 
-    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float):
+    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float,
+                 attention_dropout: float | None = None):
         super().__init__()
         self.norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
-        self.self_attn = MultiHeadAttention(d_model, heads=heads, dropout=dropout)
+        self.self_attn = MultiHeadAttention(
+            d_model, heads=heads, dropout=dropout if attention_dropout is None else attention_dropout
+        )
         self.dropout = nn.Dropout(dropout)
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
 
@@ -146,17 +149,19 @@ class InterLayer(nn.Module):
     w_h per pooling head, initialised to 1 so that the graph acts from the first step.
     """
 
-    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float, graph: bool = False):
+    def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float,
+                 attention_dropout: float | None = None, graph: bool = False):
         super().__init__()
         if d_model % heads:
             raise ValueError(f"d_model={d_model} must be divisible by inter heads={heads}")
         self.heads = heads
         head_width = d_model // heads
+        weights_dropout = dropout if attention_dropout is None else attention_dropout
         self.norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
-        self.pooling = MultiHeadPooling(d_model, heads=heads, dropout=dropout)
+        self.pooling = MultiHeadPooling(d_model, heads=heads, dropout=weights_dropout)
         self.head_norm = nn.LayerNorm(head_width, eps=LAYER_NORM_EPS)
         self.inter_attn = MultiHeadAttention(
-            head_width, heads=1, dropout=dropout, output_projection=False
+            head_width, heads=1, dropout=weights_dropout, output_projection=False
         )
         self.out = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
@@ -264,10 +269,11 @@ def hierarchical_layers(config: ModelConfig, width: int) -> nn.ModuleList:
     others paragraph-local :class:`LocalLayer`."""
     inter = {int(i) for i in config.inter_layers}
     graph = config.graph != "none"
+    rates = {"dropout": config.dropout, "attention_dropout": config.attention_dropout_rate}
     return nn.ModuleList(
-        InterLayer(width, heads=config.inter_heads, ff_size=config.ff_size, dropout=config.dropout, graph=graph)
+        InterLayer(width, heads=config.inter_heads, ff_size=config.ff_size, graph=graph, **rates)
         if i in inter
-        else LocalLayer(width, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
+        else LocalLayer(width, heads=config.heads, ff_size=config.ff_size, **rates)
         for i in range(config.encoder_layers)
     )
 
@@ -403,7 +409,8 @@ class FlatEncoder(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
         self.layers = nn.ModuleList(
-            SequenceLayer(config.d_model, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout)
+            SequenceLayer(config.d_model, heads=config.heads, ff_size=config.ff_size, dropout=config.dropout,
+                          attention_dropout=config.attention_dropout_rate)
             for _ in range(config.encoder_layers)
         )
         self.final_norm = nn.LayerNorm(config.d_model, eps=LAYER_NORM_EPS)

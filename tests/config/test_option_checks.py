@@ -211,6 +211,7 @@ REFUSED: list[tuple[Any, str]] = [  # (what builds the config, its message)
     (lambda: DataConfig(path="x", max_paragraphs=0), "data.max_paragraphs must be >= 1, found 0"),
     (lambda: ModelConfig(dropout=1.0), "model.dropout must be in [0, 1), found 1.0"),
     (lambda: ModelConfig(dropout=-0.1), "model.dropout must be in [0, 1), found -0.1"),
+    (lambda: ModelConfig(attention_dropout=1.0), "model.attention_dropout must be in [0, 1) or null, found 1.0"),
     (lambda: ModelConfig(heads=0), "model.heads must be >= 1, found 0"),
     (lambda: ModelConfig(inter_heads=0), "model.inter_heads must be >= 1, found 0"),
     (lambda: ModelConfig(d_model=-8), "model.d_model must be >= 1, found -8"),
