@@ -47,13 +47,12 @@ class DecoderLayer(nn.Module):
     """Pre-LN causal self-attention, context attention over the memory, then the feed-forward."""
 
     def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float,
-                 attention_dropout: float | None = None):
+                 attention_dropout: float):
         super().__init__()
-        weights_dropout = dropout if attention_dropout is None else attention_dropout
         self.self_attn_norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
-        self.self_attn = MultiHeadAttention(d_model, heads=heads, dropout=weights_dropout)
+        self.self_attn = MultiHeadAttention(d_model, heads=heads, dropout=attention_dropout)
         self.context_norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
-        self.context_attn = MultiHeadAttention(d_model, heads=heads, dropout=weights_dropout)
+        self.context_attn = MultiHeadAttention(d_model, heads=heads, dropout=attention_dropout)
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
         self.dropout = nn.Dropout(dropout)
 

@@ -94,12 +94,10 @@ class SelfAttentionBlock(nn.Module):
     of :class:`LocalLayer` and :class:`SequenceLayer`, which differ only in what the attention sees."""
 
     def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float,
-                 attention_dropout: float | None = None):
+                 attention_dropout: float):
         super().__init__()
         self.norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
-        self.self_attn = MultiHeadAttention(
-            d_model, heads=heads, dropout=dropout if attention_dropout is None else attention_dropout
-        )
+        self.self_attn = MultiHeadAttention(d_model, heads=heads, dropout=attention_dropout)
         self.dropout = nn.Dropout(dropout)
         self.feed_forward = FeedForward(d_model, ff_size=ff_size, dropout=dropout)
 
@@ -150,18 +148,17 @@ class InterLayer(nn.Module):
     """
 
     def __init__(self, d_model: int, *, heads: int, ff_size: int, dropout: float,
-                 attention_dropout: float | None = None, graph: bool = False):
+                 attention_dropout: float, graph: bool = False):
         super().__init__()
         if d_model % heads:
             raise ValueError(f"d_model={d_model} must be divisible by inter heads={heads}")
         self.heads = heads
         head_width = d_model // heads
-        weights_dropout = dropout if attention_dropout is None else attention_dropout
         self.norm = nn.LayerNorm(d_model, eps=LAYER_NORM_EPS)
-        self.pooling = MultiHeadPooling(d_model, heads=heads, dropout=weights_dropout)
+        self.pooling = MultiHeadPooling(d_model, heads=heads, dropout=attention_dropout)
         self.head_norm = nn.LayerNorm(head_width, eps=LAYER_NORM_EPS)
         self.inter_attn = MultiHeadAttention(
-            head_width, heads=1, dropout=weights_dropout, output_projection=False
+            head_width, heads=1, dropout=attention_dropout, output_projection=False
         )
         self.out = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
