@@ -35,7 +35,7 @@ from hiersum.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped
 from hiersum.evaluation.report_files import report_outputs
 from hiersum.training.dry_run import print_dry_run
 from hiersum.training.fit import FitStopped, fit
-from hiersum.training.init_from import dry_run_config
+from hiersum.training.init_from import composed_fine_tuning, dry_run_config
 from hiersum.training.launchers import launched_job
 from hiersum.training.trackers import log_run_results
 
@@ -50,6 +50,8 @@ def train(cfg: TrainConfig | DictConfig, model_given: Collection[str] = (),
     ``model_given``, ``tokenizer_given``: the fields of those groups the command line gave
     (:func:`hiersum.cli.overrides.given_fields`), which a fine-tuning run (``init_from``) compares with the trained
     network's settings (:mod:`hiersum.training.init_from`); a fresh or resumed run ignores them."""
+    if isinstance(cfg, DictConfig):  # init_from: typed with the trained network's model settings
+        cfg = composed_fine_tuning(cfg, model_given)
     cfg = command_config(cfg, TrainConfig, usage=USAGE)
     if cfg.dry_run:
         return print_dry_run(dry_run_config(cfg, model_given, tokenizer_given))

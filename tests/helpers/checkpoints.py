@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from hiersum.config import RankerModelConfig
+from hiersum.config import ModelConfig, RankerModelConfig
 from hiersum.data.tokenizer import train_tokenizer
 from hiersum.model.ranker import ParagraphRanker
 from tests.helpers.training import module_and_batch
@@ -17,17 +17,19 @@ WEIGHTS_ONLY_ADVICE = "weights_only=False"
 """PyTorch's advice on a ``weights_only`` refusal, which hiersum never repeats."""
 
 
-def summarizer_checkpoint() -> dict:
-    """The checkpoint dict of the tiny model (as Lightning's ModelCheckpoint saves the module's part)."""
-    module, _, _ = module_and_batch()
+def summarizer_checkpoint(model: ModelConfig | None = None) -> dict:
+    """The checkpoint dict of the tiny model, or of ``model`` (as Lightning's ModelCheckpoint saves the module's
+    part)."""
+    module, _, _ = module_and_batch(model)
     checkpoint = {"state_dict": module.state_dict(), "hyper_parameters": dict(module.hparams)}
     module.on_save_checkpoint(checkpoint)
     return checkpoint
 
 
-def save_summarizer_checkpoint(path: Path) -> Path:
-    """The checkpoint of the tiny model (:func:`summarizer_checkpoint`, untrained) saved at ``path``."""
-    torch.save(summarizer_checkpoint(), path)
+def save_summarizer_checkpoint(path: Path, model: ModelConfig | None = None) -> Path:
+    """The checkpoint of the tiny model, or of ``model`` (:func:`summarizer_checkpoint`, untrained) saved at
+    ``path``."""
+    torch.save(summarizer_checkpoint(model), path)
     return path
 
 
