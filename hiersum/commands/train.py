@@ -15,16 +15,18 @@ with a one-line message for a usage error (a bad option or value, a missing or m
 
 from __future__ import annotations
 
+import copy
 import logging
 import shlex
 from collections.abc import Collection
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
 from hiersum.checkpoints.io import load_network
+from hiersum.checkpoints.kinds import CheckpointError
 from hiersum.commands.common import count_skipped, rerun_command
 from hiersum.commands.composed import command_config
 from hiersum.config import TrainConfig
@@ -35,7 +37,7 @@ from hiersum.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped
 from hiersum.evaluation.report_files import report_outputs
 from hiersum.training.dry_run import print_dry_run
 from hiersum.training.fit import FitStopped, fit
-from hiersum.training.init_from import composed_fine_tuning, dry_run_config
+from hiersum.training.init_from import dry_run_config, read_starting_point
 from hiersum.training.launchers import launched_job
 from hiersum.training.trackers import log_run_results
 
@@ -121,6 +123,27 @@ def tracked_files(run_dir: Path, written: dict[str, Path]) -> list[Path]:
     ``report.html`` (``written``: what :func:`write_report` wrote), and the saved config when there is one."""
     config = [run_dir / name for name in TRACKED_CONFIG_FILES if (run_dir / name).is_file()]
     return [*(written[key] for key in TRACKED_REPORT_FILES if key in written), *config]
+
+
+def composed_fine_tuning(cfg: DictConfig, model_given: Collection[str]) -> DictConfig:
+    """A fine-tuning run's composed config (``init_from``) with the ``model`` fields that neither the command line
+    nor the experiment file gave (``model_given``) set to the trained network's, before the config is typed: the
+    checks across fields of :class:`hiersum.config.ModelConfig` then see the settings the run trains, as
+    :func:`hiersum.training.init_from.fine_tuning` makes them (``model.coverage=true`` on a checkpoint with copy
+    attention is checked against the checkpoint's ``copy_attention``, not against the preset's, which the run does
+    not use). Unchanged without ``init_from``, or where it does not load: ``fine_tuning`` reads it again and refuses
+    it then, unless the run continues from a checkpoint of its own. ``cfg`` itself is not changed."""
+    if cfg.get("init_from") is None:
+        return cfg
+    try:
+        trained = read_starting_point(cfg.init_from).network.model_config
+    except CheckpointError:
+        return cfg
+    composed = copy.deepcopy(cfg)
+    for field in fields(trained):
+        if field.name not in model_given:
+            composed.model[field.name] = getattr(trained, field.name)
+    return composed
 
 
 def missing_eval_split(cfg: TrainConfig) -> str | None:

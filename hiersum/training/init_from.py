@@ -28,17 +28,15 @@ The tokenizer is the checkpoint's: a ``tokenizer.*`` option on the command line 
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import torch
-from omegaconf import DictConfig
 
 from hiersum.checkpoints.contents import TrainedNetwork, checkpoint_tokenizer
 from hiersum.checkpoints.io import load_network, weights_problem
@@ -139,27 +137,6 @@ def fine_tuning(cfg: TrainConfig, resumed: Mapping[str, Any] | None, model_given
     trained = ModelConfig(**resumed["hyper_parameters"]["model"]) if start is None else start.network.model_config
     model = fine_tuned_model_config(trained, cfg.model, model_given, source=cfg.init_from)
     return replace(cfg, model=model), start
-
-
-def composed_fine_tuning(cfg: DictConfig, model_given: Collection[str]) -> DictConfig:
-    """A fine-tuning run's composed config (``init_from``) with the ``model`` fields that neither the command line
-    nor the experiment file gave (``model_given``) set to the trained network's, before the config is typed: the
-    checks across fields of :class:`ModelConfig` then see the settings the run trains, as :func:`fine_tuning` makes
-    them (``model.coverage=true`` on a checkpoint with copy attention is checked against the checkpoint's
-    ``copy_attention``, not against the preset's, which the run does not use). Unchanged without ``init_from``, or
-    where it does not load: :func:`fine_tuning` reads it again and refuses it then, unless the run continues from a
-    checkpoint of its own."""
-    if cfg.get("init_from") is None:
-        return cfg
-    try:
-        trained = read_starting_point(cfg.init_from).network.model_config
-    except CheckpointError:
-        return cfg
-    composed = copy.deepcopy(cfg)
-    for field in fields(trained):
-        if field.name not in model_given:
-            composed.model[field.name] = getattr(trained, field.name)
-    return composed
 
 
 def dry_run_config(cfg: TrainConfig, model_given: Collection[str] = (),

@@ -3,7 +3,8 @@ the model directory ``hiersum export`` makes of it). The first batch's loss is t
 the step, optimizer and data start afresh, the run records what it started from (checkpoints, metrics.json, the
 exported model card); a part the command line adds starts fresh with one log line; a shape change, a tokenizer
 option, ``ckpt_path`` beside it and a path that is no starting point are refused in one line, before any data is
-prepared. The selection of the settings and the weights, without a Trainer: tests/training/test_init_from.py."""
+prepared; the options are typed against the checkpoint's model settings, not the preset's. The selection of the
+settings and the weights, without a Trainer: tests/training/test_init_from.py."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ from pathlib import Path
 import pytest
 import torch
 
+from hiersum.commands.composed import command_config
 from hiersum.commands.export import export
-from hiersum.commands.train import train
+from hiersum.commands.train import composed_fine_tuning, train
+from hiersum.config import TrainConfig
+from hiersum.errors import UsageError
 from hiersum.inference.resumable_output import checkpoint_sha256
+from hiersum.training.init_from import fine_tuning
 from tests.helpers.checkpoints import save_summarizer_checkpoint
 from tests.helpers.cli import assert_usage_error, run_in_process, train_args
-from tests.helpers.config import compose_config, train_overrides
+from tests.helpers.config import compose_config, tiny_model_config, train_overrides
 from tests.helpers.probes import probe_overrides, read_probes, starting_loss_overrides
 
 SHORT = ["trainer.max_steps=2", "trainer.log_every_n_steps=1", "trainer.num_sanity_val_steps=0"]
@@ -109,6 +114,35 @@ def test_what_a_fine_tuning_run_cannot_change_is_refused_in_one_line(options, ex
                          monkeypatch, capsys)
     assert_usage_error(ran.returncode, ran.stderr, f"init_from={source}", *expected)
     assert not run_dir.exists()  # refused before anything was prepared or written
+
+
+def typed(cfg) -> TrainConfig:
+    return command_config(cfg, TrainConfig, usage="hiersum train ...")
+
+
+def test_the_composed_config_is_typed_with_the_trained_networks_settings(tmp_path):
+    """``model.coverage=true`` given for a checkpoint with copy attention, the preset composed under it (``model=tiny``)
+    without: the typed config checks the settings the run trains (the checkpoint's copy attention), not the
+    preset's; for a checkpoint without copy attention the refusal stays."""
+    with_copy = save_summarizer_checkpoint(tmp_path / "copy.ckpt", tiny_model_config(copy_attention=True))
+    cfg = compose_config("train", train_overrides(tmp_path, f"init_from={with_copy}", "model.coverage=true",
+                                                  "model.dropout=0.2"), tmp_path / "run")
+    with pytest.raises(UsageError, match=r"^model.coverage=true is the copy attention's coverage"):
+        typed(cfg)  # the preset's copy_attention=false
+    composed = composed_fine_tuning(cfg, {"coverage", "dropout"})
+    expected = tiny_model_config(copy_attention=True, coverage=True, dropout=0.2)
+    assert typed(composed).model == expected
+    assert fine_tuning(typed(composed), None, {"coverage", "dropout"})[0].model == expected
+    assert cfg.model.copy_attention is False  # the composed config is not changed in place
+
+    without_copy = save_summarizer_checkpoint(tmp_path / "plain.ckpt")
+    cfg.init_from = str(without_copy)
+    with pytest.raises(UsageError, match=r"^model.coverage=true is the copy attention's coverage"):
+        typed(composed_fine_tuning(cfg, {"coverage"}))
+    cfg.init_from = str(tmp_path / "missing.ckpt")  # refused by fine_tuning, which reads it again
+    assert composed_fine_tuning(cfg, {"coverage"}) is cfg
+    cfg.init_from = None
+    assert composed_fine_tuning(cfg, {"coverage"}) is cfg
 
 
 def experiment_args(corpus: Path, run_dir: Path, model_fields: str, *extra: str) -> list[str]:

@@ -12,13 +12,11 @@ import pytest
 import torch
 
 from hiersum.checkpoints.kinds import CheckpointError
-from hiersum.commands.composed import command_config
 from hiersum.config import ModelConfig, TokenizerConfig, TrainConfig
 from hiersum.config.model_fields import FREE_FIELDS, PART_FIELDS, SHAPE_FIELDS
 from hiersum.errors import UsageError
 from hiersum.model.summarizer import HierSum
 from hiersum.training.init_from import (
-    composed_fine_tuning,
     dry_run_config,
     fine_tuned_model_config,
     fine_tuning,
@@ -26,7 +24,7 @@ from hiersum.training.init_from import (
     read_starting_point,
 )
 from tests.helpers.checkpoints import assert_one_line_error, save_ranker_checkpoint, save_summarizer_checkpoint
-from tests.helpers.config import compose_config, tiny_model_config, train_overrides
+from tests.helpers.config import tiny_model_config
 
 SOURCE = "trained.ckpt"
 """The ``init_from`` the refusals name."""
@@ -114,35 +112,6 @@ def test_a_resumed_fine_tuning_run_takes_its_own_checkpoints_settings(tmp_path):
     resumed = {"hyper_parameters": {"model": tiny_model_config(copy_attention=True).__dict__}}
     cfg, start = fine_tuning(fine_tuning_config(tmp_path, str(tmp_path / "gone.ckpt")), resumed)
     assert start is None and cfg.model == tiny_model_config(copy_attention=True)
-
-
-def typed(cfg) -> TrainConfig:
-    return command_config(cfg, TrainConfig, usage="hiersum train ...")
-
-
-def test_the_composed_config_is_typed_with_the_trained_networks_settings(tmp_path):
-    """``model.coverage=true`` given for a checkpoint with copy attention, the preset composed under it (``model=tiny``)
-    without: the typed config checks the settings the run trains (the checkpoint's copy attention), not the
-    preset's; for a checkpoint without copy attention the refusal stays."""
-    with_copy = save_summarizer_checkpoint(tmp_path / "copy.ckpt", tiny_model_config(copy_attention=True))
-    cfg = compose_config("train", train_overrides(tmp_path, f"init_from={with_copy}", "model.coverage=true",
-                                                  "model.dropout=0.2"), tmp_path / "run")
-    with pytest.raises(UsageError, match=r"^model.coverage=true is the copy attention's coverage"):
-        typed(cfg)  # the preset's copy_attention=false
-    composed = composed_fine_tuning(cfg, {"coverage", "dropout"})
-    expected = tiny_model_config(copy_attention=True, coverage=True, dropout=0.2)
-    assert typed(composed).model == expected
-    assert fine_tuning(typed(composed), None, {"coverage", "dropout"})[0].model == expected
-    assert cfg.model.copy_attention is False  # the composed config is not changed in place
-
-    without_copy = save_summarizer_checkpoint(tmp_path / "plain.ckpt")
-    cfg.init_from = str(without_copy)
-    with pytest.raises(UsageError, match=r"^model.coverage=true is the copy attention's coverage"):
-        typed(composed_fine_tuning(cfg, {"coverage"}))
-    cfg.init_from = str(tmp_path / "missing.ckpt")  # refused by fine_tuning, which reads it again
-    assert composed_fine_tuning(cfg, {"coverage"}) is cfg
-    cfg.init_from = None
-    assert composed_fine_tuning(cfg, {"coverage"}) is cfg
 
 
 def test_a_dry_run_measures_the_trained_networks_settings_and_vocabulary(tmp_path):
