@@ -37,7 +37,7 @@ from hiersum.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, RunStopped
 from hiersum.evaluation.report_files import report_outputs
 from hiersum.training.dry_run import print_dry_run
 from hiersum.training.fit import FitStopped, fit
-from hiersum.training.init_from import dry_run_config, read_starting_point
+from hiersum.training.init_from import StartingPoint, dry_run_config, read_starting_point
 from hiersum.training.launchers import launched_job
 from hiersum.training.trackers import log_run_results
 
@@ -52,11 +52,12 @@ def train(cfg: TrainConfig | DictConfig, model_given: Collection[str] = (),
     ``model_given``, ``tokenizer_given``: the fields of those groups the command line gave
     (:func:`hiersum.cli.overrides.given_fields`), which a fine-tuning run (``init_from``) compares with the trained
     network's settings (:mod:`hiersum.training.init_from`); a fresh or resumed run ignores them."""
+    start = None
     if isinstance(cfg, DictConfig):  # init_from: typed with the trained network's model settings
-        cfg = composed_fine_tuning(cfg, model_given)
+        cfg, start = composed_fine_tuning(cfg, model_given)
     cfg = command_config(cfg, TrainConfig, usage=USAGE)
     if cfg.dry_run:
-        return print_dry_run(dry_run_config(cfg, model_given, tokenizer_given))
+        return print_dry_run(dry_run_config(cfg, model_given, tokenizer_given, start=start))
     inputs = {"tokenizer.path": cfg.tokenizer.path, "init_from": cfg.init_from,
               **existing_split_files(cfg.data, ["train", "validation", str(cfg.eval_split or "test")])}
     refuse_overwriting_inputs(report_outputs(cfg.paths["output_dir"]), inputs)
@@ -65,7 +66,7 @@ def train(cfg: TrainConfig | DictConfig, model_given: Collection[str] = (),
         log.warning("%s: training and validating, without the %s scoring", missing, eval_split)
         cfg = replace(cfg, eval_split=None)
     try:
-        fitted = fit(cfg, model_given, tokenizer_given)
+        fitted = fit(cfg, model_given, tokenizer_given, start=start)
     except FitStopped as stopped:
         raise RunStopped(_stopped_message(stopped, cfg), exit_status=_exit_status(stopped)) from None
     run_dir = fitted.run_dir
@@ -125,25 +126,27 @@ def tracked_files(run_dir: Path, written: dict[str, Path]) -> list[Path]:
     return [*(written[key] for key in TRACKED_REPORT_FILES if key in written), *config]
 
 
-def composed_fine_tuning(cfg: DictConfig, model_given: Collection[str]) -> DictConfig:
+def composed_fine_tuning(cfg: DictConfig, model_given: Collection[str]) -> tuple[DictConfig, StartingPoint | None]:
     """A fine-tuning run's composed config (``init_from``) with the ``model`` fields that neither the command line
     nor the experiment file gave (``model_given``) set to the trained network's, before the config is typed: the
     checks across fields of :class:`hiersum.config.ModelConfig` then see the settings the run trains, as
     :func:`hiersum.training.init_from.fine_tuning` makes them (``model.coverage=true`` on a checkpoint with copy
     attention is checked against the checkpoint's ``copy_attention``, not against the preset's, which the run does
-    not use). Unchanged without ``init_from``, or where it does not load: ``fine_tuning`` reads it again and refuses
-    it then, unless the run continues from a checkpoint of its own. ``cfg`` itself is not changed."""
+    not use); and the starting point read, which the fit takes rather than reading it again. Unchanged and None
+    without ``init_from``, or where it does not load: ``fine_tuning`` reads it then and refuses it, unless the run
+    continues from a checkpoint of its own. ``cfg`` itself is not changed."""
     if cfg.get("init_from") is None:
-        return cfg
+        return cfg, None
     try:
-        trained = read_starting_point(cfg.init_from).network.model_config
+        start = read_starting_point(cfg.init_from)
     except CheckpointError:
-        return cfg
+        return cfg, None
+    trained = start.network.model_config
     composed = copy.deepcopy(cfg)
     for field in fields(trained):
         if field.name not in model_given:
             composed.model[field.name] = getattr(trained, field.name)
-    return composed
+    return composed, start
 
 
 def missing_eval_split(cfg: TrainConfig) -> str | None:

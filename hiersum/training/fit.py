@@ -32,7 +32,7 @@ from hiersum.inference.batched import is_out_of_memory
 from hiersum.model.encoder_registry import run_tokenizer_config, source_layout, validate_choices
 from hiersum.model.summarizer import HierSum
 from hiersum.training.callbacks import Throughput
-from hiersum.training.init_from import fine_tuning, load_starting_weights
+from hiersum.training.init_from import StartingPoint, fine_tuning, load_starting_weights
 from hiersum.training.launchers import launched_job, torchrun_restart_hazard
 from hiersum.training.lost_ranks import lost_rank
 from hiersum.training.module import HierSumModule, module_hparams
@@ -160,12 +160,13 @@ def build_module(cfg: TrainConfig, tokenizer: SubwordTokenizer) -> HierSumModule
     return module
 
 
-def fit(cfg: TrainConfig, model_given: Collection[str] = (), tokenizer_given: Collection[str] = ()) -> FitResult:
+def fit(cfg: TrainConfig, model_given: Collection[str] = (), tokenizer_given: Collection[str] = (), *,
+        start: StartingPoint | None = None) -> FitResult:
     """Seed, build the tokenizer (saved in the run directory), the datamodule and the module, and fit
     them with the Trainer of ``cfg.trainer``. With ``cfg.init_from``, the network, its settings (those of
     ``model_given``, the ``model`` fields the command line gave, on top) and the tokenizer are the trained network's
     (:mod:`hiersum.training.init_from`; ``tokenizer_given``: the ``tokenizer`` fields the command line gave,
-    refused there)."""
+    refused there; ``start``: ``init_from`` already read, else it is read here)."""
     validate_choices(cfg)
     prepare_trackers(cfg.logger)  # a tracker's missing package, before anything is prepared
     pl.seed_everything(cfg.seed, workers=True)
@@ -177,7 +178,7 @@ def fit(cfg: TrainConfig, model_given: Collection[str] = (), tokenizer_given: Co
     resume = find_checkpoint(LAST if cfg.ckpt_path is None and job is not None else cfg.ckpt_path, run_dir)
     # a file that is no training checkpoint: its CheckpointError (one line) before anything is prepared
     checkpoint = read_training_checkpoint(resume) if resume else None
-    cfg, start = fine_tuning(cfg, checkpoint, model_given, tokenizer_given)  # cfg unchanged without init_from
+    cfg, start = fine_tuning(cfg, checkpoint, model_given, tokenizer_given, start=start)  # unchanged without init_from
     if checkpoint is not None or start is not None:  # the run's own tokenizer or the trained network's, never trained
         tokenizer = checkpoint_tokenizer(checkpoint, resume, RESUME) if checkpoint is not None else start.tokenizer
         tokenizer.save(run_dir / "tokenizer")

@@ -120,31 +120,36 @@ def added_parts(trained: ModelConfig, config: ModelConfig) -> list[str]:
 
 
 def fine_tuning(cfg: TrainConfig, resumed: Mapping[str, Any] | None, model_given: Collection[str] = (),
-                tokenizer_given: Collection[str] = ()) -> tuple[TrainConfig, StartingPoint | None]:
+                tokenizer_given: Collection[str] = (), *, start: StartingPoint | None = None,
+                ) -> tuple[TrainConfig, StartingPoint | None]:
     """``cfg`` with the model settings a run of ``cfg.init_from`` trains (:func:`fine_tuned_model_config`), and
     the starting point whose weights it loads; ``(cfg, None)`` without ``init_from``. ``resumed``: the run's own
     checkpoint when the run continues from it (``ckpt_path=last``, a restarted job: its settings are the base, its
     weights are loaded by the resume, the starting point is not read again). ``model_given``, ``tokenizer_given``:
     the fields of those groups the command line gave (:func:`hiersum.cli.overrides.given_fields`); a ``tokenizer``
-    one is refused."""
+    one is refused. ``start``: ``cfg.init_from`` already read (``hiersum train`` reads it before typing its config),
+    else it is read here."""
     if cfg.init_from is None:
         return cfg, None
     if tokenizer_given:
         options = ", ".join(f"tokenizer.{name}" for name in sorted(tokenizer_given))
         raise UsageError(f"init_from={cfg.init_from}: the tokenizer is the checkpoint's; {options} does not apply "
                          "(leave it out)")
-    start = None if resumed is not None else read_starting_point(cfg.init_from)
+    if resumed is not None:
+        start = None
+    elif start is None:
+        start = read_starting_point(cfg.init_from)
     trained = ModelConfig(**resumed["hyper_parameters"]["model"]) if start is None else start.network.model_config
     model = fine_tuned_model_config(trained, cfg.model, model_given, source=cfg.init_from)
     return replace(cfg, model=model), start
 
 
-def dry_run_config(cfg: TrainConfig, model_given: Collection[str] = (),
-                   tokenizer_given: Collection[str] = ()) -> TrainConfig:
+def dry_run_config(cfg: TrainConfig, model_given: Collection[str] = (), tokenizer_given: Collection[str] = (),
+                   *, start: StartingPoint | None = None) -> TrainConfig:
     """``cfg`` as ``dry_run=true`` measures it (:mod:`hiersum.training.dry_run`): with ``init_from``, the settings of
     :func:`fine_tuning` and the trained network's vocabulary (``tokenizer.vocab_size``, the size the dry run builds
     the embeddings with: the run's tokenizer is the checkpoint's)."""
-    cfg, start = fine_tuning(cfg, None, model_given, tokenizer_given)
+    cfg, start = fine_tuning(cfg, None, model_given, tokenizer_given, start=start)
     if start is None:
         return cfg
     return replace(cfg, tokenizer=replace(cfg.tokenizer, vocab_size=start.network.model.vocab_size))

@@ -129,20 +129,21 @@ def test_the_composed_config_is_typed_with_the_trained_networks_settings(tmp_pat
                                                   "model.dropout=0.2"), tmp_path / "run")
     with pytest.raises(UsageError, match=r"^model.coverage=true is the copy attention's coverage"):
         typed(cfg)  # the preset's copy_attention=false
-    composed = composed_fine_tuning(cfg, {"coverage", "dropout"})
+    composed, start = composed_fine_tuning(cfg, {"coverage", "dropout"})
     expected = tiny_model_config(copy_attention=True, coverage=True, dropout=0.2)
     assert typed(composed).model == expected
-    assert fine_tuning(typed(composed), None, {"coverage", "dropout"})[0].model == expected
+    tuned, started = fine_tuning(typed(composed), None, {"coverage", "dropout"}, start=start)
+    assert tuned.model == expected and start is not None and started is start  # read once, by the command
     assert cfg.model.copy_attention is False  # the composed config is not changed in place
 
     without_copy = save_summarizer_checkpoint(tmp_path / "plain.ckpt")
     cfg.init_from = str(without_copy)
     with pytest.raises(UsageError, match=r"^model.coverage=true is the copy attention's coverage"):
-        typed(composed_fine_tuning(cfg, {"coverage"}))
-    cfg.init_from = str(tmp_path / "missing.ckpt")  # refused by fine_tuning, which reads it again
-    assert composed_fine_tuning(cfg, {"coverage"}) is cfg
-    cfg.init_from = None
-    assert composed_fine_tuning(cfg, {"coverage"}) is cfg
+        typed(composed_fine_tuning(cfg, {"coverage"})[0])
+    for init_from in (str(tmp_path / "missing.ckpt"), None):  # missing: refused by fine_tuning, which reads it then
+        cfg.init_from = init_from
+        unchanged, start = composed_fine_tuning(cfg, {"coverage"})
+        assert unchanged is cfg and start is None
 
 
 def experiment_args(corpus: Path, run_dir: Path, model_fields: str, *extra: str) -> list[str]:
