@@ -83,7 +83,7 @@ def test_the_missing_test_split_is_found_before_the_fit(eval_split, fitted_eval_
     folder = cnndm_corpus(tmp_path / "corpus", "train", "validation")
     given = []
 
-    def fit(cfg, *_given):
+    def fit(cfg, *_given, **_options):
         given.append(cfg.eval_split)
         raise _Fitted
 
