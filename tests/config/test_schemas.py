@@ -421,7 +421,7 @@ def test_the_neus_recipe_fine_tunes_a_given_checkpoint_on_ptb_text_and_keeps_the
     assert (typed.init_from, typed.data.format, typed.data.document_separator) == (
         "/runs/cnndm/best.ckpt", "line_pairs", " [SEP] ")
     assert (typed.data.text_normalization, typed.data.selection, typed.data.paragraphs) == (
-        "ptb", "round_robin", "sentences")
+        "ptb", "tfidf", "sentences")
     assert typed.trainer.max_steps > 0 and typed.trainer.max_time is None
     assert typed.optim.scheduler["num_training_steps"] == typed.trainer.max_steps
     assert (cfg.callbacks.model_checkpoint.monitor, cfg.callbacks.model_checkpoint.mode) == ("val/loss", "min")
