@@ -9,6 +9,7 @@ are rebuilt one int at a time by the writing process (docs/benchmarks.md, "Prepa
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import os
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from hiersum.data.schema import EncodedExample, Example
-from hiersum.data.selection import EncodingConfig, encode_examples
+from hiersum.data.selection import SCORERS, EncodingConfig, encode_examples
 from hiersum.data.tokenizer import SubwordTokenizer
 
 TOKEN_DTYPE = np.int32
@@ -127,9 +128,20 @@ _SETTINGS: list[EncodingSettings] = []
 """The encoding settings of this tokenizing process, set once when it starts."""
 
 
-def init_tokenizing_process(settings: EncodingSettings) -> None:
-    """The initializer of a tokenizing process."""
+def scorer_module(selection: EncodingConfig) -> str | None:
+    """The module that registered the paragraph scorer of ``selection.selection`` in
+    :data:`~hiersum.data.selection.SCORERS` (``hiersum.checkpoints.ranker`` for ``ranker``); None for a rule without
+    one. A spawned process starts with no such import, so :func:`init_tokenizing_process` makes it."""
+    entry = SCORERS.get(selection.selection)
+    return entry.__module__ if entry is not None else None
+
+
+def init_tokenizing_process(settings: EncodingSettings, module: str | None = None) -> None:
+    """The initializer of a tokenizing process; ``module``: :func:`scorer_module` of the settings' selection, imported
+    so that this process's scorer registry holds what the parent's does."""
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a process: the processes already use the cores
+    if module is not None:
+        importlib.import_module(module)
     _SETTINGS.append(settings)
 
 

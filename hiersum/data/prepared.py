@@ -66,6 +66,7 @@ from hiersum.data.encoded_chunk import (
     encode_in_process,
     encoded_chunk,
     init_tokenizing_process,
+    scorer_module,
 )
 from hiersum.data.formats.registry import corpus_normalization, data_format, format_options, format_spec
 from hiersum.data.paragraphs import LONG_SENTENCES
@@ -341,7 +342,7 @@ def _encoded_in_processes(items: Iterator[list[Example] | RecordError], settings
             if pool is None and pending:
                 pool = stack.enter_context(ProcessPoolExecutor(
                     max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                    initializer=init_tokenizing_process, initargs=(settings,)))
+                    initializer=init_tokenizing_process, initargs=(settings, scorer_module(settings[1]))))
                 first, _ = pending.popleft()
                 pending.append((first, pool.submit(encode_in_process, first)))
             pending.append((item, pool.submit(encode_in_process, item) if pool else None))

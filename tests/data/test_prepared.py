@@ -265,6 +265,26 @@ def test_the_prepared_files_are_the_same_for_any_number_of_tokenizing_processes(
         assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), name
 
 
+@pytest.mark.slow  # spawned tokenizing processes
+def test_tokenizing_processes_rank_paragraphs_with_a_trained_ranker(tiny_corpus, tokenizer, tmp_path, monkeypatch):
+    # the parent's registry holds "ranker" (hiersum.checkpoints.ranker registers it); a spawned process must too
+    from hiersum.checkpoints.ranker import save_ranker
+    from hiersum.config import RankerModelConfig
+    from hiersum.model.ranker import ParagraphRanker
+
+    torch.manual_seed(0)
+    network = ParagraphRanker(RankerModelConfig(embedding_dim=8, hidden_size=8), vocab_size=tokenizer.vocab_size,
+                              pad_id=tokenizer.special.pad)
+    ranker = save_ranker(tmp_path / "ranker.pt", network, tokenizer)
+    monkeypatch.setattr(prepared_module, "ENCODE_CHUNK", 7)  # several chunks: the processes start
+    data = data_config(tiny_corpus, tmp_path / "cache", selection="ranker", ranker=str(ranker), title_paragraph=False,
+                       prepare_workers=2)
+    prepared = prepare_split(data, "train", tokenizer, shard_examples=16)
+    expected = encode_examples(read_split(tiny_corpus / "train.jsonl"), tokenizer, encoding_config(data))
+    assert [prepared[i] for i in range(len(prepared))] == expected
+    assert any(example.provenance != sorted(example.provenance) for example in expected)  # not document order
+
+
 def test_prepare_workers_must_be_at_least_one(tiny_corpus, tmp_path):
     with pytest.raises(ValueError, match="data.prepare_workers must be >= 1 or null, found 0"):
         data_config(tiny_corpus, tmp_path, prepare_workers=0)
