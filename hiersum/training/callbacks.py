@@ -144,6 +144,10 @@ BUSY_LOAD_MARGIN = 0.5
 """How far the median 1-minute load average of a CPU run may exceed the cores before :class:`Throughput` calls the
 machine busy: a run's own threads bring the load to about the cores (``cnndm_cpu`` alone on an idle 2-core machine:
 2.0), another tenant busy on one core adds 1."""
+BUSY_WINDOWS = 3
+"""How many training windows in a row must see the load above the cores (by :data:`BUSY_LOAD_MARGIN`) before
+:class:`Throughput` warns while the run trains: a 1-minute load average that still remembers the corpus preparation
+before the first step is above them for one window or two, not three."""
 
 
 class Throughput(ThroughputMonitorHooks, ThroughputMonitor):
@@ -159,7 +163,10 @@ class Throughput(ThroughputMonitorHooks, ThroughputMonitor):
     ``window_size`` batches. On a CPU the machine's load average is read with each training window: a run whose
     median load exceeded the cores by more than :data:`BUSY_LOAD_MARGIN` ends with a warning that its MFU measured
     the CPU share it got (two default runs under a load of 8-9 on 2 cores logged medians of 1.0% and 2.1%, against
-    43.5% on an idle machine)."""
+    43.5% on an idle machine). It is told at once, too, when :data:`BUSY_WINDOWS` windows in a row see that load,
+    with what to do: another job's threads and the run's stall each other (docs/training.md, Two jobs on one CPU:
+    a NeuS epoch took 991 s beside an evaluation, 153 s alone), and a run that is told an hour later has lost the
+    hour."""
 
     def __init__(self, available_flops: float | None = None, window_size: int = 50,
                  remeasure_roof: bool = False) -> None:
@@ -171,6 +178,7 @@ class Throughput(ThroughputMonitorHooks, ThroughputMonitor):
         self._warned_above_peak = False
         self._load_averages: list[float] | None = None
         """The 1-minute load average at each training window of a CPU run (None: not a CPU run)."""
+        self._warned_busy = False
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         super().setup(trainer, pl_module, stage)
@@ -199,6 +207,20 @@ class Throughput(ThroughputMonitorHooks, ThroughputMonitor):
             log.warning("throughput: the machine was busy while this run trained (median load average %.1f on %d "
                         "cores): its MFU measures the share of the CPU it got; compare the MFU of runs on an idle "
                         "machine", load, cores)
+
+    def _warn_when_busy(self, trainer: pl.Trainer) -> None:
+        """Warn once, while the run trains, when the last :data:`BUSY_WINDOWS` windows all saw the machine busy."""
+        recent = (self._load_averages or [])[-BUSY_WINDOWS:]
+        cores = os.cpu_count() or 1
+        if (self._warned_busy or not trainer.is_global_zero or len(recent) < BUSY_WINDOWS
+                or min(recent) <= cores + BUSY_LOAD_MARGIN):
+            return
+        self._warned_busy = True
+        log.warning("throughput: the machine is busy (load average %s on %d cores): another job shares the cores, "
+                    "and threads that wait on each other spin, so each step can take several times as long. Run "
+                    "such jobs one after the other, or give each its share of the threads (OMP_NUM_THREADS=1 on "
+                    "each of two jobs on 2 cores): docs/training.md, Two jobs on one CPU",
+                    " / ".join(f"{load:.1f}" for load in recent), cores)
 
     def _device_peak(self, trainer: pl.Trainer, dtype: torch.dtype) -> Peak | None:
         """:func:`device_peak`; CPU processes of one machine do not measure its roof at once (they would slow each
@@ -230,5 +252,6 @@ class Throughput(ThroughputMonitorHooks, ThroughputMonitor):
                             self.peak.source)
         if self._load_averages is not None and stage == RunningStage.TRAINING:
             self._load_averages.append(os.getloadavg()[0])
+            self._warn_when_busy(trainer)
         log_to_loggers(trainer, {f"{stage.value}{throughput.separator}{k}": v for k, v in metrics.items()}, iter_num)
 

@@ -79,3 +79,27 @@ def test_a_run_on_a_busy_cpu_says_its_mfu_measured_its_share(tiny_cfg, caplog, m
     assert len(warnings) == int(warned)
     if warned:
         assert f"median load average {load:.1f} on {os.cpu_count()} cores" in warnings[0]
+    told = [record.getMessage() for record in caplog.records if "the machine is busy" in record.getMessage()]
+    assert len(told) == int(warned)  # told at once too, and once
+
+
+@pytest.mark.parametrize(("loads", "told"), [
+    ([CORES + 2, CORES + 2, CORES, CORES, CORES, CORES], False),  # the preparation before the first step, fading
+    ([CORES, CORES + 1, CORES + 1.5, CORES + 2, CORES + 2, CORES + 2], True),
+])
+def test_a_run_on_a_busy_cpu_is_told_while_it_trains(tiny_cfg, caplog, monkeypatch, device, loads, told):
+    if device.type != "cpu":
+        pytest.skip("the load average is read on a CPU run only")
+    readings = iter(loads + [loads[-1]] * 100)
+    monkeypatch.setattr(os, "getloadavg", lambda: (next(readings),) * 3)
+    with caplog.at_level(logging.INFO, logger="hiersum"):
+        train(tiny_cfg("trainer.max_steps=6", "trainer.log_every_n_steps=1", "callbacks.throughput.window_size=2",
+                       "eval_split=null", "logger=csv"))
+    messages = [record.getMessage() for record in caplog.records]
+    busy = [index for index, message in enumerate(messages) if "the machine is busy" in message]
+    assert len(busy) == int(told)
+    if told:  # with the three loads that made it, before the run ends
+        assert f"load average {CORES + 1:.1f} / {CORES + 1.5:.1f} / {CORES + 2:.1f} on" in messages[busy[0]]
+        assert "OMP_NUM_THREADS=1" in messages[busy[0]]
+        ended = [index for index, message in enumerate(messages) if "the machine was busy" in message]
+        assert ended and busy[0] < ended[0]
