@@ -7,6 +7,7 @@
 #   make gpu-check   on a CUDA machine: tests, benchmarks and runs on the GPU, one JSON summary (docs/benchmarks.md)
 #   make ci-deps     what CI installs before make test (.ci/run): Debian's chromium and the ci extra
 #   make test-python PY=3.12   the fast tests on another Python, in its own venv .venv-3.12 (CI: 3.10, 3.12, 3.13)
+#   make venv-python PY=3.12   that venv alone
 #   make lock        rewrite the locks requirements/lock-py3.X.txt after a change of pyproject.toml's dependencies
 # Extra arguments: make train ARGS="model=tiny debug=fast_dev_run"; make test PYTEST_ARGS="-m 'not slow'"
 
@@ -26,7 +27,7 @@ LOCK_ARGS ?=
 UV_COMPILE := pip compile --quiet pyproject.toml requirements/lock.in --all-extras \
 	--python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock'
 
-.PHONY: train test test-fast test-python lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps lock lock-check
+.PHONY: train test test-fast test-python venv-python lint sample docs docs-serve clean gpu-check gpu-wheels gpu-venv ci-deps lock lock-check
 
 # What installs into the venv: pip, which finds the CPU torch wheel on this machine image's disk (Python 3.11).
 # make test-python passes .venv's uv instead (uv pip install), for the CUDA builds of torch that the other Pythons
@@ -63,13 +64,19 @@ find_python = $(shell for p in $$(ls -d $(PYENV_ROOT)/versions/$(1).*/bin/python
 	"$$p" -c 'import sys; sys.exit(sys.version_info[:2] != ($(subst .,$(comma),$(1))))' >/dev/null 2>&1 && \
 	command -v "$$p" && break; done)
 comma := ,
-test-python: $(STAMP)
-	@test -n "$(PY)" || { echo "make test-python: name the Python, e.g. make test-python PY=3.12" >&2; exit 2; }
-	@test -n "$(call find_python,$(PY))" || { echo "make test-python: no Python $(PY) on this machine (looked for \
+OTHER_PYTHON = $(call find_python,$(PY))
+OTHER_VENV = VENV=.venv-$(PY) PYTHON=$(OTHER_PYTHON) \
+	INSTALL="$(abspath $(BIN))/uv pip install --quiet --compile-bytecode --python .venv-$(PY)/bin/python"
+# its venv alone (make venv-python PY=3.12): .ci/run makes the other Pythons' beside make test, since downloading and
+# linking their packages needs the network and the disk more than the cores the suite keeps busy
+venv-python: $(STAMP)
+	@test -n "$(PY)" || { echo "make $@: name the Python, e.g. make $@ PY=3.12" >&2; exit 2; }
+	@test -n "$(OTHER_PYTHON)" || { echo "make $@: no Python $(PY) on this machine (looked for \
 	$(PYENV_ROOT)/versions/$(PY).*/bin/python$(PY) and python$(PY) on PATH)" >&2; exit 1; }
-	$(MAKE) --no-print-directory ci-deps test VENV=.venv-$(PY) PYTHON=$(call find_python,$(PY)) \
-		INSTALL="$(abspath $(BIN))/uv pip install --quiet --compile-bytecode --python .venv-$(PY)/bin/python" \
-		PYTEST_ARGS="-m 'not slow' $(PYTEST_ARGS)"
+	$(MAKE) --no-print-directory ci-deps $(OTHER_VENV)
+
+test-python: venv-python
+	$(MAKE) --no-print-directory test $(OTHER_VENV) PYTEST_ARGS="-m 'not slow' $(PYTEST_ARGS)"
 
 # so that no test skips for a reason CI can fix (only the CUDA tests skip on a CPU): Debian's chromium for the
 # serve page's browser test (apt-get: root, or sudo), and the ci extra of pyproject.toml (Playwright for Python,
