@@ -67,8 +67,8 @@ comma := ,
 OTHER_PYTHON = $(call find_python,$(PY))
 OTHER_VENV = VENV=.venv-$(PY) PYTHON=$(OTHER_PYTHON) \
 	INSTALL="$(abspath $(BIN))/uv pip install --quiet --compile-bytecode --python .venv-$(PY)/bin/python"
-# its venv alone (make venv-python PY=3.12): .ci/run makes the other Pythons' beside make test, since downloading and
-# linking their packages needs the network and the disk more than the cores the suite keeps busy
+# its venv alone (make venv-python PY=3.12): .ci/run makes the other Pythons' beside make test, so that downloading and
+# unpacking their packages overlaps the suite (their bytecode compiling, at nice 19, takes what CPU the suite leaves)
 venv-python: $(STAMP)
 	@test -n "$(PY)" || { echo "make $@: name the Python, e.g. make $@ PY=3.12" >&2; exit 2; }
 	@test -n "$(OTHER_PYTHON)" || { echo "make $@: no Python $(PY) on this machine (looked for \
