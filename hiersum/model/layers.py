@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hiersum.data.packing import PackedGrid, RowChunk
+from hiersum.data.packing import PackedGrid, ParagraphBucket, RowChunk
 from hiersum.model.attention_kernels import attention
 
 LAYER_NORM_EPS = 1e-6
@@ -167,9 +167,8 @@ class MultiHeadAttention(nn.Module):
         H, E = self.heads, D // self.heads
         qkv = F.linear(x, *self.stacked_query_key_value())  # (N, 3*D): one matmul for the three projections
         contexts = []
-        for bucket in layout.buckets:
+        for bucket, rows in zip(layout.buckets, bucket_rows(qkv, layout.buckets), strict=True):
             n, W = bucket.gather_index.shape
-            rows = qkv.index_select(0, bucket.gather_index.view(-1))  # (n*W, 3*D)
             q, k, v = rows.view(n, W, 3, H, E).permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (n, H, W, E)
             context = attention(q, k, v, bucket.attn_mask, self.dropout if self.training else 0.0)  # (n, H, W, E)
             contexts.append(context.transpose(1, 2).reshape(n * W, D))  # (n*W, H*E)
@@ -196,6 +195,18 @@ class MultiHeadAttention(nn.Module):
         elif attn_mask is not None:
             scores = scores + attn_mask
         return scores.softmax(-1)
+
+
+def bucket_rows(rows: Tensor, buckets: tuple[ParagraphBucket, ...]) -> tuple[Tensor, ...]:
+    """The packed ``rows`` [N, C] each bucket reads, [n * W, C] per bucket, taken by one ``index_select`` and split:
+    its backward fills one zero [N, C] gradient and adds into it once, where a gather per bucket filled one each
+    (seven for paragraphs of up to 64 tokens) and autograd summed them. The gradients are the same to the bit: a
+    row is read by one real place, and the padding places that also read it get exact zeros (masked keys,
+    dropped queries)."""
+    if not buckets:
+        return ()
+    index = torch.cat([bucket.gather_index.view(-1) for bucket in buckets])  # (sum n*W,)
+    return rows.index_select(0, index).split([bucket.gather_index.numel() for bucket in buckets])
 
 
 def attention_mask(mask: Tensor | None, bias: Tensor | None) -> Tensor | None:

@@ -8,9 +8,11 @@ import copy
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch.testing import assert_close
 
 from hiersum.data.packing import BUCKET_WIDTHS, MIN_BUCKET_PARAGRAPHS, PackedGrid, bucket_width
+from hiersum.model.layers import MultiHeadAttention
 from hiersum.model.pooling import pooling_penalty
 from tests.helpers.model import PAD, VOCAB, make_model, random_graph
 from tests.helpers.padded import pack_real_tokens, use_padded_grid
@@ -162,3 +164,44 @@ def test_a_layout_moves_to_a_device_whole():
     layout = PackedGrid.from_mask(ragged_batch(0)[1]).to("meta")
     assert layout.grid_index.device.type == "meta" and layout.bucket_row_index.device.type == "meta"
     assert all(bucket.gather_index.is_meta and bucket.attn_mask.is_meta for bucket in layout.buckets)
+
+
+def attend_buckets_gathered_one_by_one(attention: MultiHeadAttention, x: torch.Tensor, layout: PackedGrid):
+    """:meth:`MultiHeadAttention.self_attend_buckets` as it was before :func:`bucket_rows`: one gather per bucket."""
+    N, D = x.shape
+    H, E = attention.heads, D // attention.heads
+    qkv = F.linear(x, *attention.stacked_query_key_value())
+    contexts = []
+    for bucket in layout.buckets:
+        n, W = bucket.gather_index.shape
+        q, k, v = qkv.index_select(0, bucket.gather_index.view(-1)).view(n, W, 3, H, E).permute(2, 0, 3, 1, 4).unbind(0)
+        context = F.scaled_dot_product_attention(q, k, v, attn_mask=bucket.attn_mask)
+        contexts.append(context.transpose(1, 2).reshape(n * W, D))
+    return attention.out(torch.cat(contexts).index_select(0, layout.bucket_row_index))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_one_gather_for_all_buckets_gives_the_gradients_of_a_gather_per_bucket_to_the_bit(seed):
+    """bucket_rows gathers the rows of every bucket at once: the same outputs and, because the padding places that
+    also read a row get exact zeros, the same gradients as a gather per bucket, bit for bit (placeholders included:
+    widths 8 and 12 hold fewer than MIN_BUCKET_PARAGRAPHS paragraphs)."""
+    torch.manual_seed(seed)
+    lengths = torch.tensor([[40, 3, 0, 17], [64, 9, 30, 25], [2, 50, 63, 33]])
+    layout = PackedGrid.from_mask(torch.arange(64) < lengths.unsqueeze(-1))
+    attention = MultiHeadAttention(32, heads=4, dropout=0.0)
+    x = torch.randn(layout.n_rows, 32)
+    upstream = torch.randn(layout.n_rows, 32)
+    results = []
+    def one_by_one(x, layout):
+        return attend_buckets_gathered_one_by_one(attention, x, layout)
+
+    for attend in (attention.self_attend_buckets, one_by_one):
+        attention.zero_grad()
+        given = x.clone().requires_grad_()
+        out = attend(given, layout)
+        (out * upstream).sum().backward()
+        results.append((out.detach(), given.grad, [p.grad.clone() for p in attention.parameters()]))
+    (out, grad, params), (out_ref, grad_ref, params_ref) = results
+    assert torch.equal(out, out_ref) and torch.equal(grad, grad_ref)
+    assert all(torch.equal(a, b) for a, b in zip(params, params_ref, strict=True))
+    assert grad.abs().sum() > 0 and len(layout.buckets) == 7
