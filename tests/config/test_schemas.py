@@ -429,6 +429,22 @@ def test_the_neus_recipe_fine_tunes_a_given_checkpoint_on_ptb_text_and_keeps_the
     assert typed.model.dropout == 0.1  # over the checkpoint's (tests/commands/test_train_init_from.py: taken)
 
 
+def test_the_aeslc_fine_tuning_recipe_is_aeslc_cpu_read_as_ptb_text_on_the_fine_tuning_schedule(tmp_path):
+    tuned = compose_config("train", ["experiment=aeslc_from_cnndm", "data.path=/data/aeslc",
+                                     "init_from=/runs/cnndm/best.ckpt"], tmp_path)
+    scratch = compose_config("train", ["experiment=aeslc_cpu", "data.path=/data/aeslc"], tmp_path)
+    typed, base = OmegaConf.to_object(tuned), OmegaConf.to_object(scratch)
+    assert (typed.init_from, typed.data.text_normalization, base.data.text_normalization) == (
+        "/runs/cnndm/best.ckpt", "ptb", "none")
+    assert (typed.optim.optimizer["lr"], typed.optim.scheduler["num_warmup_steps"]) == (1e-3, 100)
+    assert typed.optim.scheduler["num_training_steps"] == typed.trainer.max_steps == base.trainer.max_steps
+    assert base.optim != typed.optim  # aeslc_cpu keeps its own schedule
+    for field in ("decode", "model"):  # the rest is aeslc_cpu's
+        assert getattr(typed, field) == getattr(base, field)
+    assert replace(typed.data, text_normalization="none") == base.data
+    assert OmegaConf.to_container(tuned.callbacks) == OmegaConf.to_container(scratch.callbacks)
+
+
 def test_the_cnndm_gpu_recipe_is_paper_size_bf16_for_ten_minutes(tmp_path):
     typed = OmegaConf.to_object(compose_config("train", ["experiment=cnndm_gpu", "data.path=/data/x"], tmp_path))
     assert (typed.model.d_model, typed.model.decoder_layers, typed.model.copy_attention) == (256, 6, True)
