@@ -36,7 +36,7 @@ from hiersum.evaluation.machine import machine_description
 from hiersum.evaluation.report import Attention, library_versions, write_report
 from hiersum.evaluation.report_files import report_outputs
 from hiersum.evaluation.scoring import ScoringConfig, score_split, with_corpus_text
-from hiersum.evaluation.split import decode_split, reference_token_scores
+from hiersum.evaluation.split import decode_split, prediction_record, reference_token_scores
 from hiersum.inference.pipeline import load_summarizer
 from hiersum.model.encoder_registry import encoder_spec, validate_choices
 from hiersum.model.summarizer import HierSum
@@ -253,11 +253,8 @@ def _evaluate_into(cfg: EvaluateConfig, scoring: ScoringConfig, data_given: Coll
     if scored.comparisons:
         metrics["significance"] = {cfg.split: scored.comparisons}
     skipped = count_skipped(metrics, system.errors_file)
-    records = [
-        {"id": example.id, "summary": output, "reference": example.references[0],
-         **({"references": example.references} if len(example.references) > 1 else {})}
-        for example, output in zip(system.examples, system.outputs, strict=True)
-    ]
+    records = [prediction_record(example, output)
+               for example, output in zip(system.examples, system.outputs, strict=True)]
     run_dir = Path(cfg.paths["output_dir"])
     curves_csv = Path(system.curves) / "csv" / "metrics.csv" if system.curves else None
     write_report(run_dir, metrics, records, rows=scored.rows, curves_csv=curves_csv, attention=system.attention)

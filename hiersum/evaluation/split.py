@@ -28,10 +28,19 @@ class SplitEvaluation:
 
     metrics: dict[str, Any]
     """Corpus-level figures per system, with intervals (``metrics.json``)."""
-    predictions: list[dict[str, str]]
-    """``{"id", "summary", "reference"}`` per example, in order (``predictions.jsonl``)."""
+    predictions: list[dict[str, Any]]
+    """:func:`prediction_record` per example, in order (``predictions.jsonl``)."""
     rows: list[dict[str, Any]]
     """Per-example figures of every system (``scores.csv``)."""
+
+
+def prediction_record(example: Example, summary: str) -> dict[str, Any]:
+    """One line of ``predictions.jsonl``: ``{"id", "summary", "reference"}``, the first reference, and with more than
+    one (AESLC's four) ``"references"``, all of them, as ``hiersum evaluate`` scores them."""
+    record: dict[str, Any] = {"id": example.id, "summary": summary, "reference": example.references[0]}
+    if len(example.references) > 1:
+        record["references"] = list(example.references)
+    return record
 
 
 @torch.inference_mode()
@@ -111,8 +120,5 @@ def evaluate_split(
         "versions": library_versions(),
         "machine": machine_description(),
     }
-    records = [
-        {"id": example.id, "summary": prediction, "reference": example.references[0]}
-        for example, prediction in zip(examples, predictions, strict=True)
-    ]
+    records = [prediction_record(example, summary) for example, summary in zip(examples, predictions, strict=True)]
     return SplitEvaluation(metrics=metrics, predictions=records, rows=scored.rows)
