@@ -41,6 +41,11 @@ class DecodeConfig:
     no_repeat_ngram_size: int = 0
     """Forbid a token that would repeat an n-gram of this size in a hypothesis (3: trigram
     blocking as PreSumm / fairseq); 0 turns it off."""
+    coverage_penalty: float = 0.0
+    """beta of the summary coverage penalty of OpenNMT-py (Gehrmann et al., 2018): a beam's score loses beta x
+    sum_i max(0, c_i - 1), c_i the copy attention source position i has received over its steps, so that attending
+    again to what it already copied costs (:func:`hiersum.decoding.search.beam_search`). Needs
+    ``model.copy_attention``; beam search only (a greedy row has one penalty for every token). 0: none."""
     n_best: int = 1
     """Hypotheses returned per example, best first (at most beam_size; 1 with greedy)."""
     greedy: bool = False
@@ -62,6 +67,8 @@ class DecodeConfig:
             raise ValueError(
                 f"decode.n_best={self.n_best} must be in [1, decode.beam_size] (1 with decode.greedy=true)"
             )
+        if self.coverage_penalty < 0:
+            raise ValueError(f"decode.coverage_penalty must be >= 0, found {self.coverage_penalty}")
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError(f"decode.max_steps must be >= 1 or null, found {self.max_steps}")
         if self.min_length_per_source_token < 0:

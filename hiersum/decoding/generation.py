@@ -20,6 +20,7 @@ from torch import Tensor
 
 from hiersum.config.decode import DecodeConfig
 from hiersum.decoding.search import GenerationOutput, GiveUp, beam_search, greedy_search
+from hiersum.errors import UsageError
 from hiersum.model.summarizer import HierSum
 from hiersum.model.summarizer_state import SummarizerState, SummarizerStep
 
@@ -61,8 +62,9 @@ class UncachedStep:
         out = self.model.decoder(prefix, state.start.decoder)  # states (N, S+1, D)
         # with coverage the copy attention reads every earlier position's; without, the last position's alone
         first = 0 if self.model.config.coverage else -1
-        log_probs = self.model.next_log_probs(out.states[:, first:], prefix[:, first:], state.start)[:, -1]  # (N, V)
-        return SummarizerStep(log_probs=log_probs, state=PrefixState(prefix, state.start))
+        log_probs, attention = self.model.next_distribution(out.states[:, first:], prefix[:, first:], state.start)
+        return SummarizerStep(log_probs=log_probs[:, -1], state=PrefixState(prefix, state.start),  # (N, V)
+                              attention=None if attention is None else attention[:, -1])  # (N, M)
 
 
 @torch.no_grad()
@@ -85,6 +87,9 @@ def generate(
     ``give_up``: which examples to stop searching, asked before each step (:data:`hiersum.decoding.search.GiveUp`).
     """
     options = options or DecodeConfig()
+    if options.coverage_penalty and model.copy_attention is None:
+        raise UsageError(f"decode.coverage_penalty={options.coverage_penalty} sums the copy attention over the "
+                         "steps: it needs a model with model.copy_attention=true")
     max_length, min_length = options.max_length, options.min_length
     if options.max_steps is not None:
         max_length, min_length = min(max_length, options.max_steps), min(min_length, options.max_steps)
@@ -113,4 +118,4 @@ def generate(
     if options.greedy:
         return greedy_search(step, state, **common)
     return beam_search(step, state, beam_size=options.beam_size, stopping=options.stopping, n_best=options.n_best,
-                       **common)
+                       coverage_penalty=options.coverage_penalty, **common)

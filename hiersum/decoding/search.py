@@ -20,7 +20,11 @@ Constraints applied to the log-probabilities before choosing: EOS is forbidden w
 hypothesis is forbidden (trigram blocking of PreSumm / fairseq's ``NGramRepeatBlock`` with n = 3).
 
 Scores are GNMT length-penalised: cumulative log-prob / ((5 + length) / 6) ** alpha, where
-length counts generated tokens (EOS included, BOS not).
+length counts generated tokens (EOS included, BOS not). With ``coverage_penalty`` beta > 0 a beam's score also
+loses beta * sum_i max(0, c_i - 1), c_i the attention source position i has received over the beam's steps (the
+step's :attr:`StepOutput.attention`): OpenNMT-py's ``summary`` coverage penalty, applied at every step
+(``-stepwise_penalty``), as Gehrmann et al. (2018) decode CNN/DailyMail. Attending again to what a beam already
+attended to costs it; repeating and re-copying the same source words does.
 
 Stopping rules of :func:`beam_search` (:class:`hiersum.config.Stopping`; the search settings have no defaults
 here: those of :class:`hiersum.config.DecodeConfig` are the only ones, ``full`` among them):
@@ -90,6 +94,12 @@ class StepOutput(Protocol[StateT_co]):
         """The state after consuming the fed tokens."""
         ...
 
+    @property
+    def attention(self) -> Tensor | None:
+        """[N, M] this step's attention over the M source positions (a distribution per row; zeros at padding), or
+        None: what :func:`beam_search`'s ``coverage_penalty`` sums over the steps."""
+        ...
+
 
 StepFn = Callable[[Tensor, StateT], StepOutput[StateT]]
 
@@ -154,6 +164,12 @@ def block_repeated_ngrams(log_probs: Tensor, generated: Tensor, n: int) -> None:
     match = windows[:, :, :-1].eq(last.unsqueeze(1)).all(-1)  # (N, t-n+1)
     rows, starts = match.nonzero(as_tuple=True)
     log_probs[rows, windows[rows, starts, -1]] = float("-inf")
+
+
+def summary_coverage_penalty(coverage: Tensor, beta: float) -> Tensor:
+    """OpenNMT-py's ``summary`` coverage penalty: beta * sum_i max(0, c_i - 1) [N] of ``coverage`` [N, M], the
+    attention each source position has received so far (positions never attended, padding among them, cost 0)."""
+    return beta * (coverage - 1.0).clamp(min=0.0).sum(-1)
 
 
 def _row_min_lengths(min_length: MinLength, examples: list[int], beam_size: int, t: int,
@@ -265,6 +281,7 @@ def beam_search(
     no_repeat_ngram_size: int = 0,
     forbidden_ids: Sequence[int] = (),
     n_best: int = 1,
+    coverage_penalty: float = 0.0,
     device: torch.device | str | None = None,
     give_up: GiveUp | None = None,
 ) -> GenerationOutput:
@@ -273,12 +290,16 @@ def beam_search(
     ``state`` holds ``batch_size`` rows (one per example); it is tiled to B x K rows here.
     EOS is forbidden while fewer than ``min_length`` tokens were generated; ``forbidden_ids`` (the model's padding
     and BOS) are never generated; a hypothesis has at most ``max_length`` tokens. ``n_best`` (<= K) hypotheses are
-    returned per example. ``give_up``: see :data:`GiveUp` (an example given up has no hypothesis).
+    returned per example. ``coverage_penalty``: beta of the summary coverage penalty (module docstring; 0: none),
+    which needs the step's :attr:`StepOutput.attention`. ``give_up``: see :data:`GiveUp` (an example given up has
+    no hypothesis).
     """
     stopping = Stopping.coerce(stopping, "stopping")
     _check_lengths(min_length, max_length, no_repeat_ngram_size, batch_size)
     if not 1 <= n_best <= beam_size:
         raise ValueError(f"n_best must be in [1, beam_size={beam_size}], found {n_best}")
+    if coverage_penalty < 0:
+        raise ValueError(f"coverage_penalty must be >= 0, found {coverage_penalty}")
     B, K = batch_size, beam_size
     state = state.tile(K)  # B*K rows
     examples = list(range(B))  # original index of each live example
@@ -288,14 +309,16 @@ def beam_search(
     hypotheses: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
     best: list[list[Hypothesis]] = [[] for _ in range(B)]
     given_up: set[int] = set()
+    coverage: Tensor | None = None  # (N, M) with coverage_penalty: the attention each row's beam gave so far
 
     def select(live: list[int]) -> None:
         """Keep the live examples at positions ``live`` (with their K beams each)."""
-        nonlocal examples, alive, cumulative, state
+        nonlocal examples, alive, cumulative, state, coverage
         kept = torch.tensor(live, device=alive.device)  # (b',)
         rows = (kept.unsqueeze(1) * K + torch.arange(K, device=alive.device)).view(-1)  # (b'*K,)
         examples = [examples[i] for i in live]
         alive, cumulative = alive[rows], cumulative[rows]
+        coverage = None if coverage is None else coverage[rows]
         state = state.select_examples(kept)
 
     for t in range(max_length):
@@ -314,11 +337,20 @@ def beam_search(
         # An example's K best continuations are among the k best tokens of each of its beams.
         k = min(K, V)
         row_scores, row_tokens = log_probs.topk(k, dim=-1)  # (N, k)
-        candidates = ((row_scores + cumulative.unsqueeze(1)) / penalty).view(-1, K * k)  # (b, K*k)
-        top_scores, top_ids = candidates.topk(K, dim=-1)  # (b, K)
-        cumulative = (top_scores * penalty).view(-1)  # (b*K,)
+        candidates = (row_scores + cumulative.unsqueeze(1)) / penalty  # (N, k)
+        if coverage_penalty:
+            # this step's attention is the row's whatever token follows: one penalty a row
+            coverage = _add_attention(coverage, out.attention)  # (N, M)
+            row_penalty = summary_coverage_penalty(coverage, coverage_penalty)  # (N,)
+            candidates = candidates - row_penalty.unsqueeze(1)
+        top_scores, top_ids = candidates.view(-1, K * k).topk(K, dim=-1)  # (b, K)
         first_row = torch.arange(top_ids.size(0), device=top_ids.device).unsqueeze(1) * K  # (b, 1)
         origin = (first_row + top_ids // k).view(-1)  # (b*K,) row of alive each new beam extends
+        if coverage is None:
+            cumulative = (top_scores * penalty).view(-1)  # (b*K,)
+        else:  # the log-probability alone carries on; the penalty is the coverage's, recomputed at each step
+            cumulative = (top_scores.view(-1) + row_penalty[origin]) * penalty  # (b*K,)
+            coverage = coverage[origin]
         new_tokens = row_tokens.view(-1, K * k).gather(1, top_ids)  # (b, K)
         alive = torch.cat([alive[origin], new_tokens.view(-1, 1)], -1)  # (b*K, t + 2)
         ended = new_tokens.eq(eos_id)  # (b, K)
@@ -349,6 +381,15 @@ def beam_search(
         scores=[b[0].score if b else float("-inf") for b in best],
         n_best=best,
     )
+
+
+def _add_attention(coverage: Tensor | None, attention: Tensor | None) -> Tensor:
+    """``coverage`` [N, M] (None before the first step) plus a step's ``attention`` [N, M], in fp32."""
+    if attention is None:
+        raise ValueError("coverage_penalty needs the step's attention over the source (StepOutput.attention): "
+                         "a model with copy attention (model.copy_attention=true)")
+    attention = attention.float()
+    return attention if coverage is None else coverage + attention
 
 
 GiveUp = Callable[[list[int]], list[bool]]

@@ -117,7 +117,8 @@ class HierSum(nn.Module, SummarizerHubMixin):
                                              vocab_size=vocab_size if config.copy_oov else None)
                                if config.copy_attention else None)
         # the compiled static_step_log_probs (compile_step), called with the model first; None: eager
-        self.compiled_step: Callable[[HierSum, Tensor, SummarizerState, Tensor], Tensor] | None = None
+        self.compiled_step: Callable[[HierSum, Tensor, SummarizerState, Tensor],
+                                     tuple[Tensor, Tensor | None]] | None = None
         self.reset_parameters()
 
     def _embeddings(self, config: ModelConfig, vocab_size: int) -> nn.Embedding:
@@ -254,10 +255,16 @@ class HierSum(nn.Module, SummarizerHubMixin):
     def next_log_probs(self, states: Tensor, tokens: Tensor, state: SummarizerState) -> Tensor:
         """log p(next) [N, L, V] after the decoder's states [N, L, D] of ``tokens`` [N, L] (long): the output layer's
         log-softmax, or with ``model.copy_attention`` the mixture with copying from ``state``'s memory."""
+        return self.next_distribution(states, tokens, state)[0]
+
+    def next_distribution(self, states: Tensor, tokens: Tensor, state: SummarizerState) -> tuple[Tensor, Tensor | None]:
+        """:meth:`next_log_probs` [N, L, V] and, with ``model.copy_attention``, the copy attention over the memory
+        [N, L, M] (None without copying)."""
         logits = self.output_logits(states)  # (N, L, V)
         if self.copy_attention is None:
-            return F.log_softmax(logits, dim=-1)
-        return self.copy_output(states, tokens, state, logits).log_probs()
+            return F.log_softmax(logits, dim=-1), None
+        copy = self.copy_output(states, tokens, state, logits)
+        return copy.log_probs(), copy.attention
 
     def copy_output(self, states: Tensor, tokens: Tensor, state: SummarizerState, logits: Tensor) -> CopyOutput:
         """The copy attention (``model.copy_attention``) over ``state``'s memory for the decoder's states
@@ -270,12 +277,13 @@ class HierSum(nn.Module, SummarizerHubMixin):
     def step(self, tokens: Tensor, state: SummarizerState) -> SummarizerStep:
         """Feed one token per row (long [N]); log p(next) [N, V] and the advanced state."""
         out = self.decoder(tokens.unsqueeze(1), state.decoder)  # states (N, 1, D)
-        log_probs = self._step_log_probs(out.states.squeeze(1), tokens, state)  # (N, V)
-        return SummarizerStep(log_probs=log_probs, state=replace(state, decoder=out.state))
+        log_probs, attention = self._step_distribution(out.states.squeeze(1), tokens, state)  # (N, V), (N, M)
+        return SummarizerStep(log_probs=log_probs, state=replace(state, decoder=out.state), attention=attention)
 
-    def _step_log_probs(self, states: Tensor, tokens: Tensor, state: SummarizerState) -> Tensor:
+    def _step_distribution(self, states: Tensor, tokens: Tensor,
+                           state: SummarizerState) -> tuple[Tensor, Tensor | None]:
         """Decoder states [N, D] of ``tokens`` [N] -> log-probabilities [N, V], with the state's transposed output
-        weight."""
+        weight, and the copy attention [N, M] (None without copying)."""
         step_weights = state.decoder.step_weights
         output = None if step_weights is None else step_weights.output
         if output is None:
@@ -284,11 +292,11 @@ class HierSum(nn.Module, SummarizerHubMixin):
             weight_t, bias = output
             logits = torch.addmm(bias, states, weight_t)  # (N, V)
         if self.copy_attention is None:
-            return F.log_softmax(logits, dim=-1)
+            return F.log_softmax(logits, dim=-1), None
         copy = self.copy_output(states.unsqueeze(1), tokens.unsqueeze(1), state, logits.unsqueeze(1))
         if copy.coverage is not None and state.coverage is not None:
             state.coverage.copy_(copy.coverage)  # in place: the state this step continues (consumed once)
-        return copy.log_probs().squeeze(1)  # (N, V)
+        return copy.log_probs().squeeze(1), copy.attention.squeeze(1)  # (N, V), (N, M)
 
     def static_step(self, tokens: Tensor, state: SummarizerState) -> SummarizerStep:
         """:meth:`step` over a fixed-size cache: attends over all of its positions (those not yet written
@@ -304,13 +312,16 @@ class HierSum(nn.Module, SummarizerHubMixin):
         step = self.compiled_step or HierSum.static_step_log_probs
         tokens = tokens.contiguous()  # (N,): the search's last column has a stride that changes every step
         advanced = replace(state, decoder=replace(state.decoder, length=state.length + 1))
-        return SummarizerStep(log_probs=step(self, tokens, state, position), state=advanced)
+        log_probs, attention = step(self, tokens, state, position)
+        return SummarizerStep(log_probs=log_probs, state=advanced, attention=attention)
 
-    def static_step_log_probs(self, tokens: Tensor, state: SummarizerState, position: Tensor) -> Tensor:
+    def static_step_log_probs(self, tokens: Tensor, state: SummarizerState,
+                              position: Tensor) -> tuple[Tensor, Tensor | None]:
         """The work of :meth:`static_step` (what :meth:`compile_step` compiles): log p(next) [N, V] of
-        ``tokens`` [N] at ``position`` (long [1]), writing their keys/values into the state's cache."""
+        ``tokens`` [N] at ``position`` (long [1]), writing their keys/values into the state's cache, and the copy
+        attention [N, M] (None without copying)."""
         states = self.decoder.static_forward(tokens.unsqueeze(1), state.decoder, position)  # (N, 1, D)
-        return self._step_log_probs(states.squeeze(1), tokens, state)
+        return self._step_distribution(states.squeeze(1), tokens, state)
 
     def compile_step(self, **options: Any) -> None:
         """Compile :meth:`static_step`'s per-step call (once; later calls keep it) with :func:`torch.compile`

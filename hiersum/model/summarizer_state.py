@@ -89,3 +89,6 @@ class SummarizerStep:
     """[N, V] log p(next token | prefix, source)."""
     state: SummarizerState
     """The state after consuming the fed tokens."""
+    attention: Tensor | None = None
+    """[N, M] fp32 the step's copy attention over the memory (``model.copy_attention``; zeros where nothing is
+    copied), what a beam search's coverage penalty adds up; None without copying."""

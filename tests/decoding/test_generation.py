@@ -11,6 +11,7 @@ from torch.testing import assert_close
 
 from hiersum.decoding.generation import GenerationOptions, generate
 from hiersum.decoding.search import beam_search, greedy_search, length_penalty
+from hiersum.errors import UsageError
 from tests.helpers.model import BOS, EOS, make_batch, make_flat_batch, make_model, repeated_ngrams
 
 official = GenerationOptions.official
@@ -168,6 +169,33 @@ def test_cached_decoding_equals_recomputing_the_prefix(batch, device, settings, 
     assert cached.sequences == recomputed.sequences
     assert cached.scores == pytest.approx(recomputed.scores, abs=1e-4)
     assert [[h.tokens for h in hs] for hs in cached.n_best] == [[h.tokens for h in hs] for hs in recomputed.n_best]
+
+
+@pytest.mark.parametrize("stopping", ["official", "full"])
+@pytest.mark.parametrize("changes", [{"copy_attention": True}, {"copy_attention": True, "coverage": True}],
+                         ids=["copy", "coverage"])
+def test_a_coverage_penalty_decodes_the_same_cached_uncached_and_compiled(batch, device, stopping, changes):
+    """The penalty follows each beam's own attention through the reorderings: the cache, the whole prefix fed again
+    and the static (fixed-size cache) step agree; and it changes the search (else this test would test nothing)."""
+    model = eos_biased_model(1.5, device, **changes)
+    src, mask, _ = batch
+    options = official(max_length=9, beam_size=3, stopping=stopping, n_best=3, coverage_penalty=0.5)
+    cached = generate(model, src, mask, options)
+    recomputed = generate(model, src, mask, options, use_cache=False)
+    static = generate(model, src, mask, replace(options, compile_step=True))
+    for other in (recomputed, static):
+        assert [[h.tokens for h in hs] for hs in other.n_best] == [[h.tokens for h in hs] for hs in cached.n_best]
+        assert other.scores == pytest.approx(cached.scores, abs=1e-4)
+    free = generate(model, src, mask, replace(options, coverage_penalty=0.0))
+    assert free.scores != pytest.approx(cached.scores, abs=1e-4)
+
+
+def test_a_coverage_penalty_needs_copy_attention(model, batch):
+    src, mask, _ = batch
+    with pytest.raises(UsageError, match="model.copy_attention=true"):
+        generate(model, src, mask, official(coverage_penalty=1.0))
+    with pytest.raises(ValueError, match="decode.coverage_penalty must be >= 0"):
+        official(coverage_penalty=-0.5)
 
 
 @pytest.mark.parametrize("bias", [0.0, 3.0])

@@ -15,10 +15,12 @@ from tests.helpers.model import repeated_ngrams
 
 @dataclass
 class TableStepOutput:
-    """What a model-free step returns (any object with these two fields is a ``StepOutput``)."""
+    """What a model-free step returns (any object with these fields is a ``StepOutput``; ``attention`` is read only
+    with a coverage penalty)."""
 
     log_probs: torch.Tensor
     state: RowState
+    attention: torch.Tensor | None = None
 
 
 class MarkovStep:
@@ -72,6 +74,46 @@ def test_official_rule_stops_when_top_beam_ends_and_keeps_earlier_hypotheses():
     expected = torch.tensor(0.27).log().item() / length_penalty(2, alpha)
     assert full.scores[0] == pytest.approx(expected, abs=1e-5)
 
+
+
+class AttendingStep(MarkovStep):
+    """A Markov step whose attention over the source also follows the token fed: ``attention[token]`` [M]."""
+
+    def __init__(self, table: torch.Tensor, attention: torch.Tensor):
+        super().__init__(table)
+        self.attention_table = attention
+
+    def __call__(self, tokens, state):
+        return TableStepOutput(log_probs=self.table[tokens], state=state, attention=self.attention_table[tokens])
+
+
+@pytest.mark.parametrize("stopping", ["official", "full"])
+def test_the_coverage_penalty_charges_attention_beyond_one_and_can_change_the_summary(stopping):
+    """Tokens: 0 = BOS, 1 = EOS, 2, 3; two source positions. From BOS: 2 (p 0.6) or 3 (0.4), then EOS. Feeding BOS
+    or 2 attends position 0, feeding 3 position 1: [2, EOS] attends position 0 twice (coverage [2, 0], a penalty
+    of beta x 1), [3, EOS] each position once (coverage [1, 1], none)."""
+    probs = torch.tensor([[0.0, 0.0, 0.6, 0.4], [0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
+    attention = torch.tensor([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # (V, M) by the token fed
+    step = AttendingStep(probs.clamp_min(1e-9).log(), attention)
+    kwargs = dict(batch_size=1, beam_size=2, bos_id=0, eos_id=1, alpha=0.0, min_length=0, max_length=3,
+                  stopping=stopping)
+    assert beam_search(step, RowState(), **kwargs).sequences == [[2, 1]]
+    light = beam_search(step, RowState(), coverage_penalty=0.3, **kwargs)
+    assert light.sequences == [[2, 1]]  # log 0.6 - 0.3 = -0.81 > log 0.4 = -0.92
+    assert light.scores[0] == pytest.approx(torch.tensor(0.6).log().item() - 0.3, abs=1e-5)
+    heavy = beam_search(step, RowState(), coverage_penalty=1.0, **kwargs)
+    assert heavy.sequences == [[3, 1]]
+    assert heavy.scores[0] == pytest.approx(torch.tensor(0.4).log().item(), abs=1e-5)
+
+
+def test_a_coverage_penalty_without_attention_or_below_zero_is_refused():
+    step = MarkovStep(torch.zeros(4, 4))
+    kwargs = dict(batch_size=1, beam_size=2, bos_id=0, eos_id=1, alpha=0.0, min_length=0, max_length=3,
+                  stopping="full")
+    with pytest.raises(ValueError, match="attention over the source"):
+        beam_search(step, RowState(), coverage_penalty=1.0, **kwargs)
+    with pytest.raises(ValueError, match="coverage_penalty must be >= 0"):
+        beam_search(step, RowState(), coverage_penalty=-1.0, **kwargs)
 
 
 def cycling_step() -> MarkovStep:
